@@ -1,0 +1,2 @@
+//! The `replystream` command-line tool.
+fn main() {}

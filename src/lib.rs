@@ -1,0 +1,16 @@
+//! replystream turns a streaming LLM reply into well-formed, well-paced chat messages.
+//!
+//! The text core cuts a reply into chat-sized pieces that never break Markdown fences or
+//! inline code, never split a grapheme cluster, never exceed a platform's limit in that
+//! platform's own length unit, and never lose or duplicate text.
+#![warn(missing_docs)]
+
+mod error;
+pub mod text;
+
+pub use error::Error;
+pub use text::block::Block;
+pub use text::chunker::{BlockChunker, BreakPreference, ChunkerConfig};
+pub use text::markdown::{CodeSpan, FenceMarker, FenceSpan, MarkdownScanner};
+pub use text::metric::LengthMetric;
+pub use text::splitter::{PlatformSplitter, SplitConfig, SplitMode};

@@ -1,0 +1,655 @@
+//! The one Markdown scanner: where fenced code blocks and inline code spans are.
+//!
+//! The chunker, the platform splitter and the preview tail all ask the same question, "may I
+//! cut here?", and must all answer it the same way, so they share this scanner.
+//!
+//! Fences follow CommonMark: an opening line has at most 3 spaces of indent, then 3 or more
+//! backticks or tildes, then an optional info string (a backtick fence's info string holds no
+//! backtick). A closing line uses the same character, at least as many of it, at most 3
+//! spaces of indent, and nothing but spaces or tabs after the marker. Inline code spans are
+//! backtick runs closed by the next run of exactly the same length; a span never crosses a
+//! blank line.
+//!
+//! The scanner is incremental: [`MarkdownScanner::scan`] continues where the previous call
+//! stopped, jumping between interesting bytes with memchr, so its cost over a stream is linear
+//! in the stream's length. It keeps the spans it found in two small vectors that are reused
+//! (never reallocated once warm), and [`MarkdownScanner::drain`] drops what a consumer has cut
+//! off the front of its buffer.
+
+use memchr::{memchr, memchr2};
+
+/// A fence's opening marker: which character, how many, and how far indented.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct FenceMarker {
+    /// `b'`'` or `b'~'`.
+    pub ch: u8,
+    /// The number of marker characters (3 or more).
+    pub len: usize,
+    /// Spaces before the marker (0 to 3).
+    pub indent: usize,
+}
+
+impl FenceMarker {
+    /// Parses `line` (without its `\n`; a trailing `\r` is ignored) as an opening fence line.
+    pub fn parse_open(line: &str) -> Option<FenceMarker> {
+        let bytes = trim_cr(line.as_bytes());
+        let indent = bytes.iter().take(4).take_while(|&&b| b == b' ').count();
+        if indent > 3 {
+            return None;
+        }
+        let rest = &bytes[indent..];
+        let ch = *rest.first()?;
+        if ch != b'`' && ch != b'~' {
+            return None;
+        }
+        let len = rest.iter().take_while(|&&b| b == ch).count();
+        if len < 3 {
+            return None;
+        }
+        if ch == b'`' && memchr(b'`', &rest[len..]).is_some() {
+            return None;
+        }
+        Some(FenceMarker { ch, len, indent })
+    }
+
+    /// Whether `line` (without its `\n`) closes a fence opened with this marker.
+    pub fn is_closed_by(&self, line: &str) -> bool {
+        let bytes = trim_cr(line.as_bytes());
+        let indent = bytes.iter().take(4).take_while(|&&b| b == b' ').count();
+        if indent > 3 {
+            return false;
+        }
+        let rest = &bytes[indent..];
+        let len = rest.iter().take_while(|&&b| b == self.ch).count();
+        len >= self.len && rest[len..].iter().all(|&b| b == b' ' || b == b'\t')
+    }
+
+    /// Appends the synthetic closing line for this fence (indent + marker, no newline).
+    pub fn push_close(&self, out: &mut String) {
+        for _ in 0..self.indent {
+            out.push(' ');
+        }
+        for _ in 0..self.len {
+            out.push(self.ch as char);
+        }
+    }
+
+    /// The length of the synthetic closing line in any metric: it is ASCII, so bytes,
+    /// chars, UTF-16 units and graphemes agree.
+    pub fn close_len(&self) -> usize {
+        self.indent + self.len
+    }
+}
+
+/// A fenced code block found in the scanned text. Offsets are byte offsets into the text
+/// the scanner was given (after any [`MarkdownScanner::drain`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FenceSpan {
+    /// Where the opening line starts. 0 when the opening line was drained away (the fence
+    /// continues from text that was cut off; see `continued`).
+    pub start: usize,
+    /// Where the opening line's content ends (the position of its `\n`).
+    pub open_end: usize,
+    /// Just past the closing marker line's content (the position of its `\n`, or the end of
+    /// the text); `None` while the fence is open.
+    pub end: Option<usize>,
+    /// The opening marker.
+    pub marker: FenceMarker,
+    /// The opening line was drained: the fence began before the current text.
+    pub continued: bool,
+}
+
+impl FenceSpan {
+    /// Whether a cut at byte `p` (text before `p` goes to one piece, the rest to the next)
+    /// would fall inside this fence. Cutting right before the opening line or right after
+    /// the closing marker is outside.
+    #[inline]
+    pub fn contains_cut(&self, p: usize) -> bool {
+        let after_start = p > self.start || (self.continued && p >= self.start);
+        after_start && self.end.is_none_or(|end| p < end)
+    }
+}
+
+/// An inline code span: from its opening backtick run to just past its closing run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CodeSpan {
+    /// The first byte of the opening backtick run.
+    pub start: usize,
+    /// Just past the closing run; `None` while no closing run has arrived (it may never:
+    /// an unmatched run is literal text, decided at the next blank line or the end).
+    pub end: Option<usize>,
+}
+
+impl CodeSpan {
+    /// Whether a cut at byte `p` falls strictly inside this span.
+    #[inline]
+    pub fn contains_cut(&self, p: usize) -> bool {
+        p > self.start && self.end.is_none_or(|end| p < end)
+    }
+}
+
+/// What the scanner knows about the line it is in the middle of.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum LineMode {
+    /// Only up to 3 spaces seen: could still be a fence line or ordinary text.
+    Start,
+    /// Ordinary text outside a fence: inline code is tracked byte by byte.
+    Text,
+    /// Starts like a fence line (indent, then a backtick or tilde); decided at the line's end.
+    MaybeFence,
+    /// Inside an open fence: waiting for the line's end to test it as a closer.
+    InFence,
+}
+
+/// Incremental scanner of fences and inline code spans. See the module docs.
+#[derive(Clone, Debug)]
+pub struct MarkdownScanner {
+    /// Bytes of the text scanned so far.
+    pos: usize,
+    /// Where the current (possibly incomplete) line starts.
+    line_start: usize,
+    mode: LineMode,
+    /// Whether the current line so far holds only spaces and tabs.
+    line_blank: bool,
+    /// Fences in order; only the last one may be open.
+    fences: Vec<FenceSpan>,
+    /// Inline code spans in order; only the last one may be open.
+    codes: Vec<CodeSpan>,
+    /// Length of the opening run of the open code span (0 when none is open).
+    code_open_len: usize,
+    /// A backtick run that reached the end of the scanned text and may continue:
+    /// (start, length so far).
+    run: Option<(usize, usize)>,
+}
+
+impl Default for MarkdownScanner {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl MarkdownScanner {
+    /// A scanner at the start of a text.
+    pub fn new() -> Self {
+        MarkdownScanner {
+            pos: 0,
+            line_start: 0,
+            mode: LineMode::Start,
+            line_blank: true,
+            fences: Vec::new(),
+            codes: Vec::new(),
+            code_open_len: 0,
+            run: None,
+        }
+    }
+
+    /// Forgets everything, keeping the vectors' capacity.
+    pub fn reset(&mut self) {
+        self.pos = 0;
+        self.line_start = 0;
+        self.mode = LineMode::Start;
+        self.line_blank = true;
+        self.fences.clear();
+        self.codes.clear();
+        self.code_open_len = 0;
+        self.run = None;
+    }
+
+    /// How many bytes of the text have been scanned.
+    pub fn scanned(&self) -> usize {
+        self.pos
+    }
+
+    /// Where the current, not yet complete, line starts.
+    pub fn line_start(&self) -> usize {
+        self.line_start
+    }
+
+    /// Scans `text` from where the previous call stopped to its end. `text` must extend the
+    /// text given before (minus what was drained). The last, unterminated line is scanned as
+    /// far as it can be decided; call [`MarkdownScanner::finish`] when no more text will come.
+    pub fn scan(&mut self, text: &str) {
+        let bytes = text.as_bytes();
+        debug_assert!(self.pos <= bytes.len());
+        while self.pos < bytes.len() {
+            match self.mode {
+                LineMode::Start => {
+                    if !self.scan_line_start(bytes) {
+                        return;
+                    }
+                }
+                LineMode::Text => self.scan_text(bytes),
+                LineMode::MaybeFence | LineMode::InFence => match memchr(b'\n', &bytes[self.pos..])
+                {
+                    Some(i) => {
+                        let end = self.pos + i;
+                        self.pos = end + 1;
+                        self.end_line(text, end);
+                    }
+                    None => self.pos = bytes.len(),
+                },
+            }
+        }
+    }
+
+    /// Treats the end of `text` as the end of the last line (no more text will come):
+    /// decides a pending fence line and closes a pending backtick run.
+    pub fn finish(&mut self, text: &str) {
+        self.scan(text);
+        let end = text.len();
+        if self.line_start < end || self.run.is_some() {
+            self.end_line(text, end);
+            self.pos = end;
+        }
+    }
+
+    /// The fence that a cut at `p` would fall inside, if any.
+    pub fn fence_at(&self, p: usize) -> Option<&FenceSpan> {
+        // Fences are ordered and disjoint: the candidate is the last one starting before p.
+        let i = self
+            .fences
+            .partition_point(|f| f.start < p || (f.continued && f.start <= p));
+        let f = self.fences[..i].last()?;
+        f.contains_cut(p).then_some(f)
+    }
+
+    /// The inline code span that a cut at `p` would fall inside, if any.
+    pub fn code_at(&self, p: usize) -> Option<&CodeSpan> {
+        let i = self.codes.partition_point(|c| c.start < p);
+        let c = self.codes[..i].last()?;
+        c.contains_cut(p).then_some(c)
+    }
+
+    /// Whether `p` lies inside the current line while that line may still turn out to be a
+    /// fence line (its fate is decided at its end).
+    pub fn in_undecided_fence_line(&self, p: usize) -> bool {
+        matches!(self.mode, LineMode::MaybeFence | LineMode::Start) && p > self.line_start
+    }
+
+    /// Whether a cut at `p` breaks no fence, no inline code span and no undecided fence line.
+    pub fn is_safe_cut(&self, p: usize) -> bool {
+        self.fence_at(p).is_none() && self.code_at(p).is_none() && !self.in_undecided_fence_line(p)
+    }
+
+    /// The fence still open at the end of the scanned text, if any.
+    pub fn open_fence(&self) -> Option<&FenceSpan> {
+        self.fences.last().filter(|f| f.end.is_none())
+    }
+
+    /// All fences found (the last may be open).
+    pub fn fences(&self) -> &[FenceSpan] {
+        &self.fences
+    }
+
+    /// All inline code spans found (the last may be open).
+    pub fn code_spans(&self) -> &[CodeSpan] {
+        &self.codes
+    }
+
+    /// The consumer removed the first `n` bytes of its text: drop spans that ended there and
+    /// shift the rest. A fence that straddles the cut keeps going, marked `continued`.
+    pub fn drain(&mut self, n: usize) {
+        if n == 0 {
+            return;
+        }
+        let keep_f = self
+            .fences
+            .partition_point(|f| f.end.is_some_and(|e| e <= n));
+        self.fences.drain(..keep_f);
+        for f in &mut self.fences {
+            if f.start < n {
+                f.continued = true;
+            }
+            f.start = f.start.saturating_sub(n);
+            f.open_end = f.open_end.saturating_sub(n);
+            f.end = f.end.map(|e| e - n);
+        }
+        let keep_c = self
+            .codes
+            .partition_point(|c| c.end.is_some_and(|e| e <= n));
+        self.codes.drain(..keep_c);
+        for c in &mut self.codes {
+            c.start = c.start.saturating_sub(n);
+            c.end = c.end.map(|e| e - n);
+        }
+        if let Some((s, l)) = self.run {
+            self.run = Some((s.saturating_sub(n), l));
+        }
+        self.pos = self.pos.saturating_sub(n);
+        self.line_start = self.line_start.saturating_sub(n);
+    }
+
+    /// Decides, from the start of a line, whether it could be a fence line. Returns false
+    /// when the text ends before that can be told (the few bytes are looked at again).
+    fn scan_line_start(&mut self, bytes: &[u8]) -> bool {
+        while self.pos < bytes.len() {
+            let b = bytes[self.pos];
+            let indent = self.pos - self.line_start;
+            if b == b' ' && indent < 3 {
+                self.pos += 1;
+                continue;
+            }
+            if self.in_fence() {
+                self.mode = LineMode::InFence;
+            } else if b == b'`' || b == b'~' {
+                // Three markers make a possible fence line; fewer followed by anything else
+                // make ordinary text, scanned from the line start for inline code.
+                let run = bytes[self.pos..]
+                    .iter()
+                    .take(3)
+                    .take_while(|&&x| x == b)
+                    .count();
+                if run >= 3 {
+                    self.mode = LineMode::MaybeFence;
+                } else if self.pos + run == bytes.len() {
+                    return false;
+                } else {
+                    self.mode = LineMode::Text;
+                    self.line_blank = true;
+                    self.pos = self.line_start;
+                }
+            } else {
+                self.mode = LineMode::Text;
+            }
+            return true;
+        }
+        true
+    }
+
+    fn in_fence(&self) -> bool {
+        self.open_fence().is_some()
+    }
+
+    /// Ordinary text: jump between backticks and newlines.
+    fn scan_text(&mut self, bytes: &[u8]) {
+        while self.pos < bytes.len() {
+            if let Some((start, len)) = self.run {
+                // Continue a backtick run that may have been cut by the end of a delta.
+                let more = bytes[self.pos..].iter().take_while(|&&b| b == b'`').count();
+                self.pos += more;
+                if self.pos == bytes.len() {
+                    self.run = Some((start, len + more));
+                    return;
+                }
+                self.run = None;
+                self.on_run(start, len + more);
+                continue;
+            }
+            let hay = &bytes[self.pos..];
+            let Some(i) = memchr2(b'`', b'\n', hay) else {
+                if self.line_blank {
+                    self.line_blank = hay.iter().all(|&b| b == b' ' || b == b'\t' || b == b'\r');
+                }
+                self.pos = bytes.len();
+                return;
+            };
+            if self.line_blank {
+                self.line_blank = hay[..i]
+                    .iter()
+                    .all(|&b| b == b' ' || b == b'\t' || b == b'\r');
+            }
+            let at = self.pos + i;
+            if bytes[at] == b'\n' {
+                self.pos = at + 1;
+                self.end_text_line();
+                return;
+            }
+            self.line_blank = false;
+            self.pos = at;
+            self.run = Some((at, 0));
+        }
+    }
+
+    /// A complete backtick run at `start` of `len` backticks, outside fences.
+    fn on_run(&mut self, start: usize, len: usize) {
+        if self.code_open_len == 0 {
+            self.codes.push(CodeSpan { start, end: None });
+            self.code_open_len = len;
+        } else if self.code_open_len == len {
+            if let Some(c) = self.codes.last_mut() {
+                c.end = Some(start + len);
+            }
+            self.code_open_len = 0;
+        }
+    }
+
+    /// The end of a Text line (at its `\n`, already consumed).
+    fn end_text_line(&mut self) {
+        if self.line_blank {
+            self.drop_unclosed_code();
+        }
+        self.start_line(self.pos);
+    }
+
+    fn drop_unclosed_code(&mut self) {
+        if self.code_open_len != 0 {
+            // An unmatched backtick run is literal text, not a span.
+            self.codes.pop();
+            self.code_open_len = 0;
+        }
+    }
+
+    fn start_line(&mut self, at: usize) {
+        self.line_start = at;
+        self.mode = LineMode::Start;
+        self.line_blank = true;
+    }
+
+    /// The end of a line (at byte `end`, which is its `\n` or the end of the text).
+    fn end_line(&mut self, text: &str, end: usize) {
+        let line = &text[self.line_start..end];
+        match self.mode {
+            LineMode::InFence => {
+                let open = self.fences.last_mut().expect("in fence");
+                if open.marker.is_closed_by(line) {
+                    open.end = Some(end);
+                }
+            }
+            LineMode::MaybeFence | LineMode::Start => {
+                let opener = if self.mode == LineMode::MaybeFence {
+                    FenceMarker::parse_open(line)
+                } else {
+                    None
+                };
+                if let Some(marker) = opener {
+                    self.drop_unclosed_code();
+                    self.fences.push(FenceSpan {
+                        start: self.line_start,
+                        open_end: end,
+                        end: None,
+                        marker,
+                        continued: false,
+                    });
+                } else if line.bytes().all(|b| b == b' ' || b == b'\t' || b == b'\r') {
+                    self.drop_unclosed_code();
+                } else {
+                    // Ordinary text after all: scan its inline code now.
+                    let resume = self.pos.max(end);
+                    self.pos = self.line_start;
+                    self.mode = LineMode::Text;
+                    self.line_blank = true;
+                    self.scan_text(&text.as_bytes()[..end]);
+                    if let Some((start, len)) = self.run.take() {
+                        self.on_run(start, len);
+                    }
+                    self.pos = resume;
+                }
+            }
+            LineMode::Text => {
+                if let Some((start, len)) = self.run.take() {
+                    self.on_run(start, len);
+                }
+                if self.line_blank {
+                    self.drop_unclosed_code();
+                }
+            }
+        }
+        let next = if end < text.len() { end + 1 } else { end };
+        self.start_line(next);
+    }
+}
+
+#[inline]
+fn trim_cr(bytes: &[u8]) -> &[u8] {
+    bytes.strip_suffix(b"\r").unwrap_or(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scan_all(text: &str) -> MarkdownScanner {
+        let mut s = MarkdownScanner::new();
+        s.finish(text);
+        s
+    }
+
+    fn scan_bytewise(text: &str) -> MarkdownScanner {
+        let mut s = MarkdownScanner::new();
+        let mut end = 0;
+        while end < text.len() {
+            end += 1;
+            while !text.is_char_boundary(end) {
+                end += 1;
+            }
+            s.scan(&text[..end]);
+        }
+        s.finish(text);
+        s
+    }
+
+    #[test]
+    fn parses_opening_lines() {
+        assert_eq!(
+            FenceMarker::parse_open("```rust"),
+            Some(FenceMarker {
+                ch: b'`',
+                len: 3,
+                indent: 0
+            })
+        );
+        assert_eq!(
+            FenceMarker::parse_open("   ~~~~ info `x`"),
+            Some(FenceMarker {
+                ch: b'~',
+                len: 4,
+                indent: 3
+            })
+        );
+        assert_eq!(
+            FenceMarker::parse_open("    ```"),
+            None,
+            "4 spaces is indented code"
+        );
+        assert_eq!(FenceMarker::parse_open("``"), None);
+        assert_eq!(
+            FenceMarker::parse_open("``` a`b"),
+            None,
+            "backtick in info string"
+        );
+        assert_eq!(FenceMarker::parse_open("x```"), None);
+    }
+
+    #[test]
+    fn closing_rules() {
+        let m = FenceMarker::parse_open("````").unwrap();
+        assert!(
+            !m.is_closed_by("```"),
+            "four-backtick fence is not closed by three"
+        );
+        assert!(m.is_closed_by("````"));
+        assert!(m.is_closed_by("  `````  "));
+        assert!(
+            !m.is_closed_by("```` x"),
+            "text after the marker is content"
+        );
+        assert!(!m.is_closed_by("~~~~"));
+        assert!(m.is_closed_by("````\r"));
+    }
+
+    #[test]
+    fn finds_fences_and_cut_safety() {
+        let text = "Intro\n\n~~~sh\nline1\n\nline2\n~~~\n\nOutro";
+        let s = scan_all(text);
+        assert_eq!(s.fences().len(), 1);
+        let f = s.fences()[0];
+        assert_eq!(&text[f.start..f.open_end], "~~~sh");
+        assert_eq!(&text[f.start..f.end.unwrap()], "~~~sh\nline1\n\nline2\n~~~");
+        assert!(s.is_safe_cut(f.start));
+        assert!(!s.is_safe_cut(f.start + 1));
+        assert!(!s.is_safe_cut(text.find("\n\nline2").unwrap()));
+        assert!(s.is_safe_cut(f.end.unwrap()));
+        assert!(s.open_fence().is_none());
+    }
+
+    #[test]
+    fn unclosed_fence_stays_open() {
+        let text = "a\n```py\nprint(1)\n``` not a closer\nx";
+        let s = scan_all(text);
+        let f = s.open_fence().expect("open");
+        assert_eq!(&text[f.start..f.open_end], "```py");
+        assert!(!s.is_safe_cut(text.len()));
+    }
+
+    #[test]
+    fn inline_code_spans() {
+        let text = "use `a b` and ``x ` y`` then `open\n\nnext `c`";
+        let s = scan_all(text);
+        let spans: Vec<&str> = s
+            .code_spans()
+            .iter()
+            .map(|c| &text[c.start..c.end.unwrap()])
+            .collect();
+        assert_eq!(spans, ["`a b`", "``x ` y``", "`c`"]);
+        let inside = text.find("a b").unwrap() + 1;
+        assert!(!s.is_safe_cut(inside));
+        assert!(s.is_safe_cut(text.find(" and").unwrap()));
+        assert!(
+            s.is_safe_cut(text.find("open").unwrap() + 2),
+            "unmatched run is literal"
+        );
+    }
+
+    #[test]
+    fn bytewise_scan_equals_whole_scan() {
+        let samples = [
+            "Intro\n\n~~~sh\nline1\nline2\n~~~\n\nOutro",
+            "````md\n```\ninner\n```\n````\nafter `x` ``y``",
+            "  ```\n  code\n  ```\ntext `a\nb` c\n\n`d",
+            "a `` b\n```\n`x`\n```\n",
+            "```\nopen forever `x` \n",
+        ];
+        for text in samples {
+            let a = scan_all(text);
+            let b = scan_bytewise(text);
+            assert_eq!(a.fences(), b.fences(), "{text:?}");
+            assert_eq!(a.code_spans(), b.code_spans(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn drain_rebases_and_marks_continued() {
+        let text = "p\n```rs\nlet a = 1;\nlet b = 2;\n";
+        let mut s = MarkdownScanner::new();
+        s.scan(text);
+        let cut = text.find("let b").unwrap();
+        s.drain(cut);
+        let rest = &text[cut..];
+        let f = s.open_fence().unwrap();
+        assert!(f.continued);
+        assert_eq!(f.start, 0);
+        assert!(!s.is_safe_cut(0) || f.contains_cut(0));
+        s.scan(&format!("{rest}```\nok"));
+        assert!(s.open_fence().is_none());
+    }
+
+    #[test]
+    fn undecided_fence_line_is_not_cut() {
+        let mut s = MarkdownScanner::new();
+        let text = "hello\n``";
+        s.scan(text);
+        assert!(s.in_undecided_fence_line(text.len()));
+        assert!(!s.is_safe_cut(text.len()));
+        assert!(s.is_safe_cut(5));
+    }
+}

@@ -1,0 +1,271 @@
+//! Length metrics: how a channel counts the length of a text.
+//!
+//! Platforms disagree on what "4000 characters" means. Telegram and WhatsApp count UTF-16
+//! code units (JavaScript's `String.length`), Discord counts Unicode scalar values, some
+//! transports count bytes, and a person counts graphemes. Every limit in replystream is
+//! expressed in the channel's [`LengthMetric`].
+//!
+//! Counting is done on the UTF-8 bytes without decoding: a scalar value is a byte that is not
+//! a continuation byte, and a UTF-16 surrogate pair is a 4-byte sequence (leading byte
+//! `0xF0..`). Both loops vectorise. Only [`LengthMetric::Graphemes`] runs grapheme
+//! segmentation, and only over the text it is asked to measure.
+
+use unicode_segmentation::{GraphemeCursor, UnicodeSegmentation};
+
+/// How the length of a text is counted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum LengthMetric {
+    /// UTF-16 code units: JavaScript's `String.length`, Telegram's entity offsets.
+    Utf16,
+    /// Unicode scalar values (Rust `char`s), as Discord counts.
+    #[default]
+    Chars,
+    /// UTF-8 bytes.
+    Bytes,
+    /// Extended grapheme clusters: what a reader sees as one character.
+    Graphemes,
+}
+
+impl LengthMetric {
+    /// Every metric, for tests and option parsing.
+    pub const ALL: [LengthMetric; 4] = [
+        LengthMetric::Utf16,
+        LengthMetric::Chars,
+        LengthMetric::Bytes,
+        LengthMetric::Graphemes,
+    ];
+
+    /// The metric's name as the CLI and the C ABI spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            LengthMetric::Utf16 => "utf16",
+            LengthMetric::Chars => "chars",
+            LengthMetric::Bytes => "bytes",
+            LengthMetric::Graphemes => "graphemes",
+        }
+    }
+
+    /// Parses a metric name (`utf16`/`utf-16`, `chars`, `bytes`, `graphemes`), ignoring case.
+    pub fn from_name(name: &str) -> Option<LengthMetric> {
+        let name = name.trim();
+        Self::ALL
+            .into_iter()
+            .find(|m| m.name().eq_ignore_ascii_case(name))
+            .or_else(|| {
+                name.eq_ignore_ascii_case("utf-16")
+                    .then_some(LengthMetric::Utf16)
+            })
+    }
+
+    /// The length of `text` in this metric.
+    #[inline]
+    pub fn len(self, text: &str) -> usize {
+        match self {
+            LengthMetric::Bytes => text.len(),
+            LengthMetric::Chars => count_chars(text.as_bytes()),
+            LengthMetric::Utf16 => count_utf16(text.as_bytes()),
+            LengthMetric::Graphemes => text.graphemes(true).count(),
+        }
+    }
+
+    /// The length of one `char` in this metric. For [`LengthMetric::Graphemes`] this is 1,
+    /// an upper bound: a char may extend the previous cluster and add nothing.
+    #[inline]
+    pub fn char_len(self, c: char) -> usize {
+        match self {
+            LengthMetric::Bytes => c.len_utf8(),
+            LengthMetric::Utf16 => c.len_utf16(),
+            LengthMetric::Chars | LengthMetric::Graphemes => 1,
+        }
+    }
+
+    /// The largest byte index `i` such that `self.len(&text[..i]) <= budget` and `i` is a
+    /// char boundary (a grapheme boundary for [`LengthMetric::Graphemes`]). Cost is
+    /// proportional to the returned prefix, not to the whole text.
+    pub fn floor_index(self, text: &str, budget: usize) -> usize {
+        if budget == 0 {
+            return 0;
+        }
+        match self {
+            LengthMetric::Bytes => floor_char_boundary(text, budget),
+            LengthMetric::Chars => {
+                // The budget+1-th char starts where the prefix must end.
+                let bytes = text.as_bytes();
+                let mut seen = 0usize;
+                for (i, &b) in bytes.iter().enumerate() {
+                    if is_char_start(b) {
+                        if seen == budget {
+                            return i;
+                        }
+                        seen += 1;
+                    }
+                }
+                text.len()
+            }
+            LengthMetric::Utf16 => {
+                let bytes = text.as_bytes();
+                let mut used = 0usize;
+                for (i, &b) in bytes.iter().enumerate() {
+                    if is_char_start(b) {
+                        let w = if b >= 0xF0 { 2 } else { 1 };
+                        if used + w > budget {
+                            return i;
+                        }
+                        used += w;
+                    }
+                }
+                text.len()
+            }
+            LengthMetric::Graphemes => text
+                .grapheme_indices(true)
+                .nth(budget)
+                .map_or(text.len(), |(i, _)| i),
+        }
+    }
+}
+
+impl std::fmt::Display for LengthMetric {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for LengthMetric {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        LengthMetric::from_name(s).ok_or_else(|| {
+            format!("unknown length metric {s:?} (expected utf16, chars, bytes or graphemes)")
+        })
+    }
+}
+
+/// True for a byte that starts a UTF-8 sequence (is not a continuation byte `10xxxxxx`).
+#[inline(always)]
+fn is_char_start(b: u8) -> bool {
+    (b as i8) >= -0x40
+}
+
+#[inline]
+fn count_chars(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|&&b| is_char_start(b)).count()
+}
+
+#[inline]
+fn count_utf16(bytes: &[u8]) -> usize {
+    // One unit per scalar, plus one more for each 4-byte sequence (a surrogate pair).
+    bytes
+        .iter()
+        .map(|&b| is_char_start(b) as usize + (b >= 0xF0) as usize)
+        .sum()
+}
+
+/// The largest char boundary `<= index` (clamped to `text.len()`).
+#[inline]
+pub fn floor_char_boundary(text: &str, index: usize) -> usize {
+    if index >= text.len() {
+        return text.len();
+    }
+    let mut i = index;
+    while !text.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// Whether byte index `index` of `text` lies on an extended grapheme cluster boundary.
+/// Looks only at the text near `index` (regional-indicator runs excepted, which the
+/// segmenter walks back through).
+pub fn is_grapheme_boundary(text: &str, index: usize) -> bool {
+    if index == 0 || index >= text.len() {
+        return true;
+    }
+    if !text.is_char_boundary(index) {
+        return false;
+    }
+    let mut cursor = GraphemeCursor::new(index, text.len(), true);
+    // The whole text is offered as one chunk, so the cursor never asks for more context.
+    cursor.is_boundary(text, 0).unwrap_or(true)
+}
+
+/// The largest grapheme boundary `<= index`, stepping back from `index` one boundary at a
+/// time. Returns 0 when the cluster containing `index` starts the text. Looks only at the
+/// text near `index`.
+pub fn floor_grapheme_boundary(text: &str, index: usize) -> usize {
+    let index = floor_char_boundary(text, index);
+    if index == 0 || index == text.len() || is_grapheme_boundary(text, index) {
+        return index;
+    }
+    let mut cursor = GraphemeCursor::new(index, text.len(), true);
+    match cursor.prev_boundary(text, 0) {
+        Ok(Some(b)) => b,
+        _ => 0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_match_std_definitions() {
+        let samples = [
+            "",
+            "hello",
+            "héllo wörld",
+            "日本語のテキスト",
+            "👨‍👩‍👧‍👦 family",
+            "🇫🇷🇩🇪",
+            "e\u{301}\u{302}",
+            "a\r\nb",
+        ];
+        for s in samples {
+            assert_eq!(LengthMetric::Bytes.len(s), s.len());
+            assert_eq!(LengthMetric::Chars.len(s), s.chars().count());
+            assert_eq!(LengthMetric::Utf16.len(s), s.encode_utf16().count());
+            assert_eq!(LengthMetric::Graphemes.len(s), s.graphemes(true).count());
+        }
+    }
+
+    #[test]
+    fn floor_index_is_the_longest_fitting_prefix() {
+        let s = "a😀b👨‍👩‍👧c🇫🇷é\u{301}日本";
+        for metric in LengthMetric::ALL {
+            for budget in 0..=metric.len(s) + 2 {
+                let i = metric.floor_index(s, budget);
+                assert!(s.is_char_boundary(i));
+                assert!(metric.len(&s[..i]) <= budget, "{metric} {budget}");
+                if i < s.len() {
+                    // One more unit of text would not fit.
+                    let next = s[i..].char_indices().nth(1).map_or(s.len(), |(j, _)| i + j);
+                    if metric != LengthMetric::Graphemes {
+                        assert!(metric.len(&s[..next]) > budget, "{metric} {budget}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn grapheme_floor_steps_out_of_clusters() {
+        let s = "x👨‍👩‍👧y";
+        let family_start = 1;
+        for i in family_start + 1..s.len() - 1 {
+            if s.is_char_boundary(i) {
+                assert_eq!(floor_grapheme_boundary(s, i), family_start, "at {i}");
+            }
+        }
+        assert_eq!(floor_grapheme_boundary(s, s.len() - 1), s.len() - 1);
+        let flags = "🇫🇷🇩🇪";
+        assert_eq!(floor_grapheme_boundary(flags, 12), 8);
+        assert_eq!(floor_grapheme_boundary(flags, 4), 0);
+    }
+
+    #[test]
+    fn names_round_trip() {
+        for m in LengthMetric::ALL {
+            assert_eq!(m.name().parse::<LengthMetric>(), Ok(m));
+        }
+        assert_eq!(LengthMetric::from_name("UTF-16"), Some(LengthMetric::Utf16));
+        assert!("furlongs".parse::<LengthMetric>().is_err());
+    }
+}

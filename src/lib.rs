@@ -6,11 +6,15 @@
 #![warn(missing_docs)]
 
 mod error;
+mod payload;
 pub mod text;
+mod time;
 
 pub use error::Error;
+pub use payload::{Lane, Payload, ReplyTarget};
 pub use text::block::Block;
 pub use text::chunker::{BlockChunker, BreakPreference, ChunkerConfig};
 pub use text::markdown::{CodeSpan, FenceMarker, FenceSpan, MarkdownScanner};
 pub use text::metric::LengthMetric;
 pub use text::splitter::{PlatformSplitter, SplitConfig, SplitMode};
+pub use time::Time;

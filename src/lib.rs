@@ -5,12 +5,17 @@
 //! platform's own length unit, and never lose or duplicate text.
 #![warn(missing_docs)]
 
+mod action;
 mod error;
+mod input;
 mod payload;
+pub mod stage;
 pub mod text;
 mod time;
 
+pub use action::{AbortReason, Action, MessageKey, Send, SendKind, SendOp};
 pub use error::Error;
+pub use input::{Input, SendId};
 pub use payload::{Lane, Payload, ReplyTarget};
 pub use text::block::Block;
 pub use text::chunker::{BlockChunker, BreakPreference, ChunkerConfig};

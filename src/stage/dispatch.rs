@@ -1,0 +1,405 @@
+//! The dispatcher: one ordered queue for all sends, at most one in flight (SPEC §7).
+//!
+//! Sends leave in the order they were produced. The next one leaves only after the host
+//! acknowledged the previous one, so a chat never shows messages out of order. Between block
+//! sends the dispatcher may wait a human-like delay; every send has a delivery timeout; a
+//! rate-limited send is retried no earlier than the host said.
+//!
+//! The dispatcher is pure: it reads no clock and owns no timer. It reports the one deadline
+//! it is waiting for ([`Dispatcher::deadline`]) and is called again at or after it.
+
+use std::collections::VecDeque;
+
+use smallvec::SmallVec;
+
+use super::ledger::SourceSpan;
+use crate::action::{AbortReason, Action, Send, SendKind, SendOp};
+use crate::error::Error;
+use crate::input::SendId;
+use crate::payload::Payload;
+use crate::time::Time;
+
+/// How long to wait before retrying a failure that gave no `retry_after`.
+pub const DEFAULT_RETRY_BACKOFF_MS: u64 = 1000;
+
+/// How many times one send is retried before it counts as a permanent failure.
+pub const MAX_RETRIES: u32 = 3;
+
+/// A send waiting in the queue, with the model text it carries (for the ledger).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outgoing {
+    /// Tool, block or final.
+    pub kind: SendKind,
+    /// Create, edit or delete.
+    pub op: SendOp,
+    /// What to deliver.
+    pub payload: Payload,
+    /// Which ranges of which assistant message's text this send shows.
+    pub spans: SmallVec<[SourceSpan; 2]>,
+}
+
+/// The send currently with the host.
+#[derive(Debug)]
+struct InFlight {
+    id: SendId,
+    item: Outgoing,
+    timeout_at: Option<Time>,
+    attempts: u32,
+}
+
+/// Why the queue is held.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Hold {
+    /// A human-like pause before the block at the front.
+    HumanDelay,
+    /// A retry of the send at the front, not before the host's `retry_after`.
+    Retry,
+}
+
+/// Counters the engine reports in its stats.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DispatchStats {
+    /// Sends handed to the host (retries included).
+    pub sends: u64,
+    /// Sends confirmed delivered (late acks included).
+    pub delivered: u64,
+    /// `DeliveryFailed` acks received.
+    pub failures: u64,
+    /// Sends retried after a failure.
+    pub retries: u64,
+    /// Sends that failed for good (permanent, or out of retries).
+    pub dropped: u64,
+    /// Sends whose delivery timed out.
+    pub timeouts: u64,
+    /// Block sends skipped after an abort (their text goes to the final).
+    pub skipped_blocks: u64,
+}
+
+/// What became of a send the host acknowledged.
+#[derive(Debug)]
+pub enum AckOutcome {
+    /// Delivered: the ledger records its spans.
+    Delivered(Outgoing),
+    /// Delivered after its timeout fired: recorded, streaming is not restarted.
+    LateDelivered(Outgoing),
+    /// Failed and queued again for a retry.
+    WillRetry,
+    /// Failed for good; the queue moved on. Its text was not delivered.
+    Dropped(Outgoing),
+}
+
+/// One ordered queue, one send in flight. See the module docs.
+#[derive(Debug)]
+pub struct Dispatcher {
+    queue: VecDeque<(Outgoing, Option<(SendId, u32)>)>,
+    in_flight: Option<InFlight>,
+    /// Sends whose timeout fired; a late ack still counts as delivered.
+    timed_out: Vec<(SendId, Outgoing)>,
+    next_id: u64,
+    timeout_ms: u64,
+    delay_range: Option<(u64, u64)>,
+    rng: fastrand::Rng,
+    blocks_sent: u64,
+    hold: Option<(Time, Hold)>,
+    /// The human delay for the front block was already waited.
+    delay_done: bool,
+    aborted: bool,
+    skipped: Vec<Outgoing>,
+    stats: DispatchStats,
+}
+
+impl Dispatcher {
+    /// A dispatcher with a delivery timeout (`0` = none), an optional human delay range in
+    /// milliseconds (inclusive; `min` exactly when `max <= min`) and the engine's RNG.
+    pub fn new(timeout_ms: u64, delay_range: Option<(u64, u64)>, rng: fastrand::Rng) -> Self {
+        Dispatcher {
+            queue: VecDeque::new(),
+            in_flight: None,
+            timed_out: Vec::new(),
+            next_id: 1,
+            timeout_ms,
+            delay_range,
+            rng,
+            blocks_sent: 0,
+            hold: None,
+            delay_done: false,
+            aborted: false,
+            skipped: Vec::new(),
+            stats: DispatchStats::default(),
+        }
+    }
+
+    /// Appends a send to the queue. Call [`Dispatcher::pump`] to let it leave.
+    pub fn enqueue(&mut self, item: Outgoing) {
+        self.queue.push_back((item, None));
+    }
+
+    /// Whether block sends are being skipped after a delivery timeout.
+    pub fn is_aborted(&self) -> bool {
+        self.aborted
+    }
+
+    /// Whether nothing is queued, held or in flight.
+    pub fn is_drained(&self) -> bool {
+        self.queue.is_empty() && self.in_flight.is_none()
+    }
+
+    /// Whether a send of `kind` is queued or in flight.
+    pub fn has_pending(&self, kind: SendKind) -> bool {
+        self.queue.iter().any(|(o, _)| o.kind == kind)
+            || self.in_flight.as_ref().is_some_and(|f| f.item.kind == kind)
+    }
+
+    /// Every payload queued or in flight, for dedupe.
+    pub fn pending_payloads(&self) -> impl Iterator<Item = &Payload> {
+        self.queue
+            .iter()
+            .map(|(o, _)| &o.payload)
+            .chain(self.in_flight.iter().map(|f| &f.item.payload))
+    }
+
+    /// The earliest time the dispatcher must be called again, if any.
+    pub fn deadline(&self) -> Option<Time> {
+        let hold = self.hold.map(|(t, _)| t);
+        let timeout = self.in_flight.as_ref().and_then(|f| f.timeout_at);
+        match (hold, timeout) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Counters so far.
+    pub fn stats(&self) -> DispatchStats {
+        self.stats
+    }
+
+    /// Block sends skipped since the abort, oldest first; the caller takes them.
+    pub fn take_skipped(&mut self) -> std::vec::Drain<'_, Outgoing> {
+        self.skipped.drain(..)
+    }
+
+    /// Handles time passing: a fired delivery timeout aborts streaming. Then lets queued
+    /// sends leave. Calls before a deadline change nothing.
+    pub fn on_time(&mut self, now: Time, actions: &mut VecDeque<Action>) {
+        if let Some(f) = &self.in_flight
+            && f.timeout_at.is_some_and(|t| now >= t)
+        {
+            let f = self.in_flight.take().expect("checked");
+            self.stats.timeouts += 1;
+            self.timed_out.push((f.id, f.item));
+            if !self.aborted {
+                self.aborted = true;
+                actions.push_back(Action::Abort {
+                    reason: AbortReason::DeliveryTimeout,
+                });
+            }
+        }
+        self.pump(now, actions);
+    }
+
+    /// Lets queued sends leave while nothing is in flight and nothing holds the queue.
+    pub fn pump(&mut self, now: Time, actions: &mut VecDeque<Action>) {
+        loop {
+            if self.in_flight.is_some() {
+                return;
+            }
+            if let Some((until, _)) = self.hold {
+                if now < until {
+                    return;
+                }
+                self.hold = None;
+            }
+            let Some((front, retry)) = self.queue.front() else {
+                return;
+            };
+            if self.aborted && front.kind == SendKind::Block && retry.is_none() {
+                let (item, _) = self.queue.pop_front().expect("front exists");
+                self.stats.skipped_blocks += 1;
+                self.skipped.push(item);
+                continue;
+            }
+            if front.kind == SendKind::Block
+                && retry.is_none()
+                && self.blocks_sent > 0
+                && !self.delay_done
+                && let Some((min, max)) = self.delay_range
+            {
+                self.delay_done = true;
+                let delay = if max <= min {
+                    min
+                } else {
+                    self.rng.u64(min..=max)
+                };
+                if delay > 0 {
+                    self.hold = Some((now.plus_millis(delay), Hold::HumanDelay));
+                    return;
+                }
+            }
+            let (item, retry) = self.queue.pop_front().expect("front exists");
+            self.delay_done = false;
+            let (id, attempts) = retry.unwrap_or_else(|| {
+                let id = SendId(self.next_id);
+                self.next_id += 1;
+                (id, 0)
+            });
+            if item.kind == SendKind::Block && attempts == 0 {
+                self.blocks_sent += 1;
+            }
+            self.stats.sends += 1;
+            actions.push_back(Action::Send(Send {
+                send_id: id,
+                kind: item.kind,
+                op: item.op,
+                payload: item.payload.clone(),
+            }));
+            let timeout_at = (self.timeout_ms > 0).then(|| now.plus_millis(self.timeout_ms));
+            self.in_flight = Some(InFlight {
+                id,
+                item,
+                timeout_at,
+                attempts,
+            });
+        }
+    }
+
+    /// The host delivered send `id`.
+    pub fn on_delivered(&mut self, id: SendId) -> Result<AckOutcome, Error> {
+        if self.in_flight.as_ref().is_some_and(|f| f.id == id) {
+            let f = self.in_flight.take().expect("checked");
+            self.stats.delivered += 1;
+            return Ok(AckOutcome::Delivered(f.item));
+        }
+        if let Some(i) = self.timed_out.iter().position(|(t, _)| *t == id) {
+            let (_, item) = self.timed_out.swap_remove(i);
+            self.stats.delivered += 1;
+            return Ok(AckOutcome::LateDelivered(item));
+        }
+        Err(Error::UnknownSend(id))
+    }
+
+    /// The host failed to deliver send `id`.
+    pub fn on_failed(
+        &mut self,
+        id: SendId,
+        retry_after_ms: Option<u64>,
+        permanent: bool,
+        now: Time,
+    ) -> Result<AckOutcome, Error> {
+        if let Some(i) = self.timed_out.iter().position(|(t, _)| *t == id) {
+            // Its timeout already fired and streaming was aborted; its text is undelivered.
+            let (_, item) = self.timed_out.swap_remove(i);
+            self.stats.failures += 1;
+            return Ok(AckOutcome::Dropped(item));
+        }
+        if !self.in_flight.as_ref().is_some_and(|f| f.id == id) {
+            return Err(Error::UnknownSend(id));
+        }
+        let f = self.in_flight.take().expect("checked");
+        self.stats.failures += 1;
+        if permanent || f.attempts >= MAX_RETRIES {
+            self.stats.dropped += 1;
+            return Ok(AckOutcome::Dropped(f.item));
+        }
+        self.stats.retries += 1;
+        let wait = retry_after_ms.unwrap_or(DEFAULT_RETRY_BACKOFF_MS);
+        self.hold = Some((now.plus_millis(wait), Hold::Retry));
+        self.queue
+            .push_front((f.item, Some((f.id, f.attempts + 1))));
+        Ok(AckOutcome::WillRetry)
+    }
+
+    /// Drops everything queued and forgets the send in flight (the turn was cancelled).
+    pub fn cancel(&mut self) {
+        self.queue.clear();
+        self.in_flight = None;
+        self.hold = None;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn block(text: &str) -> Outgoing {
+        Outgoing {
+            kind: SendKind::Block,
+            op: SendOp::Create,
+            payload: Payload::text(text),
+            spans: SmallVec::new(),
+        }
+    }
+
+    fn sent_ids(actions: &mut VecDeque<Action>) -> Vec<u64> {
+        actions
+            .drain(..)
+            .filter_map(|a| match a {
+                Action::Send(s) => Some(s.send_id.0),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn one_in_flight_in_order() {
+        let mut d = Dispatcher::new(0, None, fastrand::Rng::with_seed(1));
+        let mut actions = VecDeque::new();
+        d.enqueue(block("a"));
+        d.enqueue(block("b"));
+        d.pump(Time::ZERO, &mut actions);
+        assert_eq!(sent_ids(&mut actions), [1]);
+        assert!(matches!(
+            d.on_delivered(SendId(1)),
+            Ok(AckOutcome::Delivered(_))
+        ));
+        d.pump(Time::ZERO, &mut actions);
+        assert_eq!(sent_ids(&mut actions), [2]);
+        assert!(matches!(
+            d.on_delivered(SendId(7)),
+            Err(Error::UnknownSend(SendId(7)))
+        ));
+    }
+
+    #[test]
+    fn retry_waits_exactly_retry_after() {
+        let mut d = Dispatcher::new(0, None, fastrand::Rng::with_seed(1));
+        let mut actions = VecDeque::new();
+        d.enqueue(block("a"));
+        d.pump(Time::ZERO, &mut actions);
+        sent_ids(&mut actions);
+        let t = Time::from_millis(100);
+        assert!(matches!(
+            d.on_failed(SendId(1), Some(500), false, t),
+            Ok(AckOutcome::WillRetry)
+        ));
+        assert_eq!(d.deadline(), Some(Time::from_millis(600)));
+        d.pump(Time::from_millis(599), &mut actions);
+        assert!(actions.is_empty());
+        d.pump(Time::from_millis(600), &mut actions);
+        assert_eq!(sent_ids(&mut actions), [1], "same send id on retry");
+    }
+
+    #[test]
+    fn timeout_aborts_and_skips_later_blocks() {
+        let mut d = Dispatcher::new(1000, None, fastrand::Rng::with_seed(1));
+        let mut actions = VecDeque::new();
+        d.enqueue(block("a"));
+        d.enqueue(block("b"));
+        d.pump(Time::ZERO, &mut actions);
+        sent_ids(&mut actions);
+        d.on_time(Time::from_millis(999), &mut actions);
+        assert!(actions.is_empty());
+        d.on_time(Time::from_millis(1000), &mut actions);
+        assert_eq!(
+            actions.pop_front(),
+            Some(Action::Abort {
+                reason: AbortReason::DeliveryTimeout
+            })
+        );
+        assert!(actions.is_empty(), "block b is skipped");
+        assert_eq!(d.take_skipped().count(), 1);
+        assert!(matches!(
+            d.on_delivered(SendId(1)),
+            Ok(AckOutcome::LateDelivered(_))
+        ));
+    }
+}

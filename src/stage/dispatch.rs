@@ -291,7 +291,7 @@ impl Dispatcher {
             self.stats.failures += 1;
             return Ok(AckOutcome::Dropped(item));
         }
-        if !self.in_flight.as_ref().is_some_and(|f| f.id == id) {
+        if self.in_flight.as_ref().is_none_or(|f| f.id != id) {
             return Err(Error::UnknownSend(id));
         }
         let f = self.in_flight.take().expect("checked");

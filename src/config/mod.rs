@@ -491,6 +491,7 @@ impl Config {
             break_preference: c.break_preference,
             flush_on_enqueue: flush_on_paragraph,
             metric: c.metric,
+            max_lines: c.max_lines,
         };
         Ok(ResolvedConfig {
             config: c,

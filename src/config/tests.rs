@@ -91,6 +91,7 @@ fn every_profile_resolves() {
         assert_eq!(r.coalescer().max, p.text_limit);
         assert_eq!(r.coalescer().min, p.coalesce_min.unwrap_or(800));
         assert_eq!(r.coalescer().idle_ms, 1000);
+        assert_eq!(r.coalescer().max_lines, p.max_lines);
     }
     let discord = resolve(&ChannelProfile::DISCORD, &[]);
     assert_eq!(discord.splitter().max_lines, Some(17));

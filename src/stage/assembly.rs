@@ -45,6 +45,15 @@ impl DeltaAssembler {
         DeltaAssembler::default()
     }
 
+    /// An empty assembler whose accepted-text buffer can hold `bytes` bytes before it grows,
+    /// so that accepting deltas of a message of up to that size never allocates.
+    pub fn with_capacity(bytes: usize) -> DeltaAssembler {
+        DeltaAssembler {
+            accepted: String::with_capacity(bytes),
+            ..DeltaAssembler::default()
+        }
+    }
+
     /// Accepts an incremental piece of text and returns it (all of it is new).
     pub fn delta<'t>(&mut self, text: &'t str) -> &'t str {
         self.accepted.push_str(text);
@@ -197,7 +206,7 @@ mod tests {
 
     #[test]
     fn deltas_accumulate() {
-        let mut a = DeltaAssembler::new();
+        let mut a = DeltaAssembler::with_capacity(64);
         assert_eq!(a.delta("Hel"), "Hel");
         assert_eq!(a.delta("lo"), "lo");
         assert_eq!(a.accepted(), "Hello");

@@ -31,6 +31,10 @@ pub struct CoalescerConfig {
     pub flush_on_enqueue: bool,
     /// How lengths are counted.
     pub metric: LengthMetric,
+    /// A soft cap on lines per merged text (Discord: 17): blocks are not merged when the
+    /// result would have more lines (a blank line counts). A single block with more lines
+    /// still goes out as it is; splitting it is the platform splitter's job.
+    pub max_lines: Option<usize>,
 }
 
 impl Default for CoalescerConfig {
@@ -42,6 +46,7 @@ impl Default for CoalescerConfig {
             break_preference: BreakPreference::Paragraph,
             flush_on_enqueue: false,
             metric: LengthMetric::Chars,
+            max_lines: None,
         }
     }
 }
@@ -132,6 +137,8 @@ pub struct Coalescer {
     /// The buffer's length in `metric` units (for graphemes an upper bound: joining may only
     /// merge clusters across a seam, never split one).
     buffer_len: usize,
+    /// The number of line breaks in the buffer (kept only with a line cap).
+    buffer_breaks: usize,
     deadline: Option<Time>,
 }
 
@@ -142,6 +149,7 @@ impl Coalescer {
             config: config.clamped(),
             buffer: None,
             buffer_len: 0,
+            buffer_breaks: 0,
             deadline: None,
         }
     }
@@ -193,7 +201,19 @@ impl Coalescer {
         };
         let incoming = strip_leading_break(&text, joiner);
         let joined_len = kept_len + metric.len(joiner) + metric.len(incoming);
-        if joined_len > max {
+        let joined_breaks = match self.config.max_lines {
+            Some(_) => {
+                self.buffer_breaks - line_breaks(&buffer.text[kept..])
+                    + line_breaks(joiner)
+                    + line_breaks(incoming)
+            }
+            None => 0,
+        };
+        let too_many_lines = self
+            .config
+            .max_lines
+            .is_some_and(|cap| joined_breaks + 1 > cap);
+        if joined_len > max || too_many_lines {
             self.flush(out);
             self.start(text, source, meta, now, out);
             return;
@@ -203,6 +223,7 @@ impl Coalescer {
         buffer.text.push_str(incoming);
         buffer.sources.push(source);
         self.buffer_len = joined_len;
+        self.buffer_breaks = joined_breaks;
         if joined_len >= max {
             self.flush(out);
         } else {
@@ -237,6 +258,7 @@ impl Coalescer {
     /// disarms the timer.
     pub fn take(&mut self) -> Option<CoalescedText> {
         self.buffer_len = 0;
+        self.buffer_breaks = 0;
         self.deadline = None;
         self.buffer.take()
     }
@@ -276,6 +298,9 @@ impl Coalescer {
             out.push(single(text, source, meta));
             return;
         }
+        if self.config.max_lines.is_some() {
+            self.buffer_breaks = line_breaks(&text);
+        }
         self.buffer = Some(single(text, source, meta));
         self.buffer_len = len;
         self.arm(now);
@@ -284,6 +309,10 @@ impl Coalescer {
     fn arm(&mut self, now: Time) {
         self.deadline = (self.config.idle_ms > 0).then(|| now.plus_millis(self.config.idle_ms));
     }
+}
+
+fn line_breaks(text: &str) -> usize {
+    memchr::memchr_iter(b'\n', text.as_bytes()).count()
 }
 
 fn single(text: String, source: Range<usize>, meta: &BlockMeta) -> CoalescedText {
@@ -323,6 +352,7 @@ mod tests {
             break_preference: pref,
             flush_on_enqueue: false,
             metric: LengthMetric::Chars,
+            max_lines: None,
         }
     }
 
@@ -536,6 +566,38 @@ mod tests {
     }
 
     #[test]
+    fn line_cap_stops_merging() {
+        let mut c = Coalescer::new(CoalescerConfig {
+            max_lines: Some(5),
+            ..cfg(1, 1000, BreakPreference::Paragraph)
+        });
+        let mut out = Vec::new();
+        c.push("l1\nl2".into(), 0..5, &meta(0), t(0), &mut out);
+        c.push("l3\n".into(), 7..10, &meta(0), t(0), &mut out);
+        assert!(out.is_empty(), "2 + blank + 1 = 4 lines");
+        c.push("l4".into(), 12..14, &meta(0), t(0), &mut out);
+        assert_eq!(texts(&out), ["l1\nl2\n\nl3\n"]);
+        c.push("a\nb\nc\nd\ne\nf".into(), 16..27, &meta(0), t(0), &mut out);
+        c.push("g".into(), 28..29, &meta(0), t(0), &mut out);
+        c.flush(&mut out);
+        assert_eq!(
+            texts(&out),
+            ["l1\nl2\n\nl3\n", "l4", "a\nb\nc\nd\ne\nf", "g"]
+        );
+
+        // With the sentence joiner a block without line breaks adds no line.
+        let mut c = Coalescer::new(CoalescerConfig {
+            max_lines: Some(2),
+            ..cfg(1, 1000, BreakPreference::Sentence)
+        });
+        c.push("a\nb".into(), 0..3, &meta(0), t(0), &mut out);
+        c.push("c".into(), 4..5, &meta(0), t(0), &mut out);
+        c.push("\nd\ne".into(), 5..9, &meta(0), t(0), &mut out);
+        c.flush(&mut out);
+        assert_eq!(texts(&out)[4..], ["a\nb c", "\nd\ne"]);
+    }
+
+    #[test]
     fn take_hands_over_the_buffer() {
         let mut c = Coalescer::new(cfg(1, 100, BreakPreference::Paragraph));
         let mut out = Vec::new();
@@ -606,10 +668,11 @@ mod proptests {
             pref in preference(),
             metric in metric(),
             paragraph in any::<bool>(),
+            max_lines in prop::option::of(1usize..8),
         ) {
             let config = CoalescerConfig {
                 min, max, idle_ms: idle, break_preference: pref,
-                flush_on_enqueue: paragraph, metric,
+                flush_on_enqueue: paragraph, metric, max_lines,
             };
             let mut c = Coalescer::new(config);
             let max = c.config().max;
@@ -646,6 +709,10 @@ mod proptests {
                 if metric.len(&merged.text) > max {
                     prop_assert_eq!(merged.sources.len(), 1, "over max only alone: {:?}", merged);
                     prop_assert!(metric.len(&blocks[merged.sources[0].start].0) >= max);
+                }
+                if let Some(cap) = max_lines && merged.sources.len() > 1 {
+                    prop_assert!(merged.text.split('\n').count() <= cap,
+                        "line cap: {:?}", merged);
                 }
                 // Split at joiners, the merged text gives back its blocks, in order.
                 let pieces: Vec<&str> = merged.text.trim().split(joiner).map(str::trim).collect();

@@ -124,6 +124,8 @@ impl CoalescedText {
 ///   units (below `min` the timer is re-armed `idle_ms` later);
 /// - a forced [`Coalescer::flush`] (tool start, media, message end, finish);
 /// - the incoming block's [`BlockMeta`] differs from the buffer's (conflict);
+/// - with a line cap ([`CoalescerConfig::max_lines`]), the incoming block would make the
+///   buffer exceed it (the buffer goes out, the block starts a new one);
 /// - in paragraph mode, always: every block goes out as it comes.
 ///
 /// When joining, trailing whitespace of the buffer is dropped before the joiner, and leading

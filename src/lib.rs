@@ -6,6 +6,7 @@
 #![warn(missing_docs)]
 
 mod action;
+mod config;
 mod error;
 mod input;
 mod payload;
@@ -14,9 +15,19 @@ pub mod text;
 mod time;
 
 pub use action::{AbortReason, Action, MessageKey, Send, SendKind, SendOp};
+pub use config::{
+    BreakMode, ChannelProfile, ChunkMode, Config, ConfigOverrides, HumanDelay, MAX_IDLE_MS,
+    MAX_PREVIEW_THROTTLE_MS, MIN_MAX_LINES, MIN_PREVIEW_THROTTLE_MS, MIN_TEXT_LIMIT, PreviewMode,
+    ReasoningMode, ResolvedConfig,
+};
 pub use error::Error;
 pub use input::{Input, SendId};
 pub use payload::{Lane, Payload, ReplyTarget};
+pub use stage::assembly::{DeltaAssembler, SequenceFilter};
+pub use stage::coalescer::{BlockMeta, CoalescedText, Coalescer, CoalescerConfig, SourceRanges};
+pub use stage::prefix::{
+    PrefixContext, apply_prefix, prefix_cost, render_prefix, short_model_name,
+};
 pub use text::block::Block;
 pub use text::chunker::{BlockChunker, BreakPreference, ChunkerConfig};
 pub use text::markdown::{CodeSpan, FenceMarker, FenceSpan, MarkdownScanner};

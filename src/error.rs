@@ -17,6 +17,9 @@ pub enum Error {
     /// An ack named a send the engine is not waiting for: never sent, already acknowledged,
     /// or from another engine. Nothing changed.
     UnknownSend(SendId),
+    /// A model event arrived after the turn finished, failed or was cancelled. It was
+    /// ignored; acks and timers are still welcome.
+    TurnEnded(&'static str),
 }
 
 impl std::fmt::Display for Error {
@@ -24,6 +27,7 @@ impl std::fmt::Display for Error {
         match self {
             Error::InvalidConfig(why) => write!(f, "invalid configuration: {why}"),
             Error::UnknownSend(id) => write!(f, "ack for unknown send {id}"),
+            Error::TurnEnded(input) => write!(f, "{input} after the turn ended"),
         }
     }
 }

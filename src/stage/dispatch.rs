@@ -14,6 +14,7 @@ use smallvec::SmallVec;
 
 use super::ledger::SourceSpan;
 use crate::action::{AbortReason, Action, Send, SendKind, SendOp};
+use crate::config::HumanDelay;
 use crate::error::Error;
 use crate::input::SendId;
 use crate::payload::Payload;
@@ -97,7 +98,7 @@ pub struct Dispatcher {
     timed_out: Vec<(SendId, Outgoing)>,
     next_id: u64,
     timeout_ms: u64,
-    delay_range: Option<(u64, u64)>,
+    human_delay: HumanDelay,
     rng: fastrand::Rng,
     blocks_sent: u64,
     hold: Option<(Time, Hold)>,
@@ -109,16 +110,16 @@ pub struct Dispatcher {
 }
 
 impl Dispatcher {
-    /// A dispatcher with a delivery timeout (`0` = none), an optional human delay range in
-    /// milliseconds (inclusive; `min` exactly when `max <= min`) and the engine's RNG.
-    pub fn new(timeout_ms: u64, delay_range: Option<(u64, u64)>, rng: fastrand::Rng) -> Self {
+    /// A dispatcher with a delivery timeout (`0` = none), the pause between block sends and
+    /// the engine's RNG (the only consumer of its draws, one per delayed block).
+    pub fn new(timeout_ms: u64, human_delay: HumanDelay, rng: fastrand::Rng) -> Self {
         Dispatcher {
             queue: VecDeque::new(),
             in_flight: None,
             timed_out: Vec::new(),
             next_id: 1,
             timeout_ms,
-            delay_range,
+            human_delay,
             rng,
             blocks_sent: 0,
             hold: None,
@@ -222,14 +223,10 @@ impl Dispatcher {
                 && retry.is_none()
                 && self.blocks_sent > 0
                 && !self.delay_done
-                && let Some((min, max)) = self.delay_range
+                && self.human_delay != HumanDelay::Off
             {
                 self.delay_done = true;
-                let delay = if max <= min {
-                    min
-                } else {
-                    self.rng.u64(min..=max)
-                };
+                let delay = self.human_delay.sample(&mut self.rng);
                 if delay > 0 {
                     self.hold = Some((now.plus_millis(delay), Hold::HumanDelay));
                     return;
@@ -341,7 +338,7 @@ mod tests {
 
     #[test]
     fn one_in_flight_in_order() {
-        let mut d = Dispatcher::new(0, None, fastrand::Rng::with_seed(1));
+        let mut d = Dispatcher::new(0, HumanDelay::Off, fastrand::Rng::with_seed(1));
         let mut actions = VecDeque::new();
         d.enqueue(block("a"));
         d.enqueue(block("b"));
@@ -361,7 +358,7 @@ mod tests {
 
     #[test]
     fn retry_waits_exactly_retry_after() {
-        let mut d = Dispatcher::new(0, None, fastrand::Rng::with_seed(1));
+        let mut d = Dispatcher::new(0, HumanDelay::Off, fastrand::Rng::with_seed(1));
         let mut actions = VecDeque::new();
         d.enqueue(block("a"));
         d.pump(Time::ZERO, &mut actions);
@@ -380,7 +377,7 @@ mod tests {
 
     #[test]
     fn timeout_aborts_and_skips_later_blocks() {
-        let mut d = Dispatcher::new(1000, None, fastrand::Rng::with_seed(1));
+        let mut d = Dispatcher::new(1000, HumanDelay::Off, fastrand::Rng::with_seed(1));
         let mut actions = VecDeque::new();
         d.enqueue(block("a"));
         d.enqueue(block("b"));

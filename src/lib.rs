@@ -7,11 +7,15 @@
 
 mod error;
 mod payload;
+pub mod stage;
 pub mod text;
 mod time;
 
 pub use error::Error;
 pub use payload::{Lane, Payload, ReplyTarget};
+pub use stage::{
+    DirectiveEvent, DirectiveOutput, DirectiveParser, TagEvents, TagFilter, TokenConfig, TokenGate,
+};
 pub use text::block::Block;
 pub use text::chunker::{BlockChunker, BreakPreference, ChunkerConfig};
 pub use text::markdown::{CodeSpan, FenceMarker, FenceSpan, MarkdownScanner};

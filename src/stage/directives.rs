@@ -1,0 +1,5 @@
+//! stub
+#![allow(missing_docs)]
+pub enum DirectiveEvent {}
+pub struct DirectiveOutput;
+pub struct DirectiveParser;

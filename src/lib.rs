@@ -15,6 +15,7 @@ pub use error::Error;
 pub use payload::{Lane, Payload, ReplyTarget};
 pub use stage::{
     DirectiveEvent, DirectiveOutput, DirectiveParser, TagEvents, TagFilter, TokenConfig, TokenGate,
+    is_silent, normalize_text,
 };
 pub use text::block::Block;
 pub use text::chunker::{BlockChunker, BreakPreference, ChunkerConfig};

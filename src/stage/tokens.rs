@@ -133,11 +133,13 @@ impl TokenGate {
         }
     }
 
-    /// Ends the message (or a segment the engine must flush now, such as before a tool call):
-    /// applies the end-of-text rules to what is held, appends what remains to `out`, and
-    /// resets for the next message.
-    pub fn finish(&mut self, out: &mut String) {
+    /// A boundary inside the message where buffered text must go out first (before a media
+    /// payload or a tool call): decides what is held as if the text ended here (a trailing
+    /// token is stripped, as the dispatcher would strip it from that payload) and appends
+    /// the rest to `out`. Later text continues the same message.
+    pub fn flush(&mut self, out: &mut String) {
         if !self.head_decided {
+            self.head_decided = true;
             let head = std::mem::take(&mut self.head);
             let drop = self
                 .tokens
@@ -145,11 +147,21 @@ impl TokenGate {
                 .unwrap_or_default();
             self.feed_tail(&head[drop..], out);
             self.head = head;
+            self.head.clear();
         }
         let keep = self
             .tokens
             .tail_keep(self.tail.as_bytes(), !self.released_any);
-        out.push_str(&self.tail[..keep]);
+        if keep > 0 {
+            out.push_str(&self.tail[..keep]);
+            self.released_any = true;
+        }
+        self.tail.clear();
+    }
+
+    /// Ends the message: [`TokenGate::flush`], then resets for the next message.
+    pub fn finish(&mut self, out: &mut String) {
+        self.flush(out);
         self.reset();
     }
 
@@ -557,6 +569,23 @@ mod tests {
         // Plain prose flows through except trailing whitespace.
         gate.push("Hello there, ", &mut out);
         assert_eq!(out, "NO way NO_REPLY reallyHello there,");
+    }
+
+    #[test]
+    fn flush_releases_held_text_and_continues() {
+        let mut gate = TokenGate::new(&TokenConfig::default());
+        let mut out = String::new();
+        gate.push("Chart:\n\n", &mut out);
+        assert_eq!(out, "Chart:");
+        gate.flush(&mut out);
+        assert_eq!(out, "Chart:\n\n");
+        gate.push("More. NO_REPLY", &mut out);
+        gate.flush(&mut out);
+        assert_eq!(out, "Chart:\n\nMore.");
+        // Not at the start of the message any more: a leading heartbeat is plain text now.
+        gate.push("HEARTBEAT_OK x", &mut out);
+        gate.finish(&mut out);
+        assert_eq!(out, "Chart:\n\nMore.HEARTBEAT_OK x");
     }
 
     #[test]

@@ -250,10 +250,9 @@ impl DirectiveParser {
             }
             match self.bracket_at(p, at_end, out) {
                 BracketOutcome::Hold => break,
-                BracketOutcome::Removed(n) => {
-                    self.done = p + n;
-                    self.prev_byte = Some(b']');
-                }
+                // A removed directive is invisible: `prev_byte` stays what preceded it, so
+                // `[[audio_as_voice]][[reply_to_current]]` at a line start is two directives.
+                BracketOutcome::Removed(n) => self.done = p + n,
                 BracketOutcome::Text => {
                     self.emit_text(p, p + 1, out);
                     self.done = p + 1;
@@ -408,7 +407,8 @@ impl LineTidy {
 
     /// Text without a line break.
     fn text(&mut self, seg: &str, out: &mut DirectiveOutput) {
-        let is_space = |c: char| c == ' ' || c == '\t';
+        // A CR counts as trailing space so that a CRLF directive-only line disappears whole.
+        let is_space = |c: char| c == ' ' || c == '\t' || c == '\r';
         let head = seg.trim_start_matches(is_space);
         if head.is_empty() {
             self.pending_ws.push_str(seg);
@@ -1108,6 +1108,18 @@ mod tests {
     }
 
     #[test]
+    fn adjacent_directives_and_crlf() {
+        check_all_splits(
+            "[[audio_as_voice]][[reply_to_current]]\r\nHi\r\n",
+            &[Ev::V, Ev::R(ReplyTarget::Current), t("Hi\r\n")],
+        );
+        check_all_splits(
+            "x\r\nMEDIA: /tmp/a.png\r\ny",
+            &[t("x\r\n"), m("/tmp/a.png"), t("y")],
+        );
+    }
+
+    #[test]
     fn bracket_media_and_audio() {
         check_all_splits(
             "See [[media:https://example.com/a.ogg]] now [[audio_as_voice]]",
@@ -1183,6 +1195,8 @@ mod tests {
             Just("  ".to_string()),
             Just("```\n".to_string()),
             Just("`".to_string()),
+            Just("\n\n".to_string()),
+            Just("\r\n".to_string()),
             Just("é".to_string()),
         ];
         prop::collection::vec(piece, 0..24).prop_map(|v| v.concat())

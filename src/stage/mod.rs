@@ -9,6 +9,13 @@
 //! only the few bytes that might still turn into syntax it removes, and gives the same output
 //! however the text was split. Each appends into buffers the caller owns and reuses, so a
 //! push of plain text allocates nothing once those buffers are warm.
+//!
+//! Wiring, per assistant message: push each delta into the [`TagFilter`] (answer and
+//! reasoning come out), the answer into the [`DirectiveParser`] (ordered text and directive
+//! events come out), and each text event into the [`TokenGate`]. Before handing a
+//! [`DirectiveEvent::Media`] (or a tool start) to the chunker, call [`TokenGate::flush`] so
+//! the text before it leaves first. At message end call `finish` on all three, in order,
+//! feeding what each releases to the next.
 
 pub mod directives;
 pub mod tags;

@@ -599,9 +599,12 @@ mod tests {
             Just("<thinking/>".to_string()),
             Just("```\n".to_string()),
             Just("`".to_string()),
+            Just("``".to_string()),
+            Just("\n\n".to_string()),
+            Just("  ~~~\n".to_string()),
             Just("é".to_string()),
         ];
-        prop::collection::vec(piece, 0..24).prop_map(|v| v.concat())
+        prop::collection::vec(piece, 0..32).prop_map(|v| v.concat())
     }
 
     proptest! {

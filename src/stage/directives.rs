@@ -101,13 +101,10 @@ impl DirectiveOutput {
         let start = self.text.len();
         self.text.push_str(s);
         let end = self.text.len();
-        if let Some(DirectiveEvent::Text(r)) = self.events.last_mut()
-            && r.end == start
-        {
-            r.end = end;
-            return;
+        match self.events.last_mut() {
+            Some(DirectiveEvent::Text(r)) if r.end == start => r.end = end,
+            _ => self.events.push(DirectiveEvent::Text(start..end)),
         }
-        self.events.push(DirectiveEvent::Text(start..end));
     }
 }
 
@@ -559,9 +556,12 @@ impl<'a> Iterator for MediaItems<'a> {
             return None;
         }
         let start = i;
-        if let q @ (b'"' | b'\'') = bytes[i]
-            && let Some(close) = memchr(q, &bytes[i + 1..])
-        {
+        let quote = bytes[i];
+        let close = match quote {
+            b'"' | b'\'' => memchr(quote, &bytes[i + 1..]),
+            _ => None,
+        };
+        if let Some(close) = close {
             let end = i + 1 + close + 1;
             self.pos = end;
             return Some(MediaItemSpan {

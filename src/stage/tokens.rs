@@ -368,10 +368,11 @@ impl Tokens {
         let mut stripped = false;
         'strip: loop {
             let e = trim_ws_end(s, end);
-            if let Some(silent) = self.silent.as_deref()
-                && s[..e].ends_with(silent)
-                && boundary(e - silent.len())
-            {
+            let silent_at_end = self
+                .silent
+                .as_deref()
+                .filter(|silent| s[..e].ends_with(silent) && boundary(e - silent.len()));
+            if let Some(silent) = silent_at_end {
                 end = e - silent.len();
                 stripped = true;
                 continue 'strip;

@@ -28,6 +28,10 @@ pub use stage::coalescer::{BlockMeta, CoalescedText, Coalescer, CoalescerConfig,
 pub use stage::prefix::{
     PrefixContext, apply_prefix, prefix_cost, render_prefix, short_model_name,
 };
+pub use stage::{
+    DirectiveEvent, DirectiveOutput, DirectiveParser, TagEvents, TagFilter, TokenConfig, TokenGate,
+    is_silent, normalize_text,
+};
 pub use text::block::Block;
 pub use text::chunker::{BlockChunker, BreakPreference, ChunkerConfig};
 pub use text::markdown::{CodeSpan, FenceMarker, FenceSpan, MarkdownScanner};

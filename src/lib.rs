@@ -7,6 +7,8 @@
 
 mod action;
 mod config;
+pub mod driver;
+mod engine;
 mod error;
 mod input;
 mod payload;
@@ -20,8 +22,9 @@ pub use config::{
     MAX_PREVIEW_THROTTLE_MS, MIN_MAX_LINES, MIN_PREVIEW_THROTTLE_MS, MIN_TEXT_LIMIT, PreviewMode,
     ReasoningMode, ResolvedConfig,
 };
+pub use engine::{Actions, Engine, Stats};
 pub use error::Error;
-pub use input::{Input, SendId};
+pub use input::{Input, OwnedInput, SendId};
 pub use payload::{Lane, Payload, ReplyTarget};
 pub use stage::assembly::{DeltaAssembler, SequenceFilter};
 pub use stage::coalescer::{BlockMeta, CoalescedText, Coalescer, CoalescerConfig, SourceRanges};

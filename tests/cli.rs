@@ -493,3 +493,98 @@ fn empty_input_gives_no_output() {
         assert!(out.stdout.is_empty(), "{sub}");
     }
 }
+
+/// The checker itself: it accepts a correct hand-made split and catches the faults it is
+/// there to catch, so a passing run above means something.
+mod checker {
+    use super::*;
+
+    const SOURCE: &str = "\nIntro line.\n\n```rust\nlet a = 1;\nlet b = 2;\n```\nEnd.\n";
+
+    fn piece(text: &str, sep: &str, start: usize, end: usize, reopen: bool, close: bool) -> Piece {
+        Piece {
+            text: text.to_owned(),
+            sep: sep.to_owned(),
+            len: LengthMetric::Chars.len(text),
+            start,
+            end,
+            fence_reopened: reopen,
+            fence_closed: close,
+        }
+    }
+
+    fn good() -> Vec<Piece> {
+        let fence_at = SOURCE.find("```rust").unwrap();
+        let b_at = SOURCE.find("let b").unwrap();
+        vec![
+            piece("Intro line.", "\n\n", 1, 12, false, false),
+            piece(
+                "```rust\nlet a = 1;\n```",
+                "\n",
+                fence_at,
+                b_at - 1,
+                false,
+                true,
+            ),
+            piece(
+                "```rust\nlet b = 2;\n```\nEnd.",
+                "\n",
+                b_at,
+                SOURCE.len() - 1,
+                true,
+                false,
+            ),
+        ]
+    }
+
+    fn expect() -> Expect<'static> {
+        Expect {
+            label: "hand-made".into(),
+            source: SOURCE,
+            metric: LengthMetric::Chars,
+            limit: 30,
+            max_lines: None,
+            last_may_be_open: false,
+        }
+    }
+
+    #[test]
+    fn fence_walk() {
+        assert_eq!(open_fence_at_end("a\n```\nb\n```\n"), None);
+        assert!(open_fence_at_end("````\n```\n").is_some());
+        assert_eq!(open_fence_at_end("~~~\n```\n~~~~ \n"), None);
+        assert!(only_fence_lines("```js\n\n```"));
+        assert!(!only_fence_lines("```js\nx\n```"));
+    }
+
+    #[test]
+    fn accepts_a_correct_split() {
+        check(&expect(), &good());
+    }
+
+    #[test]
+    #[should_panic(expected = "gap or overlap")]
+    fn catches_lost_text() {
+        let mut pieces = good();
+        pieces.remove(1);
+        check(&expect(), &pieces);
+    }
+
+    #[test]
+    #[should_panic(expected = "unbalanced fence")]
+    fn catches_an_open_fence() {
+        let mut pieces = good();
+        pieces[1].text = "```rust\nlet a = 1;".into();
+        pieces[1].len = LengthMetric::Chars.len(&pieces[1].text);
+        pieces[1].fence_closed = false;
+        check(&expect(), &pieces);
+    }
+
+    #[test]
+    #[should_panic(expected = "> 20")]
+    fn catches_an_overlong_piece() {
+        let mut e = expect();
+        e.limit = 20;
+        check(&e, &good());
+    }
+}

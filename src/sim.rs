@@ -117,16 +117,33 @@ impl Sim {
     /// Pushes `input` at the current time and handles the actions.
     pub fn push(&mut self, input: Input<'_>) -> &mut Sim {
         let name = input.name();
-        let result = self.engine.push(input, Time::from_millis(self.now));
+        let result = self
+            .engine
+            .push(input, Time::from_millis(self.now))
+            .map(Iterator::collect);
+        self.take_actions(name, result);
+        self
+    }
+
+    fn take_actions(&mut self, name: &str, result: Result<Vec<Action>, crate::error::Error>) {
         match result {
             Ok(actions) => {
-                let actions: Vec<Action> = actions.collect();
                 for a in actions {
                     self.on_action(a);
                 }
             }
             Err(e) => self.errors.push((self.now, format!("{name}: {e}"))),
         }
+    }
+
+    /// Pushes `input` carrying sequence number `seq` at the current time.
+    pub fn push_seq(&mut self, seq: u64, input: Input<'_>) -> &mut Sim {
+        let name = input.name();
+        let result = self
+            .engine
+            .push_seq(seq, input, Time::from_millis(self.now))
+            .map(Iterator::collect);
+        self.take_actions(name, result);
         self
     }
 

@@ -4,9 +4,10 @@
 //! Subcommands are listed in [`SUBCOMMANDS`]; each one reads its own options with the small
 //! [`args::ArgReader`] and returns a [`CliError`] on failure, which `main` prints as one line
 //! on stderr (`replystream: ...`) with exit code 2 for a usage error and 1 for a runtime error.
-//! `demo` and `replay` join the table when the engine lands.
 
 mod args;
+mod demo;
+mod replay;
 mod text;
 
 use std::ffi::OsString;
@@ -22,6 +23,8 @@ replystream: cut a streaming LLM reply into chat-sized messages
 Usage:
   replystream chunk FILE [OPTIONS]   stream FILE through the block chunker
   replystream split FILE [OPTIONS]   split FILE to a platform's text limit
+  replystream demo FILE [OPTIONS]    stream FILE through a channel and show the timeline
+  replystream replay TRACE [OPTIONS] replay timed inputs (JSON lines), print the actions
   replystream help                   show this help (also --help, -h)
 
 FILE is a path, or - for standard input. The text must be UTF-8.
@@ -43,7 +46,24 @@ Options of split:
                           (default length)
   --max-lines N           at most N lines per piece (Discord: 17)
 
-Output fields:
+Options of demo:
+  --channel NAME          telegram, discord, slack, signal, whatsapp, imessage,
+                          googlechat or generic (default generic)
+  --rate R                deltas per second from the model (default 50)
+  --token K               characters per delta (default 4)
+  --seed S                seed of the human-delay RNG (default 1)
+  --human-delay off|natural  pause 800-2500 ms between blocks (default off)
+  --ack-ms N              the chat platform acks each message after N ms (default 150)
+  --live                  run the real thread driver on real time and print messages as
+                          they arrive (the default is an instant simulation)
+
+Options of replay:
+  --channel, --seed, --human-delay  as for demo
+  --ack-ms N              ack every send after N ms (default 0)
+  --no-auto-ack           do not ack: the trace holds delivered/delivery_failed inputs
+  Trace lines are JSON objects with t (ms), type and fields; see the README.
+
+Output fields of chunk and split:
   text            the piece as displayed (synthetic fence lines included)
   sep             the source text between this piece and the next
   len             the length of text in the metric
@@ -71,6 +91,14 @@ const SUBCOMMANDS: &[Subcommand] = &[
     Subcommand {
         name: "split",
         run: text::run_split,
+    },
+    Subcommand {
+        name: "demo",
+        run: demo::run_demo,
+    },
+    Subcommand {
+        name: "replay",
+        run: replay::run_replay,
     },
 ];
 

@@ -70,12 +70,12 @@ fn parse_metric(args: &mut ArgReader) -> Result<LengthMetric, CliError> {
 
 /// A count option that must be a whole number (`0` allowed; the library decides whether it
 /// is a valid configuration).
-fn parse_count(args: &mut ArgReader, name: &str) -> Result<usize, CliError> {
+pub fn parse_count(args: &mut ArgReader, name: &str) -> Result<usize, CliError> {
     args.parsed(name, "a whole number")
 }
 
 /// Takes the single FILE argument; a second one is an error.
-fn set_file(file: &mut Option<String>, value: String) -> Result<(), CliError> {
+pub fn set_file(file: &mut Option<String>, value: String) -> Result<(), CliError> {
     match file {
         Some(first) => Err(CliError::usage(format!(
             "unexpected argument {value:?} (FILE is already {first:?})"
@@ -87,7 +87,7 @@ fn set_file(file: &mut Option<String>, value: String) -> Result<(), CliError> {
     }
 }
 
-fn require_file(file: Option<String>, subcommand: &str) -> Result<String, CliError> {
+pub fn require_file(file: Option<String>, subcommand: &str) -> Result<String, CliError> {
     file.ok_or_else(|| {
         CliError::usage(format!(
             "{subcommand}: missing FILE (a path, or - for standard input)"
@@ -170,7 +170,7 @@ pub fn run_chunk(args: ArgReader) -> Result<(), CliError> {
 }
 
 /// `text` in consecutive pieces of `k` characters (the last may be shorter); `k >= 1`.
-fn char_deltas(text: &str, k: usize) -> impl Iterator<Item = &str> {
+pub fn char_deltas(text: &str, k: usize) -> impl Iterator<Item = &str> {
     let mut rest = text;
     std::iter::from_fn(move || {
         if rest.is_empty() {
@@ -239,7 +239,7 @@ pub fn run_split(args: ArgReader) -> Result<(), CliError> {
     out.finish()
 }
 
-fn unknown_option(subcommand: &str, name: &str) -> CliError {
+pub fn unknown_option(subcommand: &str, name: &str) -> CliError {
     CliError::usage(format!(
         "{subcommand}: unknown option --{name} (try `replystream --help`)"
     ))

@@ -5,7 +5,7 @@
 
 use std::collections::VecDeque;
 
-use smallvec::{SmallVec, smallvec};
+use smallvec::SmallVec;
 
 use crate::action::{AbortReason, Action, SendKind, SendOp};
 use crate::config::{BreakMode, Config, ReasoningMode, ResolvedConfig};
@@ -601,11 +601,46 @@ impl Engine {
                 lane,
             }
         };
-        for block in self.blocks.drain(..) {
-            self.coalescer
-                .push(block.text, block.source, &meta, now, &mut self.coalesced);
+        let mut blocks = std::mem::take(&mut self.blocks);
+        for block in blocks.drain(..) {
+            if self.fits(&block.text) {
+                self.coalescer
+                    .push(block.text, block.source, &meta, now, &mut self.coalesced);
+                continue;
+            }
+            // Within the chunk size but over the channel's line cap: split it here, each
+            // piece carrying exactly the source it shows.
+            let map = ContentMap::of_block(meta.message as u32, &block);
+            for (text, spans) in self.split_mapped(&block.text, Some(&map)) {
+                let at = block.source.start;
+                let source = spans.first().map_or(at..at, |s| s.range.clone());
+                self.coalescer
+                    .push(text, source, &meta, now, &mut self.coalesced);
+            }
         }
+        self.blocks = blocks;
         self.enqueue_coalesced();
+    }
+
+    /// Splits `text` to the platform limit. With `map`, each piece carries the exact part of
+    /// the model's text it shows, so a piece that fails is re-sent in the final and a piece
+    /// that arrives is never sent again.
+    fn split_mapped(
+        &self,
+        text: &str,
+        map: Option<&ContentMap>,
+    ) -> Vec<(String, SmallVec<[SourceSpan; 2]>)> {
+        self.splitter
+            .split(text)
+            .into_iter()
+            .map(|piece| {
+                let spans = map
+                    .and_then(|m| m.span_of(&piece.source))
+                    .into_iter()
+                    .collect();
+                (piece.text, spans)
+            })
+            .collect()
     }
 
     /// Coalesced texts become block sends. Answer text carries its source ranges for the
@@ -781,7 +816,8 @@ impl Engine {
             return;
         }
         self.apply_response_prefix(&mut payload);
-        if self.fits(&payload.text) {
+        let media_only = payload.text.trim().is_empty();
+        if media_only || self.fits(&payload.text) {
             self.dispatcher.enqueue(Outgoing {
                 kind,
                 op: SendOp::Create,
@@ -790,8 +826,8 @@ impl Engine {
             });
             return;
         }
-        // Above the platform limit (or line cap): split. The spans travel with the last
-        // piece, so a piece lost mid-way makes the final repeat the text rather than lose it.
+        // Above the platform limit: only a host payload gets here (blocks are cut to fit and
+        // finals go through `enqueue_final`). Any spans travel with the last piece.
         let pieces = self.splitter.split(&payload.text);
         let n = pieces.len();
         for (i, piece) in pieces.into_iter().enumerate() {
@@ -808,6 +844,32 @@ impl Engine {
             let spans = if last { spans.clone() } else { SmallVec::new() };
             self.dispatcher.enqueue(Outgoing {
                 kind,
+                op: SendOp::Create,
+                payload: p,
+                spans,
+            });
+        }
+    }
+
+    /// Queues a final made of model text: always through the splitter (which also closes a
+    /// fence left open at the end), each piece with the exact source it shows.
+    fn enqueue_final(&mut self, payload: Payload, map: ContentMap) {
+        let text = normalize_text(&self.token_config, &payload.text);
+        if text.trim().is_empty() {
+            return;
+        }
+        // Token stripping keeps a sub-slice: shift the map by where it starts.
+        let cut = text.as_ptr() as usize - payload.text.as_ptr() as usize;
+        let map = map.shifted(cut);
+        let text = text.to_owned();
+        for (piece, spans) in self.split_mapped(&text, Some(&map)) {
+            let mut p = Payload {
+                text: piece,
+                ..payload.clone()
+            };
+            self.apply_response_prefix(&mut p);
+            self.dispatcher.enqueue(Outgoing {
+                kind: SendKind::Final,
                 op: SendOp::Create,
                 payload: p,
                 spans,
@@ -910,7 +972,7 @@ impl Engine {
     /// exactly the text not confirmed delivered, split to the platform limit; then host
     /// final payloads whose text was not already covered; then the error, if the model failed.
     fn queue_finals(&mut self) {
-        let mut remainder_texts: Vec<(u32, String, SourceSpan)> = Vec::new();
+        let mut remainder_texts: Vec<(u32, String, ContentMap)> = Vec::new();
         for (i, msg) in self.messages.iter().enumerate() {
             let i = i as u32;
             let gaps = self.ledger.undelivered(i, msg.text.len());
@@ -932,15 +994,13 @@ impl Engine {
                     text.push_str(&msg.text[f.start..f.open_end]);
                     text.push('\n');
                 }
+                let map = ContentMap {
+                    message: i,
+                    content: text.len()..text.len() + slice.len(),
+                    source_start: gap.start,
+                };
                 text.push_str(slice);
-                remainder_texts.push((
-                    i,
-                    text,
-                    SourceSpan {
-                        message: i,
-                        range: gap,
-                    },
-                ));
+                remainder_texts.push((i, text, map));
             }
         }
         let streamed_all = normalize_ws(
@@ -951,7 +1011,7 @@ impl Engine {
                 .collect::<Vec<_>>()
                 .join("\n"),
         );
-        for (message, text, span) in remainder_texts {
+        for (message, text, map) in remainder_texts {
             let (reply_to, audio_as_voice) = {
                 let m = &self.messages[message as usize];
                 (m.reply_to.clone(), m.audio_as_voice)
@@ -962,7 +1022,7 @@ impl Engine {
                 audio_as_voice,
                 ..Payload::default()
             };
-            self.enqueue(SendKind::Final, payload, smallvec![span]);
+            self.enqueue_final(payload, map);
         }
         for mut payload in std::mem::take(&mut self.host_finals) {
             let text_norm = normalize_ws(&payload.text);
@@ -993,6 +1053,53 @@ impl Engine {
                 .dispatcher
                 .pending_payloads()
                 .any(|p| p.media.iter().any(|m| m == media))
+    }
+}
+
+/// Where the model's text sits inside a text to be split: bytes `content` of it show the
+/// message's cleaned text from `source_start` on (what lies outside `content` is synthetic:
+/// a reopened fence line, a closing fence line).
+#[derive(Clone, Debug)]
+struct ContentMap {
+    message: u32,
+    content: std::ops::Range<usize>,
+    source_start: usize,
+}
+
+impl ContentMap {
+    /// The map of a chunker block: its text is an optional reopened fence line and `\n`,
+    /// then its source, then an optional `\n` and closing fence line.
+    fn of_block(message: u32, block: &Block) -> ContentMap {
+        let len = block.source.len();
+        let start = if block.fence_reopened {
+            block.text.find('\n').map_or(0, |i| i + 1)
+        } else {
+            0
+        };
+        ContentMap {
+            message,
+            content: start..(start + len).min(block.text.len()),
+            source_start: block.source.start,
+        }
+    }
+
+    /// The same map for the text with its first `cut` bytes removed.
+    fn shifted(mut self, cut: usize) -> ContentMap {
+        let skipped = cut.saturating_sub(self.content.start);
+        self.source_start += skipped;
+        self.content = self.content.start.saturating_sub(cut)..self.content.end.saturating_sub(cut);
+        self
+    }
+
+    /// The source span that bytes `piece` of the text show, if any.
+    fn span_of(&self, piece: &std::ops::Range<usize>) -> Option<SourceSpan> {
+        let start = piece.start.max(self.content.start);
+        let end = piece.end.min(self.content.end);
+        (start < end).then(|| SourceSpan {
+            message: self.message,
+            range: self.source_start + (start - self.content.start)
+                ..self.source_start + (end - self.content.start),
+        })
     }
 }
 

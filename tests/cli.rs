@@ -433,7 +433,7 @@ fn usage_errors_exit_2_with_one_line() {
     let file = path_arg("prose-paragraphs.md");
     let f = file.as_str();
     assert_fails(&[], 2, "missing subcommand");
-    assert_fails(&["demo", f], 2, "unknown subcommand");
+    assert_fails(&["dance", f], 2, "unknown subcommand");
     assert_fails(&["--bogus"], 2, "--bogus");
     assert_fails(&["split", f, "--bogus"], 2, "unknown option --bogus");
     assert_fails(&["chunk", f, "--limit", "5"], 2, "unknown option --limit");

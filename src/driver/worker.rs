@@ -90,8 +90,11 @@ impl Worker {
         }
     }
 
+    /// Engine time: milliseconds since the origin, rounded up, so a deadline computed from
+    /// it (now + delay) is never earlier in real time than the delay asked for.
     fn now(&self) -> Time {
-        Time::from_millis(self.origin.elapsed().as_millis() as u64)
+        let us = self.origin.elapsed().as_micros();
+        Time::from_millis(u64::try_from(us.div_ceil(1000)).unwrap_or(u64::MAX))
     }
 
     fn instant_of(&self, t: Time) -> Instant {

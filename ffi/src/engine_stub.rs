@@ -79,6 +79,7 @@ impl Engine {
             Input::TextSnapshot(t) if t.len() > self.buf.len() => {
                 self.buf.push_str(&t[self.buf.len()..]);
             }
+            Input::ToolStart { .. } => self.flush(SendKind::Block),
             Input::ToolResult(p) | Input::Media(p) => self.pending.push_back((SendKind::Tool, p)),
             Input::Timer if self.deadline.is_some_and(|d| d <= now) => {
                 self.flush(SendKind::Block);

@@ -99,3 +99,142 @@ impl Input<'_> {
         }
     }
 }
+
+/// An [`Input`] that owns its text, for sending across threads or reading from a trace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OwnedInput {
+    /// See [`Input::MessageStart`].
+    MessageStart,
+    /// See [`Input::TextDelta`].
+    TextDelta(String),
+    /// See [`Input::TextSnapshot`].
+    TextSnapshot(String),
+    /// See [`Input::TextEnd`].
+    TextEnd(Option<String>),
+    /// See [`Input::ThinkingDelta`].
+    ThinkingDelta(String),
+    /// See [`Input::ThinkingEnd`].
+    ThinkingEnd,
+    /// See [`Input::ToolStart`].
+    ToolStart {
+        /// The tool's name.
+        name: String,
+    },
+    /// See [`Input::ToolResult`].
+    ToolResult(Payload),
+    /// See [`Input::Media`].
+    Media(Payload),
+    /// See [`Input::MessageEnd`].
+    MessageEnd(Option<String>),
+    /// See [`Input::FinalReply`].
+    FinalReply(Payload),
+    /// See [`Input::Finish`].
+    Finish,
+    /// See [`Input::Fail`].
+    Fail {
+        /// The error text.
+        error: String,
+    },
+    /// See [`Input::Cancel`].
+    Cancel,
+    /// See [`Input::Timer`].
+    Timer,
+    /// See [`Input::Delivered`].
+    Delivered {
+        /// Which send.
+        send_id: SendId,
+        /// The platform's id for the message.
+        message_ref: Option<String>,
+    },
+    /// See [`Input::DeliveryFailed`].
+    DeliveryFailed {
+        /// Which send.
+        send_id: SendId,
+        /// Retry no earlier than this many milliseconds from now.
+        retry_after_ms: Option<u64>,
+        /// Retrying will not help.
+        permanent: bool,
+    },
+}
+
+impl OwnedInput {
+    /// The borrowed form, for [`crate::Engine::push`]. Payloads are cloned (they are rare
+    /// and small); text is borrowed.
+    pub fn as_input(&self) -> Input<'_> {
+        match self {
+            OwnedInput::MessageStart => Input::MessageStart,
+            OwnedInput::TextDelta(t) => Input::TextDelta(t),
+            OwnedInput::TextSnapshot(t) => Input::TextSnapshot(t),
+            OwnedInput::TextEnd(t) => Input::TextEnd(t.as_deref()),
+            OwnedInput::ThinkingDelta(t) => Input::ThinkingDelta(t),
+            OwnedInput::ThinkingEnd => Input::ThinkingEnd,
+            OwnedInput::ToolStart { name } => Input::ToolStart { name },
+            OwnedInput::ToolResult(p) => Input::ToolResult(p.clone()),
+            OwnedInput::Media(p) => Input::Media(p.clone()),
+            OwnedInput::MessageEnd(t) => Input::MessageEnd(t.as_deref()),
+            OwnedInput::FinalReply(p) => Input::FinalReply(p.clone()),
+            OwnedInput::Finish => Input::Finish,
+            OwnedInput::Fail { error } => Input::Fail { error },
+            OwnedInput::Cancel => Input::Cancel,
+            OwnedInput::Timer => Input::Timer,
+            OwnedInput::Delivered {
+                send_id,
+                message_ref,
+            } => Input::Delivered {
+                send_id: *send_id,
+                message_ref: message_ref.as_deref(),
+            },
+            OwnedInput::DeliveryFailed {
+                send_id,
+                retry_after_ms,
+                permanent,
+            } => Input::DeliveryFailed {
+                send_id: *send_id,
+                retry_after_ms: *retry_after_ms,
+                permanent: *permanent,
+            },
+        }
+    }
+}
+
+impl From<Input<'_>> for OwnedInput {
+    fn from(input: Input<'_>) -> OwnedInput {
+        match input {
+            Input::MessageStart => OwnedInput::MessageStart,
+            Input::TextDelta(t) => OwnedInput::TextDelta(t.to_owned()),
+            Input::TextSnapshot(t) => OwnedInput::TextSnapshot(t.to_owned()),
+            Input::TextEnd(t) => OwnedInput::TextEnd(t.map(str::to_owned)),
+            Input::ThinkingDelta(t) => OwnedInput::ThinkingDelta(t.to_owned()),
+            Input::ThinkingEnd => OwnedInput::ThinkingEnd,
+            Input::ToolStart { name } => OwnedInput::ToolStart {
+                name: name.to_owned(),
+            },
+            Input::ToolResult(p) => OwnedInput::ToolResult(p),
+            Input::Media(p) => OwnedInput::Media(p),
+            Input::MessageEnd(t) => OwnedInput::MessageEnd(t.map(str::to_owned)),
+            Input::FinalReply(p) => OwnedInput::FinalReply(p),
+            Input::Finish => OwnedInput::Finish,
+            Input::Fail { error } => OwnedInput::Fail {
+                error: error.to_owned(),
+            },
+            Input::Cancel => OwnedInput::Cancel,
+            Input::Timer => OwnedInput::Timer,
+            Input::Delivered {
+                send_id,
+                message_ref,
+            } => OwnedInput::Delivered {
+                send_id,
+                message_ref: message_ref.map(str::to_owned),
+            },
+            Input::DeliveryFailed {
+                send_id,
+                retry_after_ms,
+                permanent,
+            } => OwnedInput::DeliveryFailed {
+                send_id,
+                retry_after_ms,
+                permanent,
+            },
+        }
+    }
+}

@@ -7,6 +7,8 @@
 
 mod action;
 mod config;
+pub mod driver;
+mod engine;
 mod error;
 mod input;
 mod payload;
@@ -20,13 +22,18 @@ pub use config::{
     MAX_PREVIEW_THROTTLE_MS, MIN_MAX_LINES, MIN_PREVIEW_THROTTLE_MS, MIN_TEXT_LIMIT, PreviewMode,
     ReasoningMode, ResolvedConfig,
 };
+pub use engine::{Actions, Engine, Stats};
 pub use error::Error;
-pub use input::{Input, SendId};
+pub use input::{Input, OwnedInput, SendId};
 pub use payload::{Lane, Payload, ReplyTarget};
 pub use stage::assembly::{DeltaAssembler, SequenceFilter};
 pub use stage::coalescer::{BlockMeta, CoalescedText, Coalescer, CoalescerConfig, SourceRanges};
 pub use stage::prefix::{
     PrefixContext, apply_prefix, prefix_cost, render_prefix, short_model_name,
+};
+pub use stage::{
+    DirectiveEvent, DirectiveOutput, DirectiveParser, TagEvents, TagFilter, TokenConfig, TokenGate,
+    is_silent, normalize_text,
 };
 pub use text::block::Block;
 pub use text::chunker::{BlockChunker, BreakPreference, ChunkerConfig};

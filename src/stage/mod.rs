@@ -1,8 +1,122 @@
 //! The engine's stages: each a plain struct with `&mut self` methods and its own tests,
-//! composed by the engine.
+//! composed by the engine. Besides the text core (`crate::text`), they are: delta assembly
+//! ([`assembly`]), the coalescer ([`coalescer`]), the dispatcher ([`dispatch`]) with its
+//! delivery ledger ([`ledger`]) and response prefix ([`prefix`]), and the text filters applied
+//! to each assistant message before chunking (SPEC §2), in the order the engine runs them:
+//!
+//! 1. [`TagFilter`]: thinking tags and `<final>` (reasoning is routed away from the answer);
+//! 2. [`DirectiveParser`]: `MEDIA:` lines, `[[media:…]]`, `[[reply_to…]]`, `[[audio_as_voice]]`;
+//! 3. [`TokenGate`]: the silent token (`NO_REPLY`) and the heartbeat token (`HEARTBEAT_OK`).
+//!
+//! Every stage is streaming: it takes the message's text in deltas of any size, holds back
+//! only the few bytes that might still turn into syntax it removes, and gives the same output
+//! however the text was split. Each appends into buffers the caller owns and reuses, so a
+//! push of plain text allocates nothing once those buffers are warm.
+//!
+//! Wiring, per assistant message: push each delta into the [`TagFilter`] (answer and
+//! reasoning come out), the answer into the [`DirectiveParser`] (ordered text and directive
+//! events come out), and each text event into the [`TokenGate`]. Before handing a
+//! [`DirectiveEvent::Media`] (or a tool start) to the chunker, call [`TokenGate::flush`] so
+//! the text before it leaves first. At message end call `finish` on all three, in order,
+//! feeding what each releases to the next.
 
 pub mod assembly;
 pub mod coalescer;
+pub mod directives;
 pub mod dispatch;
 pub mod ledger;
 pub mod prefix;
+pub mod tags;
+pub mod tokens;
+
+pub use directives::{DirectiveEvent, DirectiveOutput, DirectiveParser};
+pub use tags::{TagEvents, TagFilter};
+pub use tokens::{TokenConfig, TokenGate, is_silent, normalize_text};
+
+use crate::text::markdown::MarkdownScanner;
+
+/// The recent input of a stage plus the Markdown scanner that tells which of its bytes are
+/// code. Both stages that must ignore syntax inside code (tags and directives) keep one.
+///
+/// The stage appends each delta to `text`, asks [`CodeTracker::in_code`] about candidate
+/// bytes in increasing order, and reports with [`CodeTracker::settle`] how far it has decided;
+/// bytes that neither the stage nor the scanner needs any more are then dropped from the
+/// front. The scanner only ever looks at text up to the byte being asked about, so whether a
+/// byte is code depends on the text before it, never on how much text has arrived after it:
+/// that keeps every stage independent of how its input was split.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct CodeTracker {
+    /// Input not yet dropped; positions handed out are indices into it.
+    pub(crate) text: String,
+    scanner: MarkdownScanner,
+}
+
+impl CodeTracker {
+    pub(crate) fn reset(&mut self) {
+        self.text.clear();
+        self.scanner.reset();
+    }
+
+    /// Whether the ASCII byte at `p` lies in fenced code, in an inline code span (one that is
+    /// open counts: its closing run may still come), or on a line that may yet be a fence
+    /// opener. Must be asked in increasing order of `p`, never for bytes before the point
+    /// last passed to [`CodeTracker::settle`].
+    pub(crate) fn in_code(&mut self, p: usize) -> bool {
+        debug_assert!(self.text.as_bytes()[p].is_ascii());
+        let through = p + 1;
+        if self.scanner.scanned() < through {
+            self.scanner.scan(&self.text[..through]);
+        }
+        self.scanner.fence_at(p).is_some()
+            || self.scanner.code_at(p).is_some()
+            || self.scanner.in_undecided_fence_line(p)
+    }
+
+    /// The stage has decided every byte before `done` (a char boundary). Scans up to it and
+    /// drops the bytes nobody needs. Returns how many bytes were dropped from the front: the
+    /// stage subtracts that from its own positions.
+    ///
+    /// Dropping is amortised: the retained tail is moved only when at least as many bytes go
+    /// as stay, so the cost over a stream stays linear even while a long line must be kept
+    /// (the scanner needs a line that may be a fence line until its end).
+    pub(crate) fn settle(&mut self, done: usize) -> usize {
+        if self.scanner.scanned() < done {
+            self.scanner.scan(&self.text[..done]);
+        }
+        let scanned = self.scanner.scanned();
+        let scanner_keep = if self.scanner.open_fence().is_some()
+            || self.scanner.in_undecided_fence_line(scanned)
+        {
+            self.scanner.line_start()
+        } else {
+            scanned
+        };
+        // Keep at least one decided byte: the scanner clamps the start of a span that began
+        // in dropped text to 0, and "inside" means strictly after the start, so every byte
+        // still to be asked about must sit at index 1 or later.
+        //
+        // Never cut through a backtick run either: the scanner may still be counting it, and
+        // it computes a span's end from the run's start.
+        let mut n = scanner_keep.min(done.saturating_sub(1));
+        while !self.text.is_char_boundary(n) {
+            n -= 1;
+        }
+        let bytes = self.text.as_bytes();
+        while n > 0 && bytes[n - 1] == b'`' {
+            n -= 1;
+        }
+        if n == 0 || n < self.text.len() - n {
+            return 0;
+        }
+        self.text.drain(..n);
+        self.scanner.drain(n);
+        n
+    }
+}
+
+/// ASCII whitespace as the stages understand it: space, tab, line feed, carriage return,
+/// form feed.
+#[inline]
+pub(crate) fn is_ascii_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c')
+}

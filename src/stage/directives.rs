@@ -1,0 +1,1235 @@
+//! Reply directives (SPEC §2): `MEDIA:` lines, `[[media:…]]`, `[[reply_to_current]]`,
+//! `[[reply_to: ID]]` and `[[audio_as_voice]]`, found outside code, removed from the text and
+//! reported as events in the order they appear.
+//!
+//! **`MEDIA:` lines.** A line that starts (after at most 3 spaces) with `MEDIA:` (upper case,
+//! as the model is instructed to write it; `Media:` in prose is text) is decided when its end
+//! of line arrives. The rest of the line holds items separated by spaces or tabs; an item that
+//! starts with `"` or `'` runs to the matching quote, so one quoted item may hold spaces. Each
+//! item is
+//! - an allowed `https://` URL (see [`is_allowed_media_url`]) → a media event;
+//! - a local path starting `/`, `./`, `~/` or a drive (`C:\`) with no `..` component → a
+//!   media event; a path-like item with a `..` component (or starting `../`) is removed and
+//!   not sent;
+//! - anything else, including a URL that is not allowed → stays as text.
+//!
+//! If no item is media or a removed path, the line is prose and stays untouched. A line of
+//! more than [`MAX_MEDIA_LINE_LEN`] bytes is never a directive.
+//!
+//! **Bracket directives** `[[keyword]]` / `[[keyword: value]]`: keywords are matched ignoring
+//! ASCII case, with spaces allowed around the keyword, the colon and the value. The reply tags
+//! must start the text or a line, or follow whitespace; `[[media:…]]` and
+//! `[[audio_as_voice]]` may appear anywhere. A `[[media:…]]` whose value is not allowed stays
+//! as text (a path with `..` is removed, as for `MEDIA:`). A `[[` whose `]]` has not arrived is
+//! held back until it does, the line ends, [`MAX_BRACKET_LEN`] bytes pass, or the message ends;
+//! then it is text. Unknown keywords (`[[wiki]]`) are text at once.
+//!
+//! **Reply target.** `[[reply_to: ID]]` sets an explicit target; the last explicit id wins.
+//! `[[reply_to_current]]` sets the current message only while no explicit id was seen. The
+//! target is sticky until [`DirectiveParser::reset`] (the next assistant message); a
+//! [`DirectiveEvent::ReplyTo`] is emitted each time the effective target changes.
+//!
+//! **Tidying** (only where something was removed; text without directives passes through
+//! byte for byte): the spaces around a removed directive collapse to one space, or to none at
+//! the start or end of a line; a line that held only directives disappears with its line
+//! break; a blank line that would follow another blank line (or the start of the output)
+//! because a directive line disappeared is dropped.
+
+use std::net::{Ipv4Addr, Ipv6Addr};
+use std::ops::Range;
+
+use memchr::{memchr, memchr2};
+
+use super::{CodeTracker, is_ascii_ws};
+use crate::payload::ReplyTarget;
+
+/// The longest bracket directive, in bytes, from `[[` through `]]`.
+pub const MAX_BRACKET_LEN: usize = 4096;
+
+/// The longest `MEDIA:` line, in bytes, indentation included, line break excluded.
+pub const MAX_MEDIA_LINE_LEN: usize = 8192;
+
+/// One step of the parser's output, in text order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DirectiveEvent {
+    /// Released text: this range of [`DirectiveOutput::text`].
+    Text(Range<usize>),
+    /// A media URL or local path to send, in place: text before it was released before it.
+    Media(String),
+    /// The reply target changed (it stays in force for the rest of the message).
+    ReplyTo(ReplyTarget),
+    /// `[[audio_as_voice]]` was seen for the first time in this message.
+    AudioAsVoice,
+}
+
+/// Reusable output buffer of [`DirectiveParser`]: the released text and the ordered events.
+/// [`DirectiveOutput::clear`] it after consuming; its capacity is kept.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DirectiveOutput {
+    /// All text released since the last clear.
+    pub text: String,
+    /// Events in order; adjacent text is merged into one [`DirectiveEvent::Text`].
+    pub events: Vec<DirectiveEvent>,
+}
+
+impl DirectiveOutput {
+    /// An empty output.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Empties the output, keeping its capacity.
+    pub fn clear(&mut self) {
+        self.text.clear();
+        self.events.clear();
+    }
+
+    /// Whether nothing was released.
+    pub fn is_empty(&self) -> bool {
+        self.events.is_empty()
+    }
+
+    /// The text of a [`DirectiveEvent::Text`] range.
+    pub fn slice(&self, range: &Range<usize>) -> &str {
+        &self.text[range.clone()]
+    }
+
+    fn push_text(&mut self, s: &str) {
+        if s.is_empty() {
+            return;
+        }
+        let start = self.text.len();
+        self.text.push_str(s);
+        let end = self.text.len();
+        match self.events.last_mut() {
+            Some(DirectiveEvent::Text(r)) if r.end == start => r.end = end,
+            _ => self.events.push(DirectiveEvent::Text(start..end)),
+        }
+    }
+}
+
+/// Streaming directive parser. One per stream; [`DirectiveParser::reset`] at each new
+/// assistant message. See the module docs for the rules.
+#[derive(Clone, Debug)]
+pub struct DirectiveParser {
+    input: CodeTracker,
+    /// Bytes of `input.text` already decided.
+    done: usize,
+    /// `done` is at the start of a line (a `MEDIA:` line may begin there).
+    at_line_start: bool,
+    /// The input byte just before `done` (`None` at the start of the message).
+    prev_byte: Option<u8>,
+    tidy: LineTidy,
+    reply_target: Option<ReplyTarget>,
+    reply_explicit: bool,
+    audio_as_voice: bool,
+}
+
+impl Default for DirectiveParser {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// What a `[[` turned out to be.
+enum BracketOutcome {
+    /// Not decided yet: wait for more text.
+    Hold,
+    /// A directive of this many bytes was applied and removed.
+    Removed(usize),
+    /// Text.
+    Text,
+}
+
+impl DirectiveParser {
+    /// A parser at the start of a message.
+    pub fn new() -> Self {
+        DirectiveParser {
+            input: CodeTracker::default(),
+            done: 0,
+            at_line_start: true,
+            prev_byte: None,
+            tidy: LineTidy::new(),
+            reply_target: None,
+            reply_explicit: false,
+            audio_as_voice: false,
+        }
+    }
+
+    /// The reply target in force (sticky for the rest of the message).
+    pub fn reply_target(&self) -> Option<&ReplyTarget> {
+        self.reply_target.as_ref()
+    }
+
+    /// Whether `[[audio_as_voice]]` was seen in this message.
+    pub fn audio_as_voice(&self) -> bool {
+        self.audio_as_voice
+    }
+
+    /// Feeds the next piece of answer text; appends released text and events to `out`.
+    pub fn push(&mut self, text: &str, out: &mut DirectiveOutput) {
+        self.input.text.push_str(text);
+        self.run(false, out);
+    }
+
+    /// Ends the message's text: decides everything held back (an unfinished `[[…` or a
+    /// `MEDIA:` line without a line break). The reply target and audio flag stay readable
+    /// until [`DirectiveParser::reset`].
+    pub fn finish(&mut self, out: &mut DirectiveOutput) {
+        self.run(true, out);
+        self.tidy.finish(out);
+        self.input.reset();
+        self.done = 0;
+        self.at_line_start = true;
+        self.prev_byte = None;
+    }
+
+    /// Forgets the current message, sticky state included, keeping buffer capacity.
+    pub fn reset(&mut self) {
+        self.input.reset();
+        self.done = 0;
+        self.at_line_start = true;
+        self.prev_byte = None;
+        self.tidy.reset();
+        self.reply_target = None;
+        self.reply_explicit = false;
+        self.audio_as_voice = false;
+    }
+
+    fn run(&mut self, at_end: bool, out: &mut DirectiveOutput) {
+        loop {
+            let len = self.input.text.len();
+            if self.done >= len {
+                break;
+            }
+            if self.at_line_start {
+                let bytes = &self.input.text.as_bytes()[self.done..];
+                match media_line_start(bytes, at_end) {
+                    LineStart::Hold => break,
+                    LineStart::NotMedia => self.at_line_start = false,
+                    LineStart::Line {
+                        marker,
+                        end,
+                        newline,
+                    } => {
+                        let (start, marker, end) = (self.done, self.done + marker, self.done + end);
+                        if !self.input.in_code(marker) && self.media_line(start, marker, end, out) {
+                            if newline {
+                                self.tidy.newline(out);
+                                self.done = end + 1;
+                                self.prev_byte = Some(b'\n');
+                            } else {
+                                self.done = end;
+                                self.at_line_start = false;
+                            }
+                            continue;
+                        }
+                        self.at_line_start = false;
+                    }
+                }
+            }
+            let bytes = self.input.text.as_bytes();
+            let Some(i) = memchr2(b'[', b'\n', &bytes[self.done..]) else {
+                self.emit_text(self.done, len, out);
+                self.done = len;
+                break;
+            };
+            let p = self.done + i;
+            let is_newline = bytes[p] == b'\n';
+            self.emit_text(self.done, p, out);
+            self.done = p;
+            if is_newline {
+                self.tidy.newline(out);
+                self.done = p + 1;
+                self.prev_byte = Some(b'\n');
+                self.at_line_start = true;
+                continue;
+            }
+            match self.bracket_at(p, at_end, out) {
+                BracketOutcome::Hold => break,
+                // A removed directive is invisible: `prev_byte` stays what preceded it, so
+                // `[[audio_as_voice]][[reply_to_current]]` at a line start is two directives.
+                BracketOutcome::Removed(n) => self.done = p + n,
+                BracketOutcome::Text => {
+                    self.emit_text(p, p + 1, out);
+                    self.done = p + 1;
+                }
+            }
+        }
+        self.done -= self.input.settle(self.done);
+    }
+
+    /// Releases input bytes `start..end` (no line break among them) as text.
+    fn emit_text(&mut self, start: usize, end: usize, out: &mut DirectiveOutput) {
+        if start < end {
+            self.tidy.text(&self.input.text[start..end], out);
+            self.prev_byte = Some(self.input.text.as_bytes()[end - 1]);
+        }
+    }
+
+    /// Decides the `[` at `p`.
+    fn bracket_at(&mut self, p: usize, at_end: bool, out: &mut DirectiveOutput) -> BracketOutcome {
+        let bytes = self.input.text.as_bytes();
+        match bytes.get(p + 1) {
+            None if at_end => return BracketOutcome::Text,
+            None => return BracketOutcome::Hold,
+            Some(b'[') => {}
+            Some(_) => return BracketOutcome::Text,
+        }
+        if self.input.in_code(p) {
+            return BracketOutcome::Text;
+        }
+        let bytes = &self.input.text.as_bytes()[p..];
+        let (kind, value, len) = match match_bracket(bytes) {
+            BracketMatch::Partial if !at_end => return BracketOutcome::Hold,
+            BracketMatch::Partial | BracketMatch::NotDirective => return BracketOutcome::Text,
+            BracketMatch::Directive { kind, value, len } => (kind, value, len),
+        };
+        // Values are ASCII-delimited ranges of valid UTF-8, so this slice is on boundaries.
+        let value = &self.input.text[p + value.start..p + value.end];
+        match kind {
+            BracketKind::ReplyCurrent | BracketKind::ReplyTo => {
+                if !self.prev_byte.is_none_or(is_ascii_ws) {
+                    return BracketOutcome::Text;
+                }
+                if kind == BracketKind::ReplyTo {
+                    let changed =
+                        !matches!(&self.reply_target, Some(ReplyTarget::Id(id)) if id == value);
+                    self.reply_explicit = true;
+                    if changed {
+                        self.reply_target = Some(ReplyTarget::Id(value.to_string()));
+                        out.events
+                            .push(DirectiveEvent::ReplyTo(ReplyTarget::Id(value.to_string())));
+                    }
+                } else if !self.reply_explicit && self.reply_target.is_none() {
+                    self.reply_target = Some(ReplyTarget::Current);
+                    out.events
+                        .push(DirectiveEvent::ReplyTo(ReplyTarget::Current));
+                }
+            }
+            BracketKind::AudioAsVoice => {
+                if !self.audio_as_voice {
+                    self.audio_as_voice = true;
+                    out.events.push(DirectiveEvent::AudioAsVoice);
+                }
+            }
+            BracketKind::Media => {
+                let value = unquote(value);
+                match classify_media_item(value) {
+                    MediaItem::Keep => return BracketOutcome::Text,
+                    MediaItem::Drop => {}
+                    MediaItem::Send => out.events.push(DirectiveEvent::Media(value.to_string())),
+                }
+            }
+        }
+        self.tidy.removal();
+        BracketOutcome::Removed(len)
+    }
+
+    /// Handles the `MEDIA:` line `start..end` whose marker is at `marker`. Returns false
+    /// (and outputs nothing) when the line is prose.
+    fn media_line(
+        &mut self,
+        start: usize,
+        marker: usize,
+        end: usize,
+        out: &mut DirectiveOutput,
+    ) -> bool {
+        let line = &self.input.text[marker + b"MEDIA:".len()..end];
+        // A line break written as CRLF: the CR belongs to the break, not to the last item.
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        if !MediaItems::new(line).any(|item| classify_media_item(item.value) != MediaItem::Keep) {
+            return false;
+        }
+        let tidy = &mut self.tidy;
+        tidy.text(&self.input.text[start..marker], out);
+        tidy.removal();
+        let mut pos = 0;
+        for item in MediaItems::new(line) {
+            tidy.text(&line[pos..item.raw.start], out);
+            match classify_media_item(item.value) {
+                MediaItem::Send => {
+                    out.events
+                        .push(DirectiveEvent::Media(item.value.to_string()));
+                    tidy.removal();
+                }
+                MediaItem::Drop => tidy.removal(),
+                MediaItem::Keep => tidy.text(&line[item.raw.clone()], out),
+            }
+            pos = item.raw.end;
+        }
+        tidy.text(&line[pos..], out);
+        true
+    }
+}
+
+/// Whitespace bookkeeping so removed directives leave no double spaces or empty lines.
+#[derive(Clone, Debug)]
+struct LineTidy {
+    /// Spaces and tabs not yet released: what they become depends on what follows.
+    pending_ws: String,
+    /// The current line has released non-space text.
+    line_has_text: bool,
+    /// A directive was removed on the current line.
+    line_had_removal: bool,
+    /// A directive was removed since the last released text.
+    removed_since_text: bool,
+    /// The last released line was blank, or nothing was released yet.
+    prev_line_blank: bool,
+    /// A directive-only line disappeared and no text followed yet: a blank line that would
+    /// sit after another blank line is dropped.
+    squeeze_blank: bool,
+}
+
+impl LineTidy {
+    fn new() -> Self {
+        LineTidy {
+            pending_ws: String::new(),
+            line_has_text: false,
+            line_had_removal: false,
+            removed_since_text: false,
+            prev_line_blank: true,
+            squeeze_blank: false,
+        }
+    }
+
+    fn reset(&mut self) {
+        let mut ws = std::mem::take(&mut self.pending_ws);
+        ws.clear();
+        *self = LineTidy {
+            pending_ws: ws,
+            ..LineTidy::new()
+        };
+    }
+
+    /// Text without a line break.
+    fn text(&mut self, seg: &str, out: &mut DirectiveOutput) {
+        // A CR counts as trailing space so that a CRLF directive-only line disappears whole.
+        let is_space = |c: char| c == ' ' || c == '\t' || c == '\r';
+        let head = seg.trim_start_matches(is_space);
+        if head.is_empty() {
+            self.pending_ws.push_str(seg);
+            return;
+        }
+        let body = head.trim_end_matches(is_space);
+        let lead = &seg[..seg.len() - head.len()];
+        let trail = &head[body.len()..];
+        if self.removed_since_text {
+            // Spaces that touch a removed directive collapse to one, or to none at the
+            // start of a line.
+            if self.line_has_text && !(self.pending_ws.is_empty() && lead.is_empty()) {
+                out.push_text(" ");
+            }
+        } else {
+            out.push_text(&self.pending_ws);
+            out.push_text(lead);
+        }
+        self.pending_ws.clear();
+        out.push_text(body);
+        self.pending_ws.push_str(trail);
+        self.line_has_text = true;
+        self.removed_since_text = false;
+        self.squeeze_blank = false;
+    }
+
+    fn removal(&mut self) {
+        self.line_had_removal = true;
+        self.removed_since_text = true;
+    }
+
+    fn newline(&mut self, out: &mut DirectiveOutput) {
+        if self.line_has_text {
+            if !self.line_had_removal {
+                out.push_text(&self.pending_ws);
+            }
+            out.push_text("\n");
+            self.prev_line_blank = false;
+        } else if self.line_had_removal {
+            // The line held only directives: it disappears, line break included.
+            self.squeeze_blank = true;
+        } else if !(self.squeeze_blank && self.prev_line_blank) {
+            out.push_text(&self.pending_ws);
+            out.push_text("\n");
+            self.prev_line_blank = true;
+        }
+        self.pending_ws.clear();
+        self.line_has_text = false;
+        self.line_had_removal = false;
+        self.removed_since_text = false;
+    }
+
+    /// The end of the text (the last line has no line break).
+    fn finish(&mut self, out: &mut DirectiveOutput) {
+        let keep_ws = if self.line_has_text {
+            !self.line_had_removal
+        } else {
+            !(self.line_had_removal || (self.squeeze_blank && self.prev_line_blank))
+        };
+        if keep_ws {
+            out.push_text(&self.pending_ws);
+        }
+        self.reset();
+    }
+}
+
+/// How a `MEDIA:` line's start looks.
+#[derive(Debug, PartialEq, Eq)]
+enum LineStart {
+    /// Could still be a `MEDIA:` line: wait for more text.
+    Hold,
+    NotMedia,
+    /// A `MEDIA:` line: marker at `marker`, line content ends at `end` (the line break or
+    /// the end of the text), offsets from the line start.
+    Line {
+        marker: usize,
+        end: usize,
+        newline: bool,
+    },
+}
+
+fn media_line_start(s: &[u8], at_end: bool) -> LineStart {
+    let wait = if at_end {
+        LineStart::NotMedia
+    } else {
+        LineStart::Hold
+    };
+    let indent = s.iter().take(4).take_while(|&&b| b == b' ').count();
+    if indent > 3 {
+        return LineStart::NotMedia;
+    }
+    for (k, &want) in b"MEDIA:".iter().enumerate() {
+        match s.get(indent + k) {
+            None => return wait,
+            Some(&b) if b != want => return LineStart::NotMedia,
+            Some(_) => {}
+        }
+    }
+    let after = indent + b"MEDIA:".len();
+    match memchr(b'\n', &s[after..]) {
+        Some(j) if after + j <= MAX_MEDIA_LINE_LEN => LineStart::Line {
+            marker: indent,
+            end: after + j,
+            newline: true,
+        },
+        Some(_) => LineStart::NotMedia,
+        None if s.len() > MAX_MEDIA_LINE_LEN => LineStart::NotMedia,
+        None if at_end => LineStart::Line {
+            marker: indent,
+            end: s.len(),
+            newline: false,
+        },
+        None => LineStart::Hold,
+    }
+}
+
+/// One item of a `MEDIA:` line.
+struct MediaItemSpan<'a> {
+    /// The item as written, quotes included (offsets into the line).
+    raw: Range<usize>,
+    /// The item without its quotes.
+    value: &'a str,
+}
+
+/// Splits the rest of a `MEDIA:` line into items (see the module docs).
+struct MediaItems<'a> {
+    line: &'a str,
+    pos: usize,
+}
+
+impl<'a> MediaItems<'a> {
+    fn new(line: &'a str) -> Self {
+        MediaItems { line, pos: 0 }
+    }
+}
+
+impl<'a> Iterator for MediaItems<'a> {
+    type Item = MediaItemSpan<'a>;
+
+    fn next(&mut self) -> Option<MediaItemSpan<'a>> {
+        let bytes = self.line.as_bytes();
+        let mut i = self.pos;
+        while i < bytes.len() && (bytes[i] == b' ' || bytes[i] == b'\t') {
+            i += 1;
+        }
+        if i == bytes.len() {
+            self.pos = i;
+            return None;
+        }
+        let start = i;
+        let quote = bytes[i];
+        let close = match quote {
+            b'"' | b'\'' => memchr(quote, &bytes[i + 1..]),
+            _ => None,
+        };
+        if let Some(close) = close {
+            let end = i + 1 + close + 1;
+            self.pos = end;
+            return Some(MediaItemSpan {
+                raw: start..end,
+                value: &self.line[start + 1..end - 1],
+            });
+        }
+        while i < bytes.len() && bytes[i] != b' ' && bytes[i] != b'\t' {
+            i += 1;
+        }
+        self.pos = i;
+        Some(MediaItemSpan {
+            raw: start..i,
+            value: &self.line[start..i],
+        })
+    }
+}
+
+/// What to do with one media item.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum MediaItem {
+    /// An allowed URL or local path: send it.
+    Send,
+    /// A local path that is not allowed: remove it, send nothing.
+    Drop,
+    /// Not media (or a URL that is not allowed): leave it as text.
+    Keep,
+}
+
+fn classify_media_item(item: &str) -> MediaItem {
+    let item = item.trim_matches([' ', '\t']);
+    if has_prefix_ignore_case(item, "https://") {
+        return if is_allowed_media_url(item) {
+            MediaItem::Send
+        } else {
+            MediaItem::Keep
+        };
+    }
+    match is_allowed_local_path(item) {
+        Some(true) => MediaItem::Send,
+        Some(false) => MediaItem::Drop,
+        None => MediaItem::Keep,
+    }
+}
+
+/// Strips one pair of matching quotes around a bracket directive's value.
+fn unquote(value: &str) -> &str {
+    let b = value.as_bytes();
+    if b.len() >= 2 && (b[0] == b'"' || b[0] == b'\'') && b[b.len() - 1] == b[0] {
+        &value[1..value.len() - 1]
+    } else {
+        value
+    }
+}
+
+fn has_prefix_ignore_case(s: &str, prefix: &str) -> bool {
+    s.len() >= prefix.len() && s.as_bytes()[..prefix.len()].eq_ignore_ascii_case(prefix.as_bytes())
+}
+
+fn has_suffix_ignore_case(s: &str, suffix: &str) -> bool {
+    s.len() >= suffix.len()
+        && s.as_bytes()[s.len() - suffix.len()..].eq_ignore_ascii_case(suffix.as_bytes())
+}
+
+/// Whether `item` looks like a local path (`Some`), and if so whether it is allowed: it
+/// starts with `/`, `./`, `~/` or a drive letter and `:\`, has no `..` component and no
+/// control character. `../x` is a path that is not allowed.
+pub fn is_allowed_local_path(item: &str) -> Option<bool> {
+    let b = item.as_bytes();
+    let drive = b.len() >= 3 && b[0].is_ascii_alphabetic() && b[1] == b':' && b[2] == b'\\';
+    let path_like = item.starts_with('/')
+        || item.starts_with("./")
+        || item.starts_with("~/")
+        || item.starts_with("../")
+        || drive;
+    if !path_like {
+        return None;
+    }
+    let traversal = item.split(['/', '\\']).any(|part| part == "..");
+    Some(!traversal && !item.chars().any(char::is_control))
+}
+
+/// Whether `url` is an `https://` URL that may be fetched and sent: no userinfo, a host that
+/// is public — not `localhost` (or under it), not an IP literal that is loopback, private,
+/// link-local, shared (CGNAT), unspecified, multicast, documentation or otherwise reserved,
+/// not a single label, not under `.local` or `.internal`, not a cloud metadata name — and
+/// only ASCII hostname characters (international names must be in punycode). A host whose
+/// last label is numeric must be a plain dotted-quad IPv4 address (no `127.1`, `0x7f.1`).
+pub fn is_allowed_media_url(url: &str) -> bool {
+    if !has_prefix_ignore_case(url, "https://")
+        || url.chars().any(|c| c.is_control() || c.is_whitespace())
+    {
+        return false;
+    }
+    let rest = &url["https://".len()..];
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let authority = &rest[..authority_end];
+    if authority.contains(['@', '\\']) {
+        return false;
+    }
+    let (host, port) = if let Some(inner) = authority.strip_prefix('[') {
+        let Some(close) = inner.find(']') else {
+            return false;
+        };
+        let Ok(ip) = inner[..close].parse::<Ipv6Addr>() else {
+            return false;
+        };
+        if !is_public_ipv6(ip) {
+            return false;
+        }
+        (None, &inner[close + 1..])
+    } else {
+        match authority.find(':') {
+            Some(colon) => (Some(&authority[..colon]), &authority[colon..]),
+            None => (Some(authority), ""),
+        }
+    };
+    if !port.is_empty() {
+        let Some(digits) = port.strip_prefix(':') else {
+            return false;
+        };
+        if digits.is_empty() || digits.len() > 5 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return false;
+        }
+    }
+    host.is_none_or(is_public_hostname)
+}
+
+/// Host names that answer with cloud instance metadata.
+const METADATA_HOSTS: [&str; 4] = [
+    "metadata.google.internal",
+    "metadata.goog",
+    "metadata.tencentyun.com",
+    "instance-data.ec2.internal",
+];
+
+fn is_public_hostname(host: &str) -> bool {
+    let host = host.strip_suffix('.').unwrap_or(host);
+    if host.is_empty()
+        || host.len() > 253
+        || !host
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.' || b == b'_')
+    {
+        return false;
+    }
+    if host
+        .split('.')
+        .any(|label| label.is_empty() || label.len() > 63)
+    {
+        return false;
+    }
+    let Some((_, last)) = host.rsplit_once('.') else {
+        return false; // a single label
+    };
+    let numeric_last =
+        last.bytes().all(|b| b.is_ascii_digit()) || has_prefix_ignore_case(last, "0x");
+    if numeric_last {
+        return host.parse::<Ipv4Addr>().is_ok_and(is_public_ipv4);
+    }
+    let private_suffix = [".localhost", ".local", ".internal"]
+        .iter()
+        .any(|s| has_suffix_ignore_case(host, s));
+    !private_suffix && !METADATA_HOSTS.iter().any(|m| m.eq_ignore_ascii_case(host))
+}
+
+fn is_public_ipv4(ip: Ipv4Addr) -> bool {
+    let [a, b, c, _] = ip.octets();
+    let reserved = a == 0
+        || a == 10
+        || a == 127
+        || (a == 100 && (64..=127).contains(&b)) // shared address space (CGNAT, Alibaba metadata)
+        || (a == 169 && b == 254) // link-local, cloud metadata
+        || (a == 172 && (16..=31).contains(&b))
+        || (a == 192 && b == 168)
+        || (a == 192 && b == 0 && (c == 0 || c == 2)) // IETF assignments, documentation
+        || (a == 198 && (b == 18 || b == 19)) // benchmarking
+        || (a == 198 && b == 51 && c == 100) // documentation
+        || (a == 203 && b == 0 && c == 113) // documentation
+        || a >= 224; // multicast, reserved, broadcast
+    !reserved
+}
+
+fn is_public_ipv6(ip: Ipv6Addr) -> bool {
+    if let Some(v4) = ip.to_ipv4_mapped() {
+        return is_public_ipv4(v4);
+    }
+    let s = ip.segments();
+    // Only global unicast (2000::/3) is public; that excludes loopback, unspecified,
+    // unique-local (fc00::/7, where AWS metadata lives), link-local, multicast, NAT64.
+    let global = (s[0] & 0xe000) == 0x2000;
+    let documentation = s[0] == 0x2001 && s[1] == 0x0db8;
+    let teredo = s[0] == 0x2001 && s[1] == 0;
+    let six_to_four_private = s[0] == 0x2002 && {
+        let [a, b] = s[1].to_be_bytes();
+        let [c, d] = s[2].to_be_bytes();
+        !is_public_ipv4(Ipv4Addr::new(a, b, c, d))
+    };
+    global && !documentation && !teredo && !six_to_four_private
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BracketKind {
+    ReplyCurrent,
+    ReplyTo,
+    AudioAsVoice,
+    Media,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum BracketMatch {
+    /// A directive of `len` bytes; `value` (trimmed, relative to the `[[`) is empty for
+    /// keywords without one.
+    Directive {
+        kind: BracketKind,
+        value: Range<usize>,
+        len: usize,
+    },
+    Partial,
+    NotDirective,
+}
+
+/// Keywords (lower case) and whether they take a `: value`.
+const BRACKET_KEYWORDS: [(&[u8], BracketKind, bool); 4] = [
+    (b"reply_to_current", BracketKind::ReplyCurrent, false),
+    (b"reply_to", BracketKind::ReplyTo, true),
+    (b"audio_as_voice", BracketKind::AudioAsVoice, false),
+    (b"media", BracketKind::Media, true),
+];
+
+/// Matches a bracket directive at the start of `s` (which starts with `[[`).
+fn match_bracket(s: &[u8]) -> BracketMatch {
+    let n = s.len().min(MAX_BRACKET_LEN);
+    let ran_out = if s.len() >= MAX_BRACKET_LEN {
+        BracketMatch::NotDirective
+    } else {
+        BracketMatch::Partial
+    };
+    let skip_spaces = |mut i: usize| {
+        while i < n && (s[i] == b' ' || s[i] == b'\t') {
+            i += 1;
+        }
+        i
+    };
+    let mut i = skip_spaces(2);
+    let kw_start = i;
+    while i < n && (s[i].is_ascii_alphabetic() || s[i] == b'_') {
+        i += 1;
+    }
+    let kw = &s[kw_start..i];
+    if i == n {
+        let could_be = BRACKET_KEYWORDS.iter().any(|(full, _, _)| {
+            full.len() >= kw.len() && full[..kw.len()].eq_ignore_ascii_case(kw)
+        });
+        return if could_be {
+            ran_out
+        } else {
+            BracketMatch::NotDirective
+        };
+    }
+    let Some(&(_, kind, takes_value)) = BRACKET_KEYWORDS
+        .iter()
+        .find(|(full, _, _)| full.eq_ignore_ascii_case(kw))
+    else {
+        return BracketMatch::NotDirective;
+    };
+    i = skip_spaces(i);
+    if i == n {
+        return ran_out;
+    }
+    if !takes_value {
+        return match (s[i], s.get(i + 1).filter(|_| i + 1 < n)) {
+            (b']', Some(b']')) => BracketMatch::Directive {
+                kind,
+                value: i..i,
+                len: i + 2,
+            },
+            (b']', None) => ran_out,
+            _ => BracketMatch::NotDirective,
+        };
+    }
+    if s[i] != b':' {
+        return BracketMatch::NotDirective;
+    }
+    let value_start = i + 1;
+    let mut j = value_start;
+    loop {
+        let Some(k) = memchr2(b']', b'\n', &s[j..n]) else {
+            return ran_out;
+        };
+        let at = j + k;
+        if s[at] == b'\n' {
+            return BracketMatch::NotDirective;
+        }
+        if at + 1 == n {
+            return ran_out;
+        }
+        if s[at + 1] == b']' {
+            let mut a = value_start;
+            let mut b = at;
+            while a < b && (s[a] == b' ' || s[a] == b'\t') {
+                a += 1;
+            }
+            while b > a && (s[b - 1] == b' ' || s[b - 1] == b'\t') {
+                b -= 1;
+            }
+            if a == b {
+                return BracketMatch::NotDirective;
+            }
+            return BracketMatch::Directive {
+                kind,
+                value: a..b,
+                len: at + 2,
+            };
+        }
+        j = at + 1;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Output flattened for comparison: text pieces and events in order.
+    #[derive(Debug, PartialEq, Eq, Clone)]
+    enum Ev {
+        T(String),
+        M(String),
+        R(ReplyTarget),
+        V,
+    }
+
+    fn run_split(text: &str, cuts: &[usize]) -> Vec<Ev> {
+        let mut p = DirectiveParser::new();
+        let mut out = DirectiveOutput::new();
+        let mut evs = Vec::new();
+        let mut start = 0;
+        let take = |out: &mut DirectiveOutput, evs: &mut Vec<Ev>| {
+            for e in &out.events {
+                let ev = match e {
+                    DirectiveEvent::Text(r) => Ev::T(out.text[r.clone()].to_string()),
+                    DirectiveEvent::Media(m) => Ev::M(m.clone()),
+                    DirectiveEvent::ReplyTo(t) => Ev::R(t.clone()),
+                    DirectiveEvent::AudioAsVoice => Ev::V,
+                };
+                // Merge text across pushes so the result does not depend on the split.
+                match (evs.last_mut(), ev) {
+                    (Some(Ev::T(prev)), Ev::T(s)) => prev.push_str(&s),
+                    (_, ev) => evs.push(ev),
+                }
+            }
+            out.clear();
+        };
+        for &c in cuts {
+            p.push(&text[start..c], &mut out);
+            take(&mut out, &mut evs);
+            start = c;
+        }
+        p.push(&text[start..], &mut out);
+        take(&mut out, &mut evs);
+        p.finish(&mut out);
+        take(&mut out, &mut evs);
+        evs
+    }
+
+    fn run(text: &str) -> Vec<Ev> {
+        run_split(text, &[])
+    }
+
+    fn run_chars(text: &str) -> Vec<Ev> {
+        let cuts: Vec<usize> = text.char_indices().map(|(i, _)| i).skip(1).collect();
+        run_split(text, &cuts)
+    }
+
+    fn check_all_splits(text: &str, expected: &[Ev]) {
+        assert_eq!(run(text), expected, "whole {text:?}");
+        for (i, _) in text.char_indices().skip(1) {
+            assert_eq!(run_split(text, &[i]), expected, "split at {i} of {text:?}");
+        }
+        assert_eq!(run_chars(text), expected, "char by char {text:?}");
+    }
+
+    fn t(s: &str) -> Ev {
+        Ev::T(s.to_string())
+    }
+    fn m(s: &str) -> Ev {
+        Ev::M(s.to_string())
+    }
+    fn id(s: &str) -> Ev {
+        Ev::R(ReplyTarget::Id(s.to_string()))
+    }
+
+    #[test]
+    fn media_line_with_url() {
+        check_all_splits(
+            "Here is the chart.\n\nMEDIA: https://files.example.com/a.png\n\nIt grew.",
+            &[
+                t("Here is the chart.\n\n"),
+                m("https://files.example.com/a.png"),
+                t("It grew."),
+            ],
+        );
+        check_all_splits(
+            "A\nMEDIA:https://cdn.example.org/x.jpg\nB",
+            &[t("A\n"), m("https://cdn.example.org/x.jpg"), t("B")],
+        );
+        check_all_splits(
+            "   MEDIA: https://example.com/v.mp4",
+            &[m("https://example.com/v.mp4")],
+        );
+    }
+
+    #[test]
+    fn media_line_several_items_and_quoted() {
+        check_all_splits(
+            "MEDIA: https://a.example.com/1.png ./out/2.png ~/3.png\nok",
+            &[
+                m("https://a.example.com/1.png"),
+                m("./out/2.png"),
+                m("~/3.png"),
+                t("ok"),
+            ],
+        );
+        check_all_splits(
+            "MEDIA: \"/tmp/my chart.png\"\nok",
+            &[m("/tmp/my chart.png"), t("ok")],
+        );
+        check_all_splits("MEDIA: C:\\Users\\me\\a.png", &[m("C:\\Users\\me\\a.png")]);
+    }
+
+    #[test]
+    fn invalid_urls_stay_invalid_paths_go() {
+        for bad in [
+            "https://localhost/a.png",
+            "https://foo.localhost/a.png",
+            "https://127.0.0.1/a.png",
+            "https://10.1.2.3/a.png",
+            "https://172.16.0.1/a.png",
+            "https://192.168.1.1/a.png",
+            "https://169.254.169.254/latest/meta-data",
+            "https://100.100.100.200/x",
+            "https://0.0.0.0/x",
+            "https://127.1/x",
+            "https://0x7f.0.0.1/x",
+            "https://2130706433.0/x",
+            "https://[::1]/x",
+            "https://[fe80::1]/x",
+            "https://[fd00:ec2::254]/x",
+            "https://[::ffff:127.0.0.1]/x",
+            "https://[::ffff:10.0.0.1]/x",
+            "https://printer.local/x",
+            "https://db.internal/x",
+            "https://metadata.google.internal/computeMetadata/v1/",
+            "https://metadata.goog/x",
+            "https://intranet/x",
+            "https://user:pw@example.com/x",
+            "https://user@example.com/x",
+            "https://example.com:abc/x",
+            "https://exa mple.com/x",
+            "https://bücher.de/x",
+            "http://example.com/a.png",
+            "https:///x",
+            "https://",
+        ] {
+            assert!(!is_allowed_media_url(bad), "{bad}");
+        }
+        for good in [
+            "https://example.com/a.png",
+            "https://EXAMPLE.com./a.png",
+            "https://cdn.example.com:8443/a.png?x=1#f",
+            "https://8.8.8.8/a.png",
+            "https://[2606:4700::1111]/a.png",
+            "https://xn--bcher-kva.de/x",
+            "HTTPS://example.com",
+        ] {
+            assert!(is_allowed_media_url(good), "{good}");
+        }
+        // An invalid URL stays as text: the line is prose.
+        let line = "MEDIA: https://localhost/a.png\nnext";
+        check_all_splits(line, &[t(line)]);
+        // Mixed: the good one is sent, the bad URL stays, the bad path goes.
+        check_all_splits(
+            "MEDIA: https://ok.example.com/a.png https://127.0.0.1/b.png ../etc/passwd\nnext",
+            &[
+                m("https://ok.example.com/a.png"),
+                t("https://127.0.0.1/b.png\nnext"),
+            ],
+        );
+        // A traversal path alone: removed, nothing sent, line gone.
+        check_all_splits("a\nMEDIA: /srv/../etc/shadow\nb", &[t("a\nb")]);
+    }
+
+    #[test]
+    fn prose_and_code_are_not_directives() {
+        for text in [
+            "The MEDIA: tag attaches files.",
+            "MEDIA: is how you attach things",
+            "Media: https://example.com/a.png",
+            "    MEDIA: https://example.com/a.png",
+            "```\nMEDIA: https://example.com/a.png\n```\n",
+            "```md\n[[reply_to_current]] [[media:https://example.com/a.png]]\n```",
+            "Write `[[audio_as_voice]]` to send voice.",
+            "a[[reply_to_current]]",
+            "[[wiki link]] and [[unknown]]",
+            "[[reply_to: ]]",
+            "[[media: https://localhost/x.png]]",
+            "[[reply_to_current",
+            "x [[reply_to: abc\n]]",
+            "MEDI",
+            "[",
+            "[[",
+        ] {
+            check_all_splits(text, &[t(text)]);
+        }
+    }
+
+    #[test]
+    fn reply_to_split_and_sticky() {
+        let mut p = DirectiveParser::new();
+        let mut out = DirectiveOutput::new();
+        p.push("Hi [[repl", &mut out);
+        assert_eq!(out.text, "Hi");
+        assert!(p.reply_target().is_none());
+        p.push("y_to: abc]] there", &mut out);
+        assert_eq!(p.reply_target(), Some(&ReplyTarget::Id("abc".into())));
+        p.push(" and [[reply_to_current]] more", &mut out);
+        // An explicit id outranks reply_to_current.
+        assert_eq!(p.reply_target(), Some(&ReplyTarget::Id("abc".into())));
+        p.finish(&mut out);
+        assert_eq!(out.text, "Hi there and more");
+        assert_eq!(p.reply_target(), Some(&ReplyTarget::Id("abc".into())));
+        p.reset();
+        assert!(p.reply_target().is_none());
+
+        check_all_splits(
+            "[[Reply_To : 1]] a [[ reply_to: 2 ]]\nb",
+            &[id("1"), t("a"), id("2"), t("\nb")],
+        );
+        check_all_splits(
+            "[[reply_to_current]] Here is last week's chart.",
+            &[Ev::R(ReplyTarget::Current), t("Here is last week's chart.")],
+        );
+    }
+
+    #[test]
+    fn adjacent_directives_and_crlf() {
+        check_all_splits(
+            "[[audio_as_voice]][[reply_to_current]]\r\nHi\r\n",
+            &[Ev::V, Ev::R(ReplyTarget::Current), t("Hi\r\n")],
+        );
+        check_all_splits(
+            "x\r\nMEDIA: /tmp/a.png\r\ny",
+            &[t("x\r\n"), m("/tmp/a.png"), t("y")],
+        );
+    }
+
+    #[test]
+    fn bracket_media_and_audio() {
+        check_all_splits(
+            "See [[media:https://example.com/a.ogg]] now [[audio_as_voice]]",
+            &[t("See"), m("https://example.com/a.ogg"), t(" now"), Ev::V],
+        );
+        check_all_splits("[[media: \"/tmp/a b.png\" ]]", &[m("/tmp/a b.png")]);
+    }
+
+    #[test]
+    fn tidy_lines() {
+        check_all_splits(
+            "[[reply_to_current]]\nHello",
+            &[Ev::R(ReplyTarget::Current), t("Hello")],
+        );
+        check_all_splits(
+            "Hello [[audio_as_voice]]\nWorld",
+            &[t("Hello"), Ev::V, t("\nWorld")],
+        );
+        check_all_splits(
+            "P1\n\n[[audio_as_voice]]\n\nP2",
+            &[t("P1\n\n"), Ev::V, t("P2")],
+        );
+        check_all_splits(
+            "P1\n[[audio_as_voice]]\n\nP2",
+            &[t("P1\n"), Ev::V, t("\nP2")],
+        );
+        // Hard line breaks and blank lines without directives are kept.
+        check_all_splits("a  \nb\n\n\n  \nc   ", &[t("a  \nb\n\n\n  \nc   ")]);
+    }
+
+    #[test]
+    fn sample_reply() {
+        let text = "[[reply_to_current]] Here is last week's sales chart.\n\nMEDIA: https://files.example.com/charts/sales-week-47.png\n\nSales grew 75%.\n\nThe raw numbers:\n\nMEDIA: https://files.example.com/exports/sales-week-47.csv\n\nSummary.";
+        check_all_splits(
+            text,
+            &[
+                Ev::R(ReplyTarget::Current),
+                t("Here is last week's sales chart.\n\n"),
+                m("https://files.example.com/charts/sales-week-47.png"),
+                t("Sales grew 75%.\n\nThe raw numbers:\n\n"),
+                m("https://files.example.com/exports/sales-week-47.csv"),
+                t("Summary."),
+            ],
+        );
+    }
+
+    #[test]
+    fn long_plain_text_keeps_buffer_small() {
+        let mut p = DirectiveParser::new();
+        let mut out = DirectiveOutput::new();
+        let para = "word word word word word word word word word word word word.\n";
+        for _ in 0..2000 {
+            for piece in para.as_bytes().chunks(4) {
+                p.push(std::str::from_utf8(piece).unwrap(), &mut out);
+                assert!(p.input.text.len() < 256, "{}", p.input.text.len());
+            }
+            out.clear();
+        }
+    }
+
+    fn directive_text() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            "[a-z \\[\\]:/.`\n]{0,8}",
+            Just("MEDIA: https://example.com/a.png".to_string()),
+            Just("MEDIA: ../x".to_string()),
+            Just("MEDIA: https://localhost/a".to_string()),
+            Just("MEDIA:".to_string()),
+            Just("[[reply_to_current]]".to_string()),
+            Just("[[reply_to: 42]]".to_string()),
+            Just("[[audio_as_voice]]".to_string()),
+            Just("[[media:/tmp/x.png]]".to_string()),
+            Just("\n".to_string()),
+            Just("  ".to_string()),
+            Just("```\n".to_string()),
+            Just("`".to_string()),
+            Just("\n\n".to_string()),
+            Just("\r\n".to_string()),
+            Just("é".to_string()),
+        ];
+        prop::collection::vec(piece, 0..24).prop_map(|v| v.concat())
+    }
+
+    proptest! {
+        #[test]
+        fn split_invariant(text in directive_text()) {
+            prop_assert_eq!(run_chars(&text), run(&text));
+        }
+
+        #[test]
+        fn random_splits_invariant(text in directive_text(), cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..6)) {
+            let mut cuts: Vec<usize> = cuts
+                .iter()
+                .map(|ix| ix.index(text.len() + 1))
+                .filter(|&c| text.is_char_boundary(c))
+                .collect();
+            cuts.sort_unstable();
+            prop_assert_eq!(run_split(&text, &cuts), run(&text));
+        }
+
+        #[test]
+        fn text_without_directives_passes_through(text in "[^\\[M]{0,200}") {
+            let expected = if text.is_empty() { vec![] } else { vec![Ev::T(text.clone())] };
+            prop_assert_eq!(run(&text), expected.clone());
+            prop_assert_eq!(run_chars(&text), expected);
+        }
+
+        #[test]
+        fn no_panic_on_anything(text in any::<String>()) {
+            let _ = run_chars(&text);
+            let _ = run(&text);
+        }
+    }
+}

@@ -569,6 +569,60 @@ typedef struct replystream_action {
     replystream_abort_reason abort_reason;
 } replystream_action;
 
+/**
+ * Counters of what an engine saw and did, filled by `replystream_engine_stats`.
+ */
+typedef struct replystream_stats {
+    /**
+     * Sequence-number gaps seen (events missing in between).
+     */
+    uint64_t gaps;
+    /**
+     * Events ignored because their sequence number was repeated or older.
+     */
+    uint64_t duplicates_ignored;
+    /**
+     * Snapshots that diverged from the accepted text.
+     */
+    uint64_t divergences;
+    /**
+     * Host payloads (tool results, media) dropped as already sent or pending.
+     */
+    uint64_t payloads_deduped;
+    /**
+     * Acks naming a send the engine was not waiting for.
+     */
+    uint64_t unknown_acks;
+    /**
+     * Sends handed to the host (retries included).
+     */
+    uint64_t sends;
+    /**
+     * Sends confirmed delivered (late acks included).
+     */
+    uint64_t delivered;
+    /**
+     * Failure acks received.
+     */
+    uint64_t failures;
+    /**
+     * Sends retried after a failure.
+     */
+    uint64_t retries;
+    /**
+     * Sends that failed for good (permanent, or out of retries).
+     */
+    uint64_t dropped;
+    /**
+     * Sends whose delivery timed out.
+     */
+    uint64_t timeouts;
+    /**
+     * Block sends skipped after an abort (their text goes to the final).
+     */
+    uint64_t skipped_blocks;
+} replystream_stats;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -901,6 +955,16 @@ uint64_t replystream_engine_next_deadline(struct replystream_engine *engine);
  * `engine` is NULL or a live handle not used by another call.
  */
 bool replystream_engine_is_done(struct replystream_engine *engine);
+
+/**
+ * Copies the engine's counters into `*out`.
+ *
+ * # Safety
+ * `engine` is NULL or a live handle not used by another call; `out` is NULL or points to a
+ * writable `replystream_stats`.
+ */
+replystream_result replystream_engine_stats(struct replystream_engine *engine,
+                                            struct replystream_stats *out);
 
 /**
  * The detail of the last call on this handle that failed (empty if the last call

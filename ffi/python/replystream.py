@@ -123,6 +123,16 @@ class _Options(ctypes.Structure):
     ]
 
 
+_STATS_FIELDS = (
+    "gaps", "duplicates_ignored", "divergences", "payloads_deduped", "unknown_acks", "sends",
+    "delivered", "failures", "retries", "dropped", "timeouts", "skipped_blocks",
+)
+
+
+class _Stats(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_uint64) for name in _STATS_FIELDS]
+
+
 class _Action(ctypes.Structure):
     _fields_ = [
         ("kind", ctypes.c_uint32),
@@ -233,6 +243,7 @@ def load_library(path: Union[str, os.PathLike, None] = None) -> ctypes.CDLL:
     sig("replystream_engine_next_deadline", U64, P)
     sig("replystream_engine_is_done", ctypes.c_bool, P)
     sig("replystream_engine_last_error", R, P, ctypes.POINTER(_Str))
+    sig("replystream_engine_stats", R, P, ctypes.POINTER(_Stats))
     if not explicit:
         _lib = lib
     return lib
@@ -464,6 +475,12 @@ class Engine:
         """The earliest deadline in ms, or ``None``."""
         deadline = self._lib.replystream_engine_next_deadline(self._handle)
         return None if deadline == NONE else deadline
+
+    def stats(self) -> dict:
+        """The engine's counters (gaps, duplicates_ignored, sends, delivered, retries, ...)."""
+        raw = _Stats()
+        self._check(self._lib.replystream_engine_stats(self._handle, ctypes.byref(raw)))
+        return {name: getattr(raw, name) for name in _STATS_FIELDS}
 
     def is_done(self) -> bool:
         """True once the turn is over (finished and acknowledged, or cancelled)."""

@@ -10,16 +10,15 @@
 #![allow(non_camel_case_types)]
 
 mod convert;
-mod engine_stub;
 
 use std::ffi::c_char;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use convert::{overrides_from, str_arg};
-use engine_stub::Engine;
+
 use replystream::{
-    AbortReason, Action, ChannelProfile, Config, Error, Input, Lane, Payload, ReplyTarget, Send,
-    SendId, SendKind, SendOp, Time,
+    AbortReason, Action, ChannelProfile, Config, Engine, Error, Input, Lane, Payload, ReplyTarget,
+    Send, SendId, SendKind, SendOp, Time,
 };
 
 /// "No value" for the 64-bit arguments and fields that document it: no deadline, no
@@ -367,6 +366,36 @@ pub struct replystream_options {
     /// One of `replystream_toggle`: send blocks while the model writes (on, the default), or
     /// deliver everything at finish as final messages (off).
     pub block_streaming: u32,
+}
+
+/// Counters of what an engine saw and did, filled by `replystream_engine_stats`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct replystream_stats {
+    /// Sequence-number gaps seen (events missing in between).
+    pub gaps: u64,
+    /// Events ignored because their sequence number was repeated or older.
+    pub duplicates_ignored: u64,
+    /// Snapshots that diverged from the accepted text.
+    pub divergences: u64,
+    /// Host payloads (tool results, media) dropped as already sent or pending.
+    pub payloads_deduped: u64,
+    /// Acks naming a send the engine was not waiting for.
+    pub unknown_acks: u64,
+    /// Sends handed to the host (retries included).
+    pub sends: u64,
+    /// Sends confirmed delivered (late acks included).
+    pub delivered: u64,
+    /// Failure acks received.
+    pub failures: u64,
+    /// Sends retried after a failure.
+    pub retries: u64,
+    /// Sends that failed for good (permanent, or out of retries).
+    pub dropped: u64,
+    /// Sends whose delivery timed out.
+    pub timeouts: u64,
+    /// Block sends skipped after an abort (their text goes to the final).
+    pub skipped_blocks: u64,
 }
 
 /// One reply stream. Opaque; create with `replystream_engine_new`, destroy with
@@ -1274,6 +1303,45 @@ pub unsafe extern "C" fn replystream_engine_is_done(engine: *mut replystream_eng
         })
     };
     done
+}
+
+/// Copies the engine's counters into `*out`.
+///
+/// # Safety
+/// `engine` is NULL or a live handle not used by another call; `out` is NULL or points to a
+/// writable `replystream_stats`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn replystream_engine_stats(
+    engine: *mut replystream_engine,
+    out: *mut replystream_stats,
+) -> replystream_result {
+    // SAFETY: caller contract.
+    unsafe {
+        with_engine(engine, |h| {
+            if out.is_null() {
+                h.set_error("out is NULL");
+                return REPLYSTREAM_NULL_POINTER;
+            }
+            let s = h.engine.stats();
+            let d = s.dispatch;
+            // SAFETY: `out` is non-NULL and writable (caller contract).
+            out.write(replystream_stats {
+                gaps: s.gaps,
+                duplicates_ignored: s.duplicates_ignored,
+                divergences: s.divergences,
+                payloads_deduped: s.payloads_deduped,
+                unknown_acks: s.unknown_acks,
+                sends: d.sends,
+                delivered: d.delivered,
+                failures: d.failures,
+                retries: d.retries,
+                dropped: d.dropped,
+                timeouts: d.timeouts,
+                skipped_blocks: d.skipped_blocks,
+            });
+            REPLYSTREAM_OK
+        })
+    }
 }
 
 /// The detail of the last call on this handle that failed (empty if the last call

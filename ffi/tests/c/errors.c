@@ -155,6 +155,29 @@ static void unknown_send(void) {
     replystream_engine_free(engine);
 }
 
+static void sequence_numbers(void) {
+    replystream_engine *engine = new_engine("generic", NULL);
+    CHECK_CODE(replystream_engine_push_message_start(engine, 0), REPLYSTREAM_OK);
+    CHECK_CODE(replystream_engine_set_seq(engine, 1), REPLYSTREAM_OK);
+    CHECK_CODE(replystream_engine_push_text_delta(engine, "One. ", 5, 0), REPLYSTREAM_OK);
+    /* A repeated number: ignored (and counted), not an error. */
+    CHECK_CODE(replystream_engine_set_seq(engine, 1), REPLYSTREAM_OK);
+    CHECK_CODE(replystream_engine_push_text_delta(engine, "One. ", 5, 0), REPLYSTREAM_OK);
+    /* A gap: counted, processed. */
+    CHECK_CODE(replystream_engine_set_seq(engine, 3), REPLYSTREAM_OK);
+    CHECK_CODE(replystream_engine_push_text_delta(engine, "Three.", 6, 0), REPLYSTREAM_OK);
+    CHECK_CODE(replystream_engine_push_finish(engine, 0), REPLYSTREAM_OK);
+    drive_log log;
+    memset(&log, 0, sizeof log);
+    run_until_idle(engine, &log);
+    CHECK(strcmp(log.text, "One. Three.\n") == 0);
+    replystream_stats stats;
+    CHECK_CODE(replystream_engine_stats(engine, &stats), REPLYSTREAM_OK);
+    CHECK(stats.duplicates_ignored == 1);
+    CHECK(stats.gaps == 1);
+    replystream_engine_free(engine);
+}
+
 static void result_messages(void) {
     const replystream_result codes[] = {
         REPLYSTREAM_OK,           REPLYSTREAM_DONE,          REPLYSTREAM_NULL_POINTER,
@@ -186,6 +209,7 @@ int main(void) {
     invalid_utf8();
     bad_configuration();
     unknown_send();
+    sequence_numbers();
     result_messages();
     printf("errors: ok\n");
     return 0;

@@ -38,7 +38,7 @@
 typedef struct {
     char text[8192]; /* every sent text, each followed by '\n' */
     size_t text_len;
-    unsigned sends, timers_armed, timers_fired, idles, aborts;
+    unsigned sends, media, timers_armed, timers_fired, idles, aborts;
     unsigned kinds[3]; /* sends per replystream_send_kind */
     uint64_t now_ms;
 } drive_log;
@@ -69,6 +69,7 @@ HARNESS_UNUSED static void drain(replystream_engine *engine, drive_log *log, uin
         switch (a.kind) {
         case REPLYSTREAM_ACTION_SEND: {
             log_send(log, &a);
+            log->media += (unsigned)a.media_count;
             for (size_t i = 0; i < a.media_count; i++) {
                 replystream_str m;
                 CHECK_CODE(replystream_action_media(engine, i, &m), REPLYSTREAM_OK);

@@ -948,8 +948,8 @@ replystream_result replystream_action_media(struct replystream_engine *engine,
 uint64_t replystream_engine_next_deadline(struct replystream_engine *engine);
 
 /**
- * True when the turn is over: finished (or failed) and every send acknowledged, or
- * cancelled. False for a NULL or poisoned handle.
+ * True when the turn is over (finished or failed and every send acknowledged, or
+ * cancelled) and no action is pending. False for a NULL or poisoned handle.
  *
  * # Safety
  * `engine` is NULL or a live handle not used by another call.

@@ -1287,8 +1287,8 @@ pub unsafe extern "C" fn replystream_engine_next_deadline(engine: *mut replystre
     deadline
 }
 
-/// True when the turn is over: finished (or failed) and every send acknowledged, or
-/// cancelled. False for a NULL or poisoned handle.
+/// True when the turn is over (finished or failed and every send acknowledged, or
+/// cancelled) and no action is pending. False for a NULL or poisoned handle.
 ///
 /// # Safety
 /// `engine` is NULL or a live handle not used by another call.

@@ -875,8 +875,11 @@ impl Engine {
             self.dispatcher.on_time(now, &mut self.actions);
         }
         if self.phase == Phase::Finals && self.dispatcher.is_drained() {
+            // Idle is the turn's last action: cancel the timer first.
             self.phase = Phase::Idle;
+            self.arm_timer();
             self.actions.push_back(Action::Idle);
+            return;
         }
         self.arm_timer();
     }

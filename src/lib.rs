@@ -12,6 +12,7 @@ mod engine;
 mod error;
 mod input;
 mod payload;
+pub mod sim;
 pub mod stage;
 pub mod text;
 mod time;

@@ -106,6 +106,9 @@ class FullTurn(unittest.TestCase):
         self.assertIn("Found 2 results", tools[0].text)
         self.assertEqual(tools[0].media, ["https://example.com/a.png"])
         self.assertEqual(sum(s.text.count("Let me check.") for s in sends), 1)
+        # Text before the tool call leaves before the tool's output.
+        first_text = next(i for i, s in enumerate(sends) if "Let me check." in s.text)
+        self.assertLess(first_text, sends.index(tools[0]))
 
 
 class Errors(unittest.TestCase):
@@ -199,6 +202,21 @@ class Timers(unittest.TestCase):
             aborts = [a for a in e.actions() if a.kind == "abort"]
             self.assertEqual([a.abort_reason for a in aborts], ["delivery_timeout"])
             e.delivered(send.send_id, 1500)  # a late ack is accepted
+
+    def test_idle_timer_flushes_a_block(self):
+        with Engine("generic", chunk_min=20, chunk_max=200, coalesce_idle_ms=500) as e:
+            e.message_start(0)
+            e.text_delta("A first sentence that is long enough.\n\nAnd a second one ", 10)
+            list(e.actions())
+            deadline = e.next_deadline()
+            self.assertIsNotNone(deadline)
+            self.assertGreater(deadline, 10)
+            e.timer(deadline - 1)  # early: nothing
+            self.assertFalse([a for a in e.actions() if a.kind == "send"])
+            e.timer(deadline)
+            sends = [a for a in e.actions() if a.kind == "send"]
+            self.assertEqual([s.send_kind for s in sends], ["block"])
+            self.assertIn("A first sentence", sends[0].text)
 
     def test_no_delivery_timeout_when_off(self):
         with Engine("generic", delivery_timeout_ms=replystream.NONE) as e:

@@ -147,14 +147,33 @@ impl std::fmt::Display for DriverError {
 
 impl std::error::Error for DriverError {}
 
-/// What a shutdown left undone.
+/// What a shutdown left undone, and how punctual the timers were.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ShutdownReport {
     /// Streams that reached idle before the driver stopped (over its whole life).
     pub completed: u64,
-    /// Streams not idle when the wait ran out, with their chat id and the sends still
-    /// queued or in flight.
+    /// Streams not idle when the wait ran out, with their chat id.
     pub unfinished: Vec<(StreamId, String)>,
+    /// Inputs pushed into engines (acks and timer inputs included).
+    pub pushes: u64,
+    /// How late engine timers fired, over the driver's life.
+    pub timer_lateness: Lateness,
+}
+
+/// A summary of how late timers fired after their deadline, in microseconds.
+///
+/// Kept as a fixed histogram (100 µs buckets up to 100 ms), so recording costs no
+/// allocation and the memory is bounded however long the driver runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Lateness {
+    /// Timers fired.
+    pub count: u64,
+    /// Median lateness (upper edge of its 100 µs bucket).
+    pub p50_us: u64,
+    /// 99th percentile lateness (upper edge of its bucket; 100 000+ means beyond 100 ms).
+    pub p99_us: u64,
+    /// The largest lateness seen.
+    pub max_us: u64,
 }
 
 /// Commands from handles to the driver thread.

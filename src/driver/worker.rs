@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender, select};
 
 use super::{
-    AckHandle, BusyChat, Command, Delivery, DriverError, DriverOptions, ShutdownReport, Sink,
-    StreamEvent, StreamId,
+    AckHandle, BusyChat, Command, Delivery, DriverError, DriverOptions, Lateness, ShutdownReport,
+    Sink, StreamEvent, StreamId,
 };
 use crate::action::Action;
 use crate::engine::Engine;
@@ -39,6 +39,8 @@ pub(super) struct Worker {
     deadlines: BinaryHeap<Reverse<(Time, StreamId)>>,
     completed: u64,
     shutdown: Option<(Instant, Sender<ShutdownReport>)>,
+    pushes: u64,
+    lateness: LatenessHistogram,
     /// Reused buffers: actions of one push, and inputs produced by synchronous acks.
     actions: Vec<Action>,
     work: VecDeque<(StreamId, OwnedInput)>,
@@ -56,6 +58,8 @@ impl Worker {
             deadlines: BinaryHeap::new(),
             completed: 0,
             shutdown: None,
+            pushes: 0,
+            lateness: LatenessHistogram::new(),
             actions: Vec::new(),
             work: VecDeque::new(),
         }
@@ -168,6 +172,7 @@ impl Worker {
             return;
         }
         let shutting_down = self.shutdown.is_some();
+        self.pushes += 1;
         match stream.engine.push(input.as_input(), now) {
             Ok(actions) => self.actions.extend(actions),
             Err(e) => {
@@ -239,6 +244,7 @@ impl Worker {
     /// Pushes `Timer` into every stream whose armed deadline has passed.
     fn fire_due(&mut self) {
         let now = self.now();
+        let instant_now = now_instant();
         while let Some(Reverse((t, id))) = self.deadlines.peek().copied() {
             if t > now {
                 break;
@@ -253,6 +259,8 @@ impl Worker {
                 }
             });
             if due {
+                let late = instant_now.saturating_duration_since(self.instant_of(t));
+                self.lateness.record(late);
                 self.push(id, OwnedInput::Timer);
             }
         }
@@ -303,6 +311,61 @@ impl Worker {
         ShutdownReport {
             completed: self.completed,
             unfinished,
+            pushes: self.pushes,
+            timer_lateness: self.lateness.summary(),
+        }
+    }
+}
+
+/// Timer lateness in 100 µs buckets up to 100 ms, plus one overflow bucket.
+struct LatenessHistogram {
+    buckets: Box<[u64; LATENESS_BUCKETS + 1]>,
+    count: u64,
+    max_us: u64,
+}
+
+const LATENESS_BUCKETS: usize = 1000;
+const LATENESS_BUCKET_US: u64 = 100;
+
+impl LatenessHistogram {
+    fn new() -> Self {
+        LatenessHistogram {
+            buckets: Box::new([0; LATENESS_BUCKETS + 1]),
+            count: 0,
+            max_us: 0,
+        }
+    }
+
+    fn record(&mut self, late: Duration) {
+        let us = u64::try_from(late.as_micros()).unwrap_or(u64::MAX);
+        let i = ((us / LATENESS_BUCKET_US) as usize).min(LATENESS_BUCKETS);
+        self.buckets[i] += 1;
+        self.count += 1;
+        self.max_us = self.max_us.max(us);
+    }
+
+    /// The upper edge of the bucket holding the `p` quantile, never above the maximum seen.
+    fn percentile(&self, p: f64) -> u64 {
+        if self.count == 0 {
+            return 0;
+        }
+        let rank = ((self.count as f64) * p).ceil().max(1.0) as u64;
+        let mut seen = 0;
+        for (i, n) in self.buckets.iter().enumerate() {
+            seen += n;
+            if seen >= rank {
+                return ((i as u64 + 1) * LATENESS_BUCKET_US).min(self.max_us);
+            }
+        }
+        self.max_us
+    }
+
+    fn summary(&self) -> Lateness {
+        Lateness {
+            count: self.count,
+            p50_us: self.percentile(0.50),
+            p99_us: self.percentile(0.99),
+            max_us: self.max_us,
         }
     }
 }

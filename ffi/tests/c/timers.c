@@ -120,21 +120,33 @@ static void delivery_timeout(void) {
     uint64_t deadline = replystream_engine_next_deadline(engine);
     CHECK(deadline == 1010);
 
-    /* No ack: at the deadline the engine gives up on the send. */
+    /* No ack: at the deadline the engine gives up on the send (ABORT), and what was not
+     * delivered goes out again as a final. */
     CHECK_CODE(replystream_engine_push_timer(engine, deadline), REPLYSTREAM_OK);
     n = poll_all(engine, acts, 16);
     unsigned aborts = 0;
+    uint64_t final_id = 0;
     for (size_t i = 0; i < n; i++) {
         if (acts[i].kind == REPLYSTREAM_ACTION_ABORT) {
             CHECK(acts[i].abort_reason == REPLYSTREAM_ABORT_DELIVERY_TIMEOUT);
             aborts++;
         }
-        CHECK(acts[i].kind != REPLYSTREAM_ACTION_SEND);
+        if (acts[i].kind == REPLYSTREAM_ACTION_SEND) {
+            CHECK(acts[i].send_kind == REPLYSTREAM_SEND_FINAL);
+            CHECK(acts[i].send_id != id);
+            final_id = acts[i].send_id;
+        }
     }
     CHECK(aborts == 1);
-    /* A late ack is recorded, not refused. */
+    /* A late ack of the timed-out send is recorded, not refused. */
     CHECK_CODE(replystream_engine_push_delivered(engine, id, NULL, 0, 1500), REPLYSTREAM_OK);
     poll_all(engine, acts, 16);
+    if (final_id != 0) {
+        CHECK_CODE(replystream_engine_push_delivered(engine, final_id, NULL, 0, 1600),
+                   REPLYSTREAM_OK);
+        poll_all(engine, acts, 16);
+    }
+    CHECK(replystream_engine_is_done(engine));
     replystream_stats stats;
     CHECK_CODE(replystream_engine_stats(engine, &stats), REPLYSTREAM_OK);
     CHECK(stats.timeouts == 1);

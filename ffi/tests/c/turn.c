@@ -132,7 +132,9 @@ int main(void) {
         fprintf(stderr, "sent text differs from the model text:\n--- sent\n%s\n", first.text);
         return 1;
     }
-    CHECK(strstr(got, first_text) < strstr(got, second_text));
+    /* In order: text before the tool call leaves before the tool's output. */
+    CHECK(strstr(got, first_text) < strstr(got, tool_text));
+    CHECK(strstr(got, tool_text) < strstr(got, second_text));
     CHECK(first.media == 1);
 
     /* Determinism: the same inputs, times and seed give the same sends. */

@@ -1,2 +1,0 @@
-//! The `replystream` command-line tool.
-fn main() {}

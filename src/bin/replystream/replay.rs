@@ -1,0 +1,240 @@
+//! `replystream replay TRACE.jsonl`: timed inputs in, actions out, as JSON lines.
+//!
+//! Each trace line is one input: `{"t": 120, "type": "text_delta", "text": "Hel"}`. `t` is the
+//! time in ms (defaults to the previous line's; time never goes back), `seq` an optional
+//! sequence number. Types and their fields:
+//!
+//! | type | fields |
+//! |---|---|
+//! | `message_start`, `thinking_end`, `finish`, `cancel`, `timer` | — |
+//! | `text_delta`, `text_snapshot`, `thinking_delta` | `text` |
+//! | `text_end`, `message_end` | optional `text` (the full content) |
+//! | `tool_start` | `name` |
+//! | `tool_result`, `media`, `final_reply` | optional `text`, `media` (list of URLs) |
+//! | `fail` | `error` |
+//! | `delivered` | `send_id`, optional `message_ref` |
+//! | `delivery_failed` | `send_id`, optional `retry_after_ms`, `permanent` |
+//!
+//! Between inputs the replay behaves like a host: it fires timers the engine armed and, unless
+//! `--no-auto-ack`, acks every send after `--ack-ms` (default 0). Output lines: `{"t", "action":
+//! "send", "send_id", "kind", "op", "text", "media", "reply_to", "audio_as_voice", "is_error",
+//! "lane"}`, `{"t", "action": "arm_timer", "deadline"}` (null for none), `{"t", "action": "abort",
+//! "reason"}`, `{"t", "action": "idle"}`, and `{"t", "error"}` for an input the engine refused.
+
+use std::io::{self, BufWriter, Write};
+
+use replystream::sim::{Ack, Sim};
+use replystream::{Action, Lane, OwnedInput, Payload, ReplyTarget, SendId, SendOp};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::args::{Arg, ArgReader};
+use crate::demo::HostOptions;
+use crate::text::{require_file, set_file, unknown_option};
+use crate::{CliError, print_usage, read_input};
+
+/// One trace line.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TraceLine {
+    t: Option<u64>,
+    seq: Option<u64>,
+    #[serde(rename = "type")]
+    kind: String,
+    text: Option<String>,
+    name: Option<String>,
+    error: Option<String>,
+    #[serde(default)]
+    media: Vec<String>,
+    send_id: Option<u64>,
+    message_ref: Option<String>,
+    retry_after_ms: Option<u64>,
+    #[serde(default)]
+    permanent: bool,
+}
+
+impl TraceLine {
+    fn input(self, line_no: usize) -> Result<OwnedInput, CliError> {
+        let need = |v: Option<String>, field: &str| {
+            v.ok_or_else(|| {
+                CliError::runtime(format!(
+                    "trace line {line_no}: {} needs \"{field}\"",
+                    self.kind
+                ))
+            })
+        };
+        let payload = |text: Option<String>, media: Vec<String>| Payload {
+            text: text.unwrap_or_default(),
+            media,
+            ..Payload::default()
+        };
+        let send_id = self.send_id.map(SendId);
+        Ok(match self.kind.as_str() {
+            "message_start" => OwnedInput::MessageStart,
+            "text_delta" => OwnedInput::TextDelta(need(self.text.clone(), "text")?),
+            "text_snapshot" => OwnedInput::TextSnapshot(need(self.text.clone(), "text")?),
+            "text_end" => OwnedInput::TextEnd(self.text.clone()),
+            "thinking_delta" => OwnedInput::ThinkingDelta(need(self.text.clone(), "text")?),
+            "thinking_end" => OwnedInput::ThinkingEnd,
+            "tool_start" => OwnedInput::ToolStart {
+                name: need(self.name.clone(), "name")?,
+            },
+            "tool_result" => OwnedInput::ToolResult(payload(self.text.clone(), self.media.clone())),
+            "media" => OwnedInput::Media(payload(self.text.clone(), self.media.clone())),
+            "message_end" => OwnedInput::MessageEnd(self.text.clone()),
+            "final_reply" => OwnedInput::FinalReply(payload(self.text.clone(), self.media.clone())),
+            "finish" => OwnedInput::Finish,
+            "fail" => OwnedInput::Fail {
+                error: need(self.error.clone(), "error")?,
+            },
+            "cancel" => OwnedInput::Cancel,
+            "timer" => OwnedInput::Timer,
+            "delivered" => OwnedInput::Delivered {
+                send_id: send_id.ok_or_else(|| {
+                    CliError::runtime(format!("trace line {line_no}: delivered needs \"send_id\""))
+                })?,
+                message_ref: self.message_ref.clone(),
+            },
+            "delivery_failed" => OwnedInput::DeliveryFailed {
+                send_id: send_id.ok_or_else(|| {
+                    CliError::runtime(format!(
+                        "trace line {line_no}: delivery_failed needs \"send_id\""
+                    ))
+                })?,
+                retry_after_ms: self.retry_after_ms,
+                permanent: self.permanent,
+            },
+            other => {
+                return Err(CliError::runtime(format!(
+                    "trace line {line_no}: unknown input type {other:?}"
+                )));
+            }
+        })
+    }
+}
+
+struct ReplayOptions {
+    file: String,
+    host: HostOptions,
+    auto_ack: bool,
+}
+
+fn parse(mut args: ArgReader) -> Result<Option<ReplayOptions>, CliError> {
+    let mut file = None;
+    let mut host = HostOptions::new_for_replay();
+    let mut auto_ack = true;
+    while let Some(arg) = args.next_arg()? {
+        match arg {
+            Arg::Help => return Ok(None),
+            Arg::Positional(value) => set_file(&mut file, value)?,
+            Arg::Long(name) => {
+                if host.read(&name, &mut args)? {
+                    continue;
+                }
+                match name.as_str() {
+                    "help" => return Ok(None),
+                    "no-auto-ack" => auto_ack = false,
+                    _ => return Err(unknown_option("replay", &name)),
+                }
+            }
+        }
+    }
+    Ok(Some(ReplayOptions {
+        file: require_file(file, "replay")?,
+        host,
+        auto_ack,
+    }))
+}
+
+/// Runs `replystream replay`.
+pub fn run_replay(args: ArgReader) -> Result<(), CliError> {
+    let Some(options) = parse(args)? else {
+        return print_usage();
+    };
+    let trace = read_input(&options.file)?;
+    let engine = options.host.engine()?;
+    let ack_ms = options.host.ack_ms;
+    let mut sim = if options.auto_ack {
+        Sim::with_policy(
+            engine,
+            Box::new(move |_, _| Ack::Deliver { after_ms: ack_ms }),
+        )
+    } else {
+        Sim::with_policy(engine, Box::new(|_, _| Ack::Hang))
+    };
+    let mut out = BufWriter::new(io::stdout().lock());
+    let mut printed = 0;
+    let mut errors = 0;
+    for (i, line) in trace.lines().enumerate() {
+        let line_no = i + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let entry: TraceLine = serde_json::from_str(line)
+            .map_err(|e| CliError::runtime(format!("trace line {line_no}: {e}")))?;
+        let t = entry.t.unwrap_or(sim.now).max(sim.now);
+        let seq = entry.seq;
+        let input = entry.input(line_no)?;
+        sim.at(t);
+        match seq {
+            Some(seq) => sim.push_seq(seq, input.as_input()),
+            None => sim.push(input.as_input()),
+        };
+        flush(&sim, &mut printed, &mut errors, &mut out)?;
+    }
+    sim.run_until_idle();
+    flush(&sim, &mut printed, &mut errors, &mut out)?;
+    out.flush().map_err(CliError::output)
+}
+
+/// Prints the log entries and errors not printed yet.
+fn flush(
+    sim: &Sim,
+    printed: &mut usize,
+    errors: &mut usize,
+    out: &mut impl Write,
+) -> Result<(), CliError> {
+    for (t, action) in &sim.log[*printed..] {
+        writeln!(out, "{}", action_json(*t, action)).map_err(CliError::output)?;
+    }
+    *printed = sim.log.len();
+    for (t, error) in &sim.errors[*errors..] {
+        writeln!(out, "{}", json!({ "t": t, "error": error })).map_err(CliError::output)?;
+    }
+    *errors = sim.errors.len();
+    Ok(())
+}
+
+fn action_json(t: u64, action: &Action) -> Value {
+    match action {
+        Action::Send(s) => {
+            let (op, key) = match s.op {
+                SendOp::Create => ("create", None),
+                SendOp::Edit(k) => ("edit", Some(k.0)),
+                SendOp::Delete(k) => ("delete", Some(k.0)),
+            };
+            let reply_to = match &s.payload.reply_to {
+                None => Value::Null,
+                Some(ReplyTarget::Current) => json!("current"),
+                Some(ReplyTarget::Id(id)) => json!(id),
+            };
+            let lane = match s.payload.lane {
+                Lane::Answer => "answer",
+                Lane::Reasoning => "reasoning",
+                Lane::Status => "status",
+            };
+            json!({
+                "t": t, "action": "send", "send_id": s.send_id.0, "kind": s.kind.name(),
+                "op": op, "key": key, "text": s.payload.text, "media": s.payload.media,
+                "reply_to": reply_to, "audio_as_voice": s.payload.audio_as_voice,
+                "is_error": s.payload.is_error, "lane": lane,
+            })
+        }
+        Action::ArmTimer { deadline } => {
+            let deadline = (*deadline != replystream::Time::NEVER).then(|| deadline.as_millis());
+            json!({ "t": t, "action": "arm_timer", "deadline": deadline })
+        }
+        Action::Abort { reason } => json!({ "t": t, "action": "abort", "reason": reason.name() }),
+        Action::Idle => json!({ "t": t, "action": "idle" }),
+    }
+}

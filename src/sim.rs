@@ -1,0 +1,353 @@
+//! A virtual-clock host: drives an [`Engine`] the way a real host would, without a clock.
+//!
+//! [`Sim`] feeds inputs at set times, acks each send after a latency chosen by a policy (or
+//! fails it, or never answers it), jumps to the next deadline, and records every action with
+//! its time. The tests use it to read like scripts, the CLI's `demo` and `replay` use it to
+//! show a timeline, and a user can use it to try a configuration:
+//!
+//! ```
+//! use replystream::sim::Sim;
+//! use replystream::{Config, Engine, Input};
+//!
+//! let mut sim = Sim::new(Engine::new(Config::default(), 7).unwrap());
+//! sim.push(Input::TextDelta("Hello")).at(1500).push(Input::Finish).run_until_idle();
+//! assert_eq!(sim.delivered_texts(), ["Hello"]);
+//! ```
+//!
+//! Everything here is deterministic: the same inputs, times, policy and seed give the same
+//! log.
+
+use crate::action::{AbortReason, Action, Send, SendKind};
+use crate::engine::Engine;
+use crate::input::{Input, SendId};
+use crate::time::Time;
+
+/// What the simulated host does with one send.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Ack {
+    /// Delivered after this many milliseconds.
+    Deliver {
+        /// Latency.
+        after_ms: u64,
+    },
+    /// Failed after this many milliseconds.
+    Fail {
+        /// Latency.
+        after_ms: u64,
+        /// The `retry_after` reported (a 429).
+        retry_after_ms: Option<u64>,
+        /// Retrying will not help.
+        permanent: bool,
+    },
+    /// Never answered (hits the delivery timeout).
+    Hang,
+}
+
+/// Chooses the fate of the n-th send (0-based, retries included).
+pub type AckPolicy = Box<dyn FnMut(&Send, usize) -> Ack>;
+
+#[derive(Debug)]
+struct PendingAck {
+    due: u64,
+    order: u64,
+    send_id: SendId,
+    ack: Ack,
+}
+
+/// The virtual-clock host. See the module docs.
+pub struct Sim {
+    /// The engine being driven.
+    pub engine: Engine,
+    /// The current virtual time, in ms.
+    pub now: u64,
+    /// Every action with the time it was emitted.
+    pub log: Vec<(u64, Action)>,
+    /// Sends confirmed delivered, with the time of the ack.
+    pub delivered: Vec<(u64, Send)>,
+    /// Errors returned by `push`, with the input's name.
+    pub errors: Vec<(u64, String)>,
+    policy: AckPolicy,
+    pending: Vec<PendingAck>,
+    sends_seen: usize,
+    order: u64,
+    /// The deadline last armed by the engine.
+    deadline: Option<u64>,
+    in_flight: usize,
+    /// The largest number of sends in flight at once.
+    pub max_in_flight: usize,
+    /// Texts of sends in flight, by id (for the delivered log).
+    outstanding: Vec<Send>,
+}
+
+impl Sim {
+    /// A harness that acks every send immediately.
+    pub fn new(engine: Engine) -> Sim {
+        Sim::with_policy(engine, Box::new(|_, _| Ack::Deliver { after_ms: 0 }))
+    }
+
+    /// A harness that acks every send after `latency_ms`.
+    pub fn with_latency(engine: Engine, latency_ms: u64) -> Sim {
+        Sim::with_policy(
+            engine,
+            Box::new(move |_, _| Ack::Deliver {
+                after_ms: latency_ms,
+            }),
+        )
+    }
+
+    /// A harness with a custom ack policy.
+    pub fn with_policy(engine: Engine, policy: AckPolicy) -> Sim {
+        Sim {
+            engine,
+            now: 0,
+            log: Vec::new(),
+            delivered: Vec::new(),
+            errors: Vec::new(),
+            policy,
+            pending: Vec::new(),
+            sends_seen: 0,
+            order: 0,
+            deadline: None,
+            in_flight: 0,
+            max_in_flight: 0,
+            outstanding: Vec::new(),
+        }
+    }
+
+    /// Pushes `input` at the current time and handles the actions.
+    pub fn push(&mut self, input: Input<'_>) -> &mut Sim {
+        let name = input.name();
+        let result = self
+            .engine
+            .push(input, Time::from_millis(self.now))
+            .map(Iterator::collect);
+        self.take_actions(name, result);
+        self
+    }
+
+    fn take_actions(&mut self, name: &str, result: Result<Vec<Action>, crate::error::Error>) {
+        match result {
+            Ok(actions) => {
+                for a in actions {
+                    self.on_action(a);
+                }
+            }
+            Err(e) => self.errors.push((self.now, format!("{name}: {e}"))),
+        }
+    }
+
+    /// Pushes `input` carrying sequence number `seq` at the current time.
+    pub fn push_seq(&mut self, seq: u64, input: Input<'_>) -> &mut Sim {
+        let name = input.name();
+        let result = self
+            .engine
+            .push_seq(seq, input, Time::from_millis(self.now))
+            .map(Iterator::collect);
+        self.take_actions(name, result);
+        self
+    }
+
+    /// Pushes each delta of `text` split into pieces of `size` chars, `gap_ms` apart.
+    pub fn stream(&mut self, text: &str, size: usize, gap_ms: u64) -> &mut Sim {
+        let mut start = 0;
+        let bounds: Vec<usize> = text
+            .char_indices()
+            .map(|(i, _)| i)
+            .chain([text.len()])
+            .collect();
+        let mut k = 0;
+        while start < text.len() {
+            k = (k + size.max(1)).min(bounds.len() - 1);
+            let end = bounds[k];
+            self.push(Input::TextDelta(&text[start..end]));
+            start = end;
+            if start < text.len() && gap_ms > 0 {
+                let t = self.now + gap_ms;
+                self.at(t);
+            }
+        }
+        self
+    }
+
+    /// Advances the clock to `t`, delivering acks and timer inputs due on the way, in order.
+    pub fn at(&mut self, t: u64) -> &mut Sim {
+        loop {
+            let next_ack = self.pending.iter().map(|p| (p.due, p.order)).min();
+            let next_timer = self.deadline;
+            let next = match (next_ack, next_timer) {
+                (Some((a, _)), Some(d)) => a.min(d),
+                (Some((a, _)), None) => a,
+                (None, Some(d)) => d,
+                (None, None) => break,
+            };
+            if next > t {
+                break;
+            }
+            self.now = self.now.max(next);
+            if next_ack.is_some_and(|(a, _)| a == next) {
+                let i = self
+                    .pending
+                    .iter()
+                    .enumerate()
+                    .min_by_key(|(_, p)| (p.due, p.order))
+                    .map(|(i, _)| i)
+                    .expect("pending ack");
+                let p = self.pending.remove(i);
+                self.deliver_ack(p);
+            } else {
+                self.deadline = None;
+                self.push(Input::Timer);
+            }
+        }
+        self.now = self.now.max(t);
+        self
+    }
+
+    /// Advances the clock by `ms`.
+    pub fn wait(&mut self, ms: u64) -> &mut Sim {
+        let t = self.now + ms;
+        self.at(t)
+    }
+
+    /// Runs acks and timers until the engine is idle or nothing more can happen
+    /// (bounded: gives up after an hour of virtual time).
+    pub fn run_until_idle(&mut self) -> &mut Sim {
+        let limit = self.now + 3_600_000;
+        while !self.is_idle() && self.now < limit {
+            let next_ack = self.pending.iter().map(|p| p.due).min();
+            let next = match (next_ack, self.deadline) {
+                (Some(a), Some(d)) => a.min(d),
+                (a, d) => match a.or(d) {
+                    Some(x) => x,
+                    None => break,
+                },
+            };
+            self.at(next);
+        }
+        self
+    }
+
+    fn deliver_ack(&mut self, p: PendingAck) {
+        let pos = self.outstanding.iter().position(|s| s.send_id == p.send_id);
+        self.in_flight = self.in_flight.saturating_sub(1);
+        match p.ack {
+            Ack::Deliver { .. } => {
+                if let Some(i) = pos {
+                    let send = self.outstanding.remove(i);
+                    self.delivered.push((self.now, send));
+                }
+                self.push(Input::Delivered {
+                    send_id: p.send_id,
+                    message_ref: None,
+                });
+            }
+            Ack::Fail {
+                retry_after_ms,
+                permanent,
+                ..
+            } => {
+                if let Some(i) = pos {
+                    self.outstanding.remove(i);
+                }
+                self.push(Input::DeliveryFailed {
+                    send_id: p.send_id,
+                    retry_after_ms,
+                    permanent,
+                });
+            }
+            Ack::Hang => {}
+        }
+    }
+
+    /// The `(time, action)` log rendered as text, for determinism checks.
+    pub fn log_text(&self) -> String {
+        self.log
+            .iter()
+            .map(|(t, a)| format!("{t} {a:?}\n"))
+            .collect()
+    }
+
+    fn on_action(&mut self, action: Action) {
+        self.log.push((self.now, action.clone()));
+        match action {
+            Action::Send(send) => {
+                let n = self.sends_seen;
+                self.sends_seen += 1;
+                let ack = (self.policy)(&send, n);
+                // A hung send is abandoned by the host; the engine moves on after its timeout.
+                if ack != Ack::Hang {
+                    self.in_flight += 1;
+                }
+                self.max_in_flight = self.max_in_flight.max(self.in_flight);
+                let due = match ack {
+                    Ack::Deliver { after_ms } | Ack::Fail { after_ms, .. } => {
+                        Some(self.now + after_ms)
+                    }
+                    Ack::Hang => None,
+                };
+                self.outstanding.push(send.clone());
+                if let Some(due) = due {
+                    self.order += 1;
+                    self.pending.push(PendingAck {
+                        due,
+                        order: self.order,
+                        send_id: send.send_id,
+                        ack,
+                    });
+                }
+            }
+            Action::ArmTimer { deadline } => {
+                self.deadline = (deadline != Time::NEVER).then(|| deadline.as_millis());
+            }
+            Action::Abort { .. } | Action::Idle => {}
+        }
+    }
+
+    /// Whether `Idle` was emitted.
+    pub fn is_idle(&self) -> bool {
+        self.log.iter().any(|(_, a)| matches!(a, Action::Idle))
+    }
+
+    /// Every send, in emission order, with its time.
+    pub fn sends(&self) -> Vec<(u64, Send)> {
+        self.log
+            .iter()
+            .filter_map(|(t, a)| match a {
+                Action::Send(s) => Some((*t, s.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// Texts of every send, in emission order.
+    pub fn sent_texts(&self) -> Vec<String> {
+        self.sends()
+            .into_iter()
+            .map(|(_, s)| s.payload.text)
+            .collect()
+    }
+
+    /// Texts of sends confirmed delivered, in delivery order.
+    pub fn delivered_texts(&self) -> Vec<String> {
+        self.delivered
+            .iter()
+            .map(|(_, s)| s.payload.text.clone())
+            .collect()
+    }
+
+    /// Kinds of the sends, in emission order.
+    pub fn sent_kinds(&self) -> Vec<SendKind> {
+        self.sends().into_iter().map(|(_, s)| s.kind).collect()
+    }
+
+    /// Abort reasons emitted.
+    pub fn aborts(&self) -> Vec<AbortReason> {
+        self.log
+            .iter()
+            .filter_map(|(_, a)| match a {
+                Action::Abort { reason } => Some(*reason),
+                _ => None,
+            })
+            .collect()
+    }
+}

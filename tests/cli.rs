@@ -1,0 +1,590 @@
+//! The `replystream` binary end to end: `chunk` and `split` over the corpus in every metric,
+//! checked against the text core's invariants from the outside (JSON lines only), and the
+//! error paths (one line on stderr, exit code 2 for usage, 1 for runtime errors).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use replystream::{FenceMarker, LengthMetric};
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_replystream");
+
+/// Every corpus file; all of them are valid UTF-8.
+const CORPUS: &[&str] = &[
+    "code-heavy.md",
+    "directives-and-thinking.md",
+    "lists-tables.md",
+    "no-breaks.md",
+    "node-events.md",
+    "node-readline.md",
+    "openclaw-streaming-notes.md",
+    "prose-paragraphs.md",
+    "reasoning-stream-design.md",
+    "silent-and-heartbeat.md",
+    "silent-reply.md",
+    "unclosed-fence.md",
+    "unicode-mix.md",
+];
+
+fn data_path(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests")
+        .join("data")
+        .join(name)
+}
+
+fn data(name: &str) -> String {
+    std::fs::read_to_string(data_path(name)).expect("corpus file")
+}
+
+/// One JSON line of output.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Piece {
+    text: String,
+    sep: String,
+    len: usize,
+    start: usize,
+    end: usize,
+    fence_reopened: bool,
+    fence_closed: bool,
+}
+
+impl Piece {
+    fn from_json(line: &str) -> Piece {
+        let v: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        let s = |k: &str| {
+            v[k].as_str()
+                .unwrap_or_else(|| panic!("{k} in {line}"))
+                .to_owned()
+        };
+        let n = |k: &str| v[k].as_u64().unwrap_or_else(|| panic!("{k} in {line}")) as usize;
+        let b = |k: &str| v[k].as_bool().unwrap_or_else(|| panic!("{k} in {line}"));
+        Piece {
+            text: s("text"),
+            sep: s("sep"),
+            len: n("len"),
+            start: n("start"),
+            end: n("end"),
+            fence_reopened: b("fence_reopened"),
+            fence_closed: b("fence_closed"),
+        }
+    }
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run replystream")
+}
+
+fn path_arg(name: &str) -> String {
+    data_path(name).to_str().expect("UTF-8 path").to_owned()
+}
+
+/// Runs a subcommand that must succeed and returns its pieces.
+fn pieces(args: &[&str]) -> Vec<Piece> {
+    let out = run(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{args:?} failed: {stderr}");
+    assert!(stderr.is_empty(), "{args:?} wrote to stderr: {stderr}");
+    let stdout = String::from_utf8(out.stdout).expect("UTF-8 output");
+    stdout.lines().map(Piece::from_json).collect()
+}
+
+/// The fence left open at the end of `text`, walking its lines with the library's own
+/// CommonMark fence rules.
+fn open_fence_at_end(text: &str) -> Option<FenceMarker> {
+    let mut open: Option<FenceMarker> = None;
+    for line in text.split('\n') {
+        open = match open {
+            None => FenceMarker::parse_open(line),
+            Some(marker) if marker.is_closed_by(line) => None,
+            Some(marker) => Some(marker),
+        };
+    }
+    open
+}
+
+/// Whether every non-blank line of `text` is a fence opening or closing line.
+fn only_fence_lines(text: &str) -> bool {
+    let mut open: Option<FenceMarker> = None;
+    for line in text.split('\n') {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match open {
+            None => match FenceMarker::parse_open(line) {
+                Some(marker) => open = Some(marker),
+                None => return false,
+            },
+            Some(marker) if marker.is_closed_by(line) => open = None,
+            Some(_) => return false,
+        }
+    }
+    true
+}
+
+/// What a run is checked against.
+struct Expect<'a> {
+    label: String,
+    source: &'a str,
+    metric: LengthMetric,
+    limit: usize,
+    max_lines: Option<usize>,
+    /// The last piece may leave a fence open only if the source itself does (split); the
+    /// chunker closes a fence still open at the end (SPEC §3), so chunk output is always
+    /// balanced.
+    last_may_be_open: bool,
+}
+
+/// The invariants of SPEC §3, §9 and §13 as seen through the JSON output.
+fn check(expect: &Expect<'_>, pieces: &[Piece]) {
+    let Expect {
+        label,
+        source,
+        metric,
+        limit,
+        ..
+    } = expect;
+    if source.trim().is_empty() {
+        assert!(pieces.is_empty(), "{label}: pieces from blank text");
+        return;
+    }
+    assert!(!pieces.is_empty(), "{label}: no output");
+
+    let mut cursor = 0;
+    for (i, p) in pieces.iter().enumerate() {
+        let at = format!("{label}: piece {i} ({}..{})", p.start, p.end);
+        let last = i + 1 == pieces.len();
+
+        // Non-empty, within the limit, `len` honest.
+        assert!(!p.text.trim().is_empty(), "{at}: empty");
+        assert_eq!(p.len, metric.len(&p.text), "{at}: len field");
+        assert!(p.len <= *limit, "{at}: {} > {limit} {metric}", p.len);
+        if let Some(max_lines) = expect.max_lines {
+            let lines = p.text.split('\n').count();
+            assert!(lines <= max_lines, "{at}: {lines} lines > {max_lines}");
+        }
+
+        // Fences balanced, and never a piece of nothing but fence lines.
+        let source_open = open_fence_at_end(source).is_some();
+        if !(last && expect.last_may_be_open && source_open) {
+            assert_eq!(open_fence_at_end(&p.text), None, "{at}: unbalanced fence");
+        }
+        assert!(!only_fence_lines(&p.text), "{at}: only fence lines");
+
+        // The display text is the source range plus the synthetic fence lines.
+        assert!(p.start <= p.end && p.end <= source.len(), "{at}: bad range");
+        let mut body = p.text.as_str();
+        if p.fence_reopened {
+            let (first, rest) = body.split_once('\n').expect("reopened line");
+            assert!(FenceMarker::parse_open(first).is_some(), "{at}: {first:?}");
+            body = rest;
+        }
+        if p.fence_closed {
+            let (rest, last_line) = body.rsplit_once('\n').expect("closing line");
+            assert!(
+                FenceMarker::parse_open(last_line).is_some_and(|m| m.is_closed_by(last_line)),
+                "{at}: {last_line:?} is not a closing fence line"
+            );
+            body = rest;
+        }
+        assert_eq!(body, &source[p.start..p.end], "{at}: text vs source range");
+
+        // Nothing lost, nothing repeated: pieces and separators tile the source. Only blank
+        // lines before the first piece and whitespace after the last may be left out.
+        if i == 0 {
+            assert!(
+                source[..p.start].trim().is_empty(),
+                "{at}: text before the first piece"
+            );
+        } else {
+            assert_eq!(p.start, cursor, "{at}: gap or overlap");
+        }
+        assert!(p.sep.trim().is_empty(), "{at}: separator {:?}", p.sep);
+        assert!(
+            source[p.end..].starts_with(&p.sep),
+            "{at}: separator {:?} is not the source text after the piece",
+            p.sep
+        );
+        cursor = p.end + p.sep.len();
+    }
+    assert!(
+        source[cursor..].trim().is_empty(),
+        "{label}: text after the last piece: {:?}",
+        &source[cursor..]
+    );
+}
+
+fn check_split(file: &str, limit: usize, metric: LengthMetric, extra: &[&str]) -> Vec<Piece> {
+    let path = path_arg(file);
+    let limit_s = limit.to_string();
+    let mut args = vec![
+        "split",
+        &path,
+        "--limit",
+        &limit_s,
+        "--metric",
+        metric.name(),
+    ];
+    args.extend_from_slice(extra);
+    let max_lines = extra
+        .iter()
+        .position(|a| *a == "--max-lines")
+        .map(|i| extra[i + 1].parse().unwrap());
+    let out = pieces(&args);
+    let source = data(file);
+    check(
+        &Expect {
+            label: format!("split {file} {limit} {metric} {extra:?}"),
+            source: &source,
+            metric,
+            limit,
+            max_lines,
+            last_may_be_open: true,
+        },
+        &out,
+    );
+    out
+}
+
+fn check_chunk(file: &str, min: usize, max: usize, metric: LengthMetric, extra: &[&str]) {
+    let path = path_arg(file);
+    let (min_s, max_s) = (min.to_string(), max.to_string());
+    let mut args = vec![
+        "chunk",
+        &path,
+        "--min",
+        &min_s,
+        "--max",
+        &max_s,
+        "--metric",
+        metric.name(),
+    ];
+    args.extend_from_slice(extra);
+    let out = pieces(&args);
+    let source = data(file);
+    check(
+        &Expect {
+            label: format!("chunk {file} {min}/{max} {metric} {extra:?}"),
+            source: &source,
+            metric,
+            limit: max,
+            max_lines: None,
+            last_may_be_open: false,
+        },
+        &out,
+    );
+}
+
+#[test]
+fn split_code_heavy_for_telegram() {
+    let out = check_split("code-heavy.md", 4096, LengthMetric::Utf16, &[]);
+    // The file holds a fence longer than 4096 units, so it must have been cut inside it.
+    assert!(out.len() >= 2, "{} pieces", out.len());
+    assert!(out.iter().any(|p| p.fence_closed), "no fence was cut");
+}
+
+#[test]
+fn split_corpus_in_every_metric() {
+    for file in CORPUS {
+        for metric in LengthMetric::ALL {
+            for limit in [4000, 2000, 500] {
+                check_split(file, limit, metric, &[]);
+            }
+        }
+    }
+}
+
+#[test]
+fn split_newline_mode_and_line_cap() {
+    for file in ["code-heavy.md", "lists-tables.md", "node-events.md"] {
+        check_split(file, 2000, LengthMetric::Chars, &["--mode", "newline"]);
+        check_split(file, 2000, LengthMetric::Chars, &["--max-lines", "17"]);
+        check_split(
+            file,
+            4000,
+            LengthMetric::Utf16,
+            &["--mode", "newline", "--max-lines", "17"],
+        );
+    }
+}
+
+#[test]
+fn split_small_document_is_one_piece() {
+    let source = data("prose-paragraphs.md");
+    let out = check_split("prose-paragraphs.md", 4000, LengthMetric::Chars, &[]);
+    assert_eq!(out.len(), 1);
+    assert_eq!(out[0].text.trim_end(), source.trim_end());
+}
+
+#[test]
+fn chunk_code_heavy_defaults() {
+    check_chunk("code-heavy.md", 800, 1200, LengthMetric::Chars, &[]);
+}
+
+#[test]
+fn chunk_corpus_in_every_metric() {
+    for file in CORPUS {
+        for metric in LengthMetric::ALL {
+            check_chunk(file, 800, 1200, metric, &[]);
+            check_chunk(file, 100, 300, metric, &["--token", "7"]);
+        }
+    }
+}
+
+#[test]
+fn chunk_break_preferences_and_paragraph_flush() {
+    for file in ["prose-paragraphs.md", "code-heavy.md", "unicode-mix.md"] {
+        for brk in ["paragraph", "newline", "sentence"] {
+            check_chunk(file, 200, 500, LengthMetric::Utf16, &["--break", brk]);
+        }
+        check_chunk(
+            file,
+            200,
+            800,
+            LengthMetric::Chars,
+            &["--flush-on-paragraph"],
+        );
+    }
+}
+
+/// SPEC §3 split-invariance, through the CLI: the delta size does not change the blocks.
+#[test]
+fn chunk_output_does_not_depend_on_delta_size() {
+    for file in [
+        "prose-paragraphs.md",
+        "code-heavy.md",
+        "unicode-mix.md",
+        "unclosed-fence.md",
+    ] {
+        let path = path_arg(file);
+        let runs: Vec<Vec<Piece>> = ["1", "4", "13", "1000000"]
+            .iter()
+            .map(|k| pieces(&["chunk", &path, "--min", "150", "--max", "400", "--token", k]))
+            .collect();
+        for run in &runs[1..] {
+            assert_eq!(run, &runs[0], "{file}: blocks differ by delta size");
+        }
+    }
+}
+
+#[test]
+fn stdin_gives_the_same_output_as_the_file() {
+    let path = path_arg("unicode-mix.md");
+    let from_file = run(&["split", &path, "--limit", "300", "--metric", "graphemes"]);
+    let mut child = Command::new(BIN)
+        .args(["split", "-", "--limit", "300", "--metric", "graphemes"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(data("unicode-mix.md").as_bytes()).unwrap();
+    }
+    let from_stdin = child.wait_with_output().unwrap();
+    assert!(from_stdin.status.success());
+    assert!(!from_file.stdout.is_empty());
+    assert_eq!(from_stdin.stdout, from_file.stdout);
+}
+
+#[test]
+fn help_goes_to_stdout_with_success() {
+    for args in [
+        &["--help"][..],
+        &["-h"],
+        &["help"],
+        &["split", "--help"],
+        &["chunk", "-h"],
+    ] {
+        let out = run(args);
+        assert!(out.status.success(), "{args:?}");
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        assert!(stdout.contains("Usage:"), "{args:?}");
+        assert!(stdout.contains("--flush-on-paragraph"), "{args:?}");
+        assert!(out.stderr.is_empty(), "{args:?}");
+    }
+}
+
+/// Runs a command that must fail with `code` and exactly one `replystream: ` line on stderr
+/// that contains `needle`.
+fn assert_fails(args: &[&str], code: i32, needle: &str) {
+    let out = run(args);
+    let stderr = String::from_utf8(out.stderr).expect("UTF-8 stderr");
+    assert_eq!(out.status.code(), Some(code), "{args:?}: {stderr}");
+    assert!(out.stdout.is_empty(), "{args:?} wrote to stdout");
+    assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr:?}");
+    assert!(stderr.ends_with('\n'), "{args:?}: {stderr:?}");
+    assert!(stderr.starts_with("replystream: "), "{args:?}: {stderr:?}");
+    assert!(
+        stderr.contains(needle),
+        "{args:?}: {stderr:?} lacks {needle:?}"
+    );
+}
+
+#[test]
+fn usage_errors_exit_2_with_one_line() {
+    let file = path_arg("prose-paragraphs.md");
+    let f = file.as_str();
+    assert_fails(&[], 2, "missing subcommand");
+    assert_fails(&["demo", f], 2, "unknown subcommand");
+    assert_fails(&["--bogus"], 2, "--bogus");
+    assert_fails(&["split", f, "--bogus"], 2, "unknown option --bogus");
+    assert_fails(&["chunk", f, "--limit", "5"], 2, "unknown option --limit");
+    assert_fails(&["split", f, "-x"], 2, "-x");
+    assert_fails(&["split", f, "--limit"], 2, "--limit needs a value");
+    assert_fails(
+        &["split", f, "--limit", "--metric", "utf16"],
+        2,
+        "needs a value",
+    );
+    assert_fails(&["split", f, "--limit", "12k"], 2, "\"12k\"");
+    assert_fails(&["split", f, "--limit", "-5"], 2, "--limit");
+    assert_fails(&["split", f, "--metric", "furlongs"], 2, "furlongs");
+    assert_fails(&["split", f, "--mode", "fast"], 2, "fast");
+    assert_fails(&["chunk", f, "--break", "word"], 2, "word");
+    assert_fails(&["chunk", f, "--token", "0"], 2, "--token");
+    assert_fails(
+        &["chunk", f, "--flush-on-paragraph=yes"],
+        2,
+        "takes no value",
+    );
+    assert_fails(&["split"], 2, "missing FILE");
+    assert_fails(&["split", f, f], 2, "unexpected argument");
+    // An invalid configuration is reported by the library and is the caller's to fix.
+    assert_fails(&["split", f, "--limit", "0"], 2, "limit");
+    assert_fails(
+        &["split", f, "--max-lines", "0"],
+        2,
+        "invalid configuration",
+    );
+}
+
+#[test]
+fn runtime_errors_exit_1_with_one_line() {
+    let dir = std::env::temp_dir().join(format!("replystream-cli-test-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bad = dir.join("latin1.txt");
+    std::fs::write(&bad, b"caf\xe9 au lait\n\nsecond paragraph\n").unwrap();
+    let missing = dir.join("no-such-file.md");
+    let bad_s = bad.to_str().unwrap();
+    let missing_s = missing.to_str().unwrap();
+
+    assert_fails(&["split", bad_s], 1, "not valid UTF-8");
+    assert_fails(&["chunk", bad_s], 1, "offset 3");
+    assert_fails(&["split", missing_s], 1, "cannot read");
+    assert_fails(&["chunk", missing_s, "--min", "10"], 1, "no-such-file.md");
+    assert_fails(&["split", dir.to_str().unwrap()], 1, "cannot read");
+
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn empty_input_gives_no_output() {
+    for sub in ["split", "chunk"] {
+        let out = run(&[sub, "-"]);
+        assert!(out.status.success(), "{sub}");
+        assert!(out.stdout.is_empty(), "{sub}");
+    }
+}
+
+/// The checker itself: it accepts a correct hand-made split and catches the faults it is
+/// there to catch, so a passing run above means something.
+mod checker {
+    use super::*;
+
+    const SOURCE: &str = "\nIntro line.\n\n```rust\nlet a = 1;\nlet b = 2;\n```\nEnd.\n";
+
+    fn piece(text: &str, sep: &str, start: usize, end: usize, reopen: bool, close: bool) -> Piece {
+        Piece {
+            text: text.to_owned(),
+            sep: sep.to_owned(),
+            len: LengthMetric::Chars.len(text),
+            start,
+            end,
+            fence_reopened: reopen,
+            fence_closed: close,
+        }
+    }
+
+    fn good() -> Vec<Piece> {
+        let fence_at = SOURCE.find("```rust").unwrap();
+        let b_at = SOURCE.find("let b").unwrap();
+        vec![
+            piece("Intro line.", "\n\n", 1, 12, false, false),
+            piece(
+                "```rust\nlet a = 1;\n```",
+                "\n",
+                fence_at,
+                b_at - 1,
+                false,
+                true,
+            ),
+            piece(
+                "```rust\nlet b = 2;\n```\nEnd.",
+                "\n",
+                b_at,
+                SOURCE.len() - 1,
+                true,
+                false,
+            ),
+        ]
+    }
+
+    fn expect() -> Expect<'static> {
+        Expect {
+            label: "hand-made".into(),
+            source: SOURCE,
+            metric: LengthMetric::Chars,
+            limit: 30,
+            max_lines: None,
+            last_may_be_open: false,
+        }
+    }
+
+    #[test]
+    fn fence_walk() {
+        assert_eq!(open_fence_at_end("a\n```\nb\n```\n"), None);
+        assert!(open_fence_at_end("````\n```\n").is_some());
+        assert_eq!(open_fence_at_end("~~~\n```\n~~~~ \n"), None);
+        assert!(only_fence_lines("```js\n\n```"));
+        assert!(!only_fence_lines("```js\nx\n```"));
+    }
+
+    #[test]
+    fn accepts_a_correct_split() {
+        check(&expect(), &good());
+    }
+
+    #[test]
+    #[should_panic(expected = "gap or overlap")]
+    fn catches_lost_text() {
+        let mut pieces = good();
+        pieces.remove(1);
+        check(&expect(), &pieces);
+    }
+
+    #[test]
+    #[should_panic(expected = "unbalanced fence")]
+    fn catches_an_open_fence() {
+        let mut pieces = good();
+        pieces[1].text = "```rust\nlet a = 1;".into();
+        pieces[1].len = LengthMetric::Chars.len(&pieces[1].text);
+        pieces[1].fence_closed = false;
+        check(&expect(), &pieces);
+    }
+
+    #[test]
+    #[should_panic(expected = "> 20")]
+    fn catches_an_overlong_piece() {
+        let mut e = expect();
+        e.limit = 20;
+        check(&e, &good());
+    }
+}

@@ -1,0 +1,99 @@
+/* basic.c: stream a short reply through replystream on a fake clock and print the sends.
+ *
+ * Build and run from the repository root:
+ *
+ *   cargo build -p replystream-ffi && \
+ *   cc -std=c11 -Wall -I ffi/include ffi/examples/basic.c target/debug/libreplystream_ffi.a \
+ *      -lpthread -ldl -lm -o basic && ./basic
+ *
+ * The host's job is a loop: push each model event with the current time, then poll actions
+ * until REPLYSTREAM_DONE, delivering each SEND and acking it. When nothing is pending, wait
+ * until the next deadline and push a timer. Here "delivering" is printing and the clock is a
+ * counter, so the run is instant and always the same.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "replystream.h"
+
+static uint64_t now_ms = 0;
+
+/* Executes every pending action. Returns 1 once the engine said IDLE. */
+static int run_actions(replystream_engine *engine) {
+    int idle = 0;
+    replystream_action action;
+    while (replystream_engine_poll_action(engine, &action) == REPLYSTREAM_OK) {
+        switch (action.kind) {
+        case REPLYSTREAM_ACTION_SEND: {
+            static const char *kinds[] = {"tool", "block", "final"};
+            printf("[%6llu ms] send #%llu (%s, %zu bytes): %.*s\n", (unsigned long long)now_ms,
+                   (unsigned long long)action.send_id, kinds[action.send_kind], action.text.len,
+                   (int)action.text.len, action.text.ptr);
+            /* A real host posts the message here, then reports the platform's id. */
+            now_ms += 120;
+            replystream_engine_push_delivered(engine, action.send_id, "platform-id", 11, now_ms);
+            break;
+        }
+        case REPLYSTREAM_ACTION_ARM_TIMER:
+            /* A real host (re)arms its timer; this one asks next_deadline when idle. */
+            break;
+        case REPLYSTREAM_ACTION_ABORT:
+            printf("[%6llu ms] abort\n", (unsigned long long)now_ms);
+            break;
+        case REPLYSTREAM_ACTION_IDLE:
+            printf("[%6llu ms] idle: the turn is complete\n", (unsigned long long)now_ms);
+            idle = 1;
+            break;
+        }
+    }
+    return idle;
+}
+
+int main(void) {
+    replystream_options opts = replystream_options_default();
+    opts.chunk_min = 60; /* small blocks, so a short reply streams in several messages */
+    opts.chunk_max = 160;
+
+    replystream_engine *engine = NULL;
+    replystream_result r = replystream_engine_new("telegram", 8, &opts, 1, &engine);
+    if (r != REPLYSTREAM_OK) {
+        fprintf(stderr, "replystream_engine_new: %s\n", replystream_result_str(r));
+        return 1;
+    }
+
+    const char *reply =
+        "Here is the plan for tomorrow.\n\n"
+        "First, we meet at the station at nine and take the coastal train north. "
+        "The ride takes about forty minutes.\n\n"
+        "Then we walk along the cliffs to the lighthouse, have lunch in the village, "
+        "and come back on the 16:10 train.";
+
+    replystream_engine_push_message_start(engine, now_ms);
+    run_actions(engine);
+    /* The model's text arrives in small pieces, 30 ms apart. */
+    size_t len = strlen(reply);
+    for (size_t at = 0; at < len; at += 12) {
+        size_t n = len - at < 12 ? len - at : 12;
+        now_ms += 30;
+        replystream_engine_push_text_delta(engine, reply + at, n, now_ms);
+        run_actions(engine);
+    }
+    replystream_engine_push_message_end(engine, NULL, 0, now_ms);
+    run_actions(engine);
+    replystream_engine_push_finish(engine, now_ms);
+
+    /* Drive the engine until it is idle, jumping the fake clock to each deadline. */
+    while (!run_actions(engine)) {
+        uint64_t deadline = replystream_engine_next_deadline(engine);
+        if (deadline == REPLYSTREAM_NONE) {
+            break;
+        }
+        if (deadline > now_ms) {
+            now_ms = deadline;
+        }
+        replystream_engine_push_timer(engine, now_ms);
+    }
+
+    replystream_engine_free(engine);
+    return 0;
+}

@@ -576,6 +576,7 @@ impl Engine {
         }
         self.chunker.flush(&mut self.blocks);
         self.route_blocks(Lane::Answer, now);
+        self.coalescer.end_of_text();
     }
 
     /// Forced drain of the chunker and the coalescer.
@@ -605,7 +606,7 @@ impl Engine {
         for block in blocks.drain(..) {
             if self.fits(&block.text) {
                 self.coalescer
-                    .push(block.text, block.source, &meta, now, &mut self.coalesced);
+                    .push_block(block, &meta, now, &mut self.coalesced);
                 continue;
             }
             // Within the chunk size but over the channel's line cap: split it here, each

@@ -73,3 +73,37 @@ fn tool_start_flushes_everything_first() {
         .push(Input::ToolStart { name: "search" });
     assert_eq!(sim.sent_texts(), ["Let me check that."]);
 }
+
+#[test]
+fn merged_blocks_keep_the_separators_of_the_source() {
+    // Paragraph preference: the configured joiner is a blank line, but these blocks were cut
+    // at sentence ends and line breaks, so the merged message must read exactly as written.
+    let mut c = config("generic");
+    c.chunk_min = 20;
+    c.chunk_max = 60;
+    c.coalesce_min = Some(400);
+    c.coalesce_idle_ms = 1000;
+    let text = "The first sentence is right here. The second sentence follows it.\n\
+                A new line starts. And the last sentence ends the reply.";
+    let mut sim = Sim::new(engine(c));
+    sim.stream(text, 3, 0).push(Input::Finish).run_until_idle();
+    assert_eq!(sim.sent_texts(), [text]);
+}
+
+#[test]
+fn separate_text_blocks_use_the_joiner() {
+    let mut c = config("generic");
+    c.chunk_min = 1;
+    c.coalesce_min = Some(400);
+    let mut sim = Sim::new(engine(c));
+    sim.push(Input::TextDelta("First text block."))
+        .push(Input::TextEnd(None))
+        .push(Input::TextDelta("Second text block."))
+        .push(Input::TextEnd(None))
+        .push(Input::Finish)
+        .run_until_idle();
+    assert_eq!(
+        sim.sent_texts(),
+        ["First text block.\n\nSecond text block."]
+    );
+}

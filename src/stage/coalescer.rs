@@ -9,6 +9,7 @@ use std::ops::Range;
 
 use smallvec::SmallVec;
 
+use crate::text::block::Block;
 use crate::text::chunker::BreakPreference;
 use crate::{Lane, LengthMetric, ReplyTarget, Time};
 
@@ -142,6 +143,11 @@ pub struct Coalescer {
     /// The number of line breaks in the buffer (kept only with a line cap).
     buffer_breaks: usize,
     deadline: Option<Time>,
+    /// The separator that followed the last block given to [`Coalescer::push_block`], and
+    /// where it ended in the source: a block starting there continues the text, and the real
+    /// separator joins it instead of the configured joiner.
+    last_sep: String,
+    last_sep_end: Option<(usize, usize)>,
 }
 
 impl Coalescer {
@@ -153,6 +159,8 @@ impl Coalescer {
             buffer_len: 0,
             buffer_breaks: 0,
             deadline: None,
+            last_sep: String::new(),
+            last_sep_end: None,
         }
     }
 
@@ -172,6 +180,53 @@ impl Coalescer {
         now: Time,
         out: &mut Vec<CoalescedText>,
     ) {
+        self.last_sep_end = None;
+        self.push_joined(text, source, meta, now, out, None);
+    }
+
+    /// Pushes a block from the chunker. When it continues the previous block in the source
+    /// (same message, starting right after that block's separator) and neither side carries
+    /// a synthetic fence line, the separator that stood between them in the source joins
+    /// them, so merged text reads exactly as the model wrote it: a sentence cut is joined by
+    /// its space, not by a paragraph break. Otherwise the configured joiner is used.
+    pub fn push_block(
+        &mut self,
+        block: Block,
+        meta: &BlockMeta,
+        now: Time,
+        out: &mut Vec<CoalescedText>,
+    ) {
+        let continues = self.last_sep_end == Some((meta.message, block.source.start))
+            && !block.fence_reopened
+            && self.buffer.as_ref().is_some_and(|b| {
+                b.sources
+                    .last()
+                    .is_some_and(|r| r.end + self.last_sep.len() == block.source.start)
+            });
+        let prev_sep = std::mem::take(&mut self.last_sep);
+        let next_end =
+            (!block.fence_closed).then_some((meta.message, block.source.end + block.sep.len()));
+        let joiner = continues.then_some(prev_sep.as_str());
+        self.push_joined(block.text, block.source, meta, now, out, joiner);
+        self.last_sep = block.sep;
+        self.last_sep_end = next_end;
+    }
+
+    /// The text the blocks came from ended (a `TextEnd`, a tool call, media): the next
+    /// block does not continue the previous one and is joined by the configured joiner.
+    pub fn end_of_text(&mut self) {
+        self.last_sep_end = None;
+    }
+
+    fn push_joined(
+        &mut self,
+        text: String,
+        source: Range<usize>,
+        meta: &BlockMeta,
+        now: Time,
+        out: &mut Vec<CoalescedText>,
+        source_joiner: Option<&str>,
+    ) {
         if text.trim().is_empty() {
             return;
         }
@@ -185,13 +240,19 @@ impl Coalescer {
         }
         let metric = self.config.metric;
         let max = self.config.max;
-        let joiner = self.config.joiner();
+        let joiner = source_joiner.unwrap_or(self.config.joiner());
         let Some(buffer) = self.buffer.as_mut() else {
             self.start(text, source, meta, now, out);
             return;
         };
 
-        let kept = buffer.text.trim_end().len();
+        // With the source's own separator nothing is trimmed: the block's text has no
+        // trailing separator and the next one starts right after it.
+        let kept = if source_joiner.is_some() {
+            buffer.text.len()
+        } else {
+            buffer.text.trim_end().len()
+        };
         let kept_len = if kept == buffer.text.len() {
             self.buffer_len
         } else if metric == LengthMetric::Graphemes {
@@ -201,7 +262,10 @@ impl Coalescer {
         } else {
             self.buffer_len - metric.len(&buffer.text[kept..])
         };
-        let incoming = strip_leading_break(&text, joiner);
+        let incoming = match source_joiner {
+            Some(_) => text.as_str(),
+            None => strip_leading_break(&text, joiner),
+        };
         let joined_len = kept_len + metric.len(joiner) + metric.len(incoming);
         let joined_breaks = match self.config.max_lines {
             Some(_) => {
@@ -624,6 +688,29 @@ mod tests {
             ..CoalescerConfig::default()
         });
         assert_eq!((c.config().min, c.config().max), (10, 10));
+    }
+
+    #[test]
+    fn push_block_joins_contiguous_blocks_with_their_source_separator() {
+        let mut c = Coalescer::new(cfg(1, 100, BreakPreference::Paragraph));
+        let m = meta(0);
+        let mut out = Vec::new();
+        let block = |text: &str, start: usize, sep: &str| Block {
+            text: text.into(),
+            sep: sep.into(),
+            source: start..start + text.len(),
+            fence_reopened: false,
+            fence_closed: false,
+        };
+        // "One two." + " " + "Three" + "" (hard cut) + "four." in the source.
+        c.push_block(block("One two.", 0, " "), &m, Time::ZERO, &mut out);
+        c.push_block(block("Three", 9, ""), &m, Time::ZERO, &mut out);
+        c.push_block(block("four.", 14, ""), &m, Time::ZERO, &mut out);
+        // Not contiguous (a gap in the source): the configured joiner.
+        c.push_block(block("Later.", 40, ""), &m, Time::ZERO, &mut out);
+        c.flush(&mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].text, "One two. Threefour.\n\nLater.");
     }
 }
 

@@ -1,7 +1,59 @@
-//! The streaming block chunker (SPEC §3). API contract; implementation in progress.
+//! The streaming block chunker (SPEC §3).
+//!
+//! # Semantics
+//!
+//! The chunker behaves as if text arrived one char at a time and it cut as early as allowed
+//! ("eager, char by char"); a delta of any size is processed exactly that way, so the blocks
+//! never depend on how the text was split into deltas.
+//!
+//! - **Candidates.** A cut candidate is the start of a whitespace run after non-whitespace
+//!   (see [`super::cut`] for the classes), or the point right after a CJK sentence mark. A
+//!   candidate is *decided* only once its whitespace run is followed by a non-whitespace
+//!   char (more whitespace could still change the separator, or turn a line break into a
+//!   paragraph break), and a sentence mark at the very end of the text is not yet a sentence
+//!   end (`"3."` may become `"3.14"`). Only a forced drain treats the end of the text as the
+//!   end of a run.
+//! - **Eager cuts.** Once a decided candidate of an allowed class lies at a safe position
+//!   (outside fences and inline code) where the block holds between `min` and `max` units,
+//!   the chunker cuts at the best such candidate available at that moment (class preference,
+//!   then the last one). Allowed classes: paragraph, line and sentence breaks for
+//!   [`BreakPreference::Paragraph`]; line breaks (a paragraph break is one too) for
+//!   [`BreakPreference::Newline`]; sentence ends for [`BreakPreference::Sentence`];
+//!   `flush_on_paragraph` adds paragraph breaks to any preference.
+//! - **At max.** When the text received exceeds `max` units with no such cut, the chunker
+//!   cuts at the best safe candidate in `[min, max]` of any class, whitespace included (a
+//!   whitespace run reaching the end of the text counts); else, inside a fence, at the last
+//!   line break of the code that fits; else at the largest grapheme boundary that fits.
+//! - **Separators.** A cut keeps its whitespace as [`Block::sep`]: through the last `\n` of
+//!   the run for a line or paragraph break (the next block keeps its indentation), the whole
+//!   run otherwise, `""` for a hard cut. `original[source] + sep` over a message's blocks
+//!   gives back the message, except whitespace that cannot be shown: blank lines at the start
+//!   of a block (so at the start of the message) are skipped, leading spaces that alone would
+//!   fill a block are dropped, and a whitespace-only remainder at a flush emits nothing.
+//! - **Fences.** A cut inside a fence or an inline code span is only made when no safe cut
+//!   exists in the window. A block cut inside a fence ends with `\n` + a synthetic closing
+//!   line, and the next block starts with the original opening line + `\n` (the bare marker if
+//!   that line leaves no room for code). Synthetic lines count toward `max`. When `max` is too
+//!   small to close and reopen a fence around any code, the cut is a plain hard cut: the
+//!   limit wins over fence balance. A fence still open at a flush is closed in the last block.
+//! - **Limits.** Every block is at most `max` units. When a single grapheme is wider than the
+//!   room left, the cut falls at a char boundary inside it (the limit wins over the grapheme).
+//!   `max` is raised to the metric's widest char (4 bytes, 2 UTF-16 units) so a char always
+//!   fits.
+//!
+//! # Cost
+//!
+//! Work per delta is proportional to the delta: units are counted as chars arrive, the
+//! Markdown scanner is incremental, and break searches are bounded by one block. A `push`
+//! that emits nothing does not allocate once the buffers are warm.
 
 use super::block::Block;
-use super::metric::LengthMetric;
+use super::cut::{
+    BreakClass, Candidate, Limits, Planner, Reopen, build_piece, candidate_at, is_tail_char, is_ws,
+    may_be_candidate,
+};
+use super::markdown::{FenceMarker, MarkdownScanner};
+use super::metric::{LengthMetric, is_grapheme_boundary};
 
 /// Where the chunker prefers to cut, in order of preference.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -42,19 +94,109 @@ impl Default for ChunkerConfig {
     }
 }
 
+/// What the previous char was, for deciding candidates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Prev {
+    /// ASCII, not whitespace, not a sentence mark or closer: nothing is pending.
+    Plain,
+    /// Whitespace (a run may be pending).
+    Space,
+    /// A sentence mark or a closer.
+    Tail,
+    /// Anything else.
+    Other,
+}
+
+/// The synthetic opening line of the block being built.
+#[derive(Clone, Copy, Debug)]
+struct ReopenState {
+    marker: FenceMarker,
+    bare: bool,
+}
+
 /// Cuts a stream of text deltas into blocks. One chunker per assistant message.
 #[derive(Debug)]
 pub struct BlockChunker {
     config: ChunkerConfig,
+    /// Allowed classes for eager cuts, best first.
+    eager: Vec<BreakClass>,
+    /// All classes for cuts at max and forced drains, best first.
+    forced: Vec<BreakClass>,
+    /// Text from `base` on; `buffer[..start]` has been emitted.
     buffer: String,
+    /// Message offset of `buffer[0]`.
+    base: usize,
+    /// Start of the block being built.
+    start: usize,
+    /// Bytes of `buffer` processed (the current moment).
+    cursor: usize,
+    /// Units from `buffer[0]` to `cursor`.
+    units: usize,
+    /// Units from `buffer[0]` to `start`.
+    start_units: usize,
+    /// The whitespace run ending at `cursor`, with the units before it.
+    run: Option<(usize, usize)>,
+    prev: Prev,
+    /// The block holds only whitespace so far.
+    leading: bool,
+    /// How many regional indicators end at `cursor` (graphemes metric).
+    ri_run: usize,
+    scanner: MarkdownScanner,
+    /// Up to where the scanner has been fed.
+    scanned: usize,
+    reopen: Option<ReopenState>,
+    /// The opening line of the fence open at the block start, once it may have left the
+    /// buffer (for reopening it).
+    reopen_line: String,
+    /// Candidates that became eligible at the current moment.
+    fresh: Vec<(Candidate, usize)>,
 }
 
 impl BlockChunker {
-    /// A chunker with `config`, clamped: `min >= 1`, `max >= min`.
+    /// A chunker with `config`, clamped: `min >= 1`, `max >= min`, and `max` at least the
+    /// metric's widest char (4 bytes, 2 UTF-16 units, 1 otherwise).
     pub fn new(config: ChunkerConfig) -> Self {
+        let mut config = config;
+        config.min = config.min.max(1);
+        config.max = config
+            .max
+            .max(config.min)
+            .max(Limits::widest_char(config.metric));
+        let mut eager: Vec<BreakClass> = match config.break_preference {
+            BreakPreference::Paragraph => {
+                vec![
+                    BreakClass::Paragraph,
+                    BreakClass::Line,
+                    BreakClass::Sentence,
+                ]
+            }
+            BreakPreference::Newline => vec![BreakClass::Paragraph, BreakClass::Line],
+            BreakPreference::Sentence => vec![BreakClass::Sentence],
+        };
+        if config.flush_on_paragraph && !eager.contains(&BreakClass::Paragraph) {
+            eager.insert(0, BreakClass::Paragraph);
+        }
+        let mut forced = eager.clone();
+        forced.extend(BreakClass::TEXT.iter().filter(|c| !eager.contains(c)));
         BlockChunker {
             config,
+            eager,
+            forced,
             buffer: String::new(),
+            base: 0,
+            start: 0,
+            cursor: 0,
+            units: 0,
+            start_units: 0,
+            run: None,
+            prev: Prev::Space,
+            leading: true,
+            ri_run: 0,
+            scanner: MarkdownScanner::new(),
+            scanned: 0,
+            reopen: None,
+            reopen_line: String::new(),
+            fresh: Vec::new(),
         }
     }
 
@@ -65,22 +207,480 @@ impl BlockChunker {
 
     /// Appends `delta` and pushes every block that is now due onto `out`.
     pub fn push(&mut self, delta: &str, out: &mut Vec<Block>) {
+        self.compact();
         self.buffer.push_str(delta);
-        let _ = out;
+        while self.cursor < self.buffer.len() {
+            if !self.skip_plain() {
+                self.step(out);
+            }
+        }
     }
 
-    /// Forced drain: emits everything buffered, in as few blocks as `max` allows.
+    /// Forced drain: emits everything buffered, in as few blocks as `max` allows. A fence
+    /// still open is closed in the last block (and reopened if more text follows).
     pub fn flush(&mut self, out: &mut Vec<Block>) {
-        let _ = out;
+        let len = self.buffer.len();
+        self.scanner.finish(&self.buffer);
+        self.scanned = len;
+        let _ = self.scanner.take_newly_safe();
+        loop {
+            let bytes = self.buffer.as_bytes();
+            let mut end = len;
+            while end > self.start && is_ws(bytes[end - 1]) {
+                end -= 1;
+            }
+            if end <= self.start {
+                break;
+            }
+            let reopen_cost = self.reopen_cost();
+            let close = self.scanner.fence_at(end).map(|f| f.marker);
+            let close_cost = close.map_or(0, |m| m.close_len() + 1);
+            if self
+                .limits()
+                .fits(&self.buffer, self.start, end, reopen_cost + close_cost, 0)
+            {
+                let close = close.filter(|_| self.closable());
+                self.emit(end, len, close, out);
+                break;
+            }
+            let planned = self
+                .planner(len)
+                .plan(self.start, reopen_cost, self.config.min, true);
+            self.emit(
+                planned.cut.end,
+                planned.cut.sep_end,
+                planned.close.map(|f| f.marker),
+                out,
+            );
+            self.begin_block(planned.cut.sep_end, len);
+        }
+        self.start = len;
+        self.start_units = self.units;
+        self.leading = true;
+        self.run = None;
+        self.prev = Prev::Space;
     }
 
     /// Forgets everything (a new assistant message begins).
     pub fn reset(&mut self) {
         self.buffer.clear();
+        self.base = 0;
+        self.start = 0;
+        self.cursor = 0;
+        self.units = 0;
+        self.start_units = 0;
+        self.run = None;
+        self.prev = Prev::Space;
+        self.leading = true;
+        self.ri_run = 0;
+        self.scanner.reset();
+        self.scanned = 0;
+        self.reopen = None;
+        self.reopen_line.clear();
+        self.fresh.clear();
     }
 
     /// The text received but not yet emitted.
     pub fn buffered(&self) -> &str {
-        &self.buffer
+        &self.buffer[self.start..]
+    }
+
+    fn limits(&self) -> Limits {
+        Limits {
+            metric: self.config.metric,
+            max: self.config.max,
+            max_lines: None,
+        }
+    }
+
+    fn current_reopen(&self) -> Option<Reopen<'_>> {
+        self.reopen.map(|r| Reopen {
+            marker: r.marker,
+            line: (!r.bare).then_some(self.reopen_line.as_str()),
+        })
+    }
+
+    fn reopen_cost(&self) -> usize {
+        self.current_reopen()
+            .map_or(0, |r| r.cost(self.config.metric))
+    }
+
+    /// Units of the block so far, its synthetic opening line included.
+    fn display_units(&self) -> usize {
+        self.reopen_cost() + self.units - self.start_units
+    }
+
+    /// Whether a fence open at the end of the text can be closed within the limits.
+    fn closable(&self) -> bool {
+        match self.scanner.open_fence() {
+            Some(f) => self.planner(self.buffer.len()).repair(f).is_some(),
+            None => false,
+        }
+    }
+
+    fn planner(&self, t: usize) -> Planner<'_> {
+        Planner {
+            text: &self.buffer[..t],
+            scanner: &self.scanner,
+            limits: self.limits(),
+            order: &self.forced,
+            // At max or forced, a whitespace run at the end of the text is a break.
+            trailing_run: true,
+            continued_line: Some(&self.reopen_line),
+        }
+    }
+
+    /// Drops emitted text from the front of the buffer when that is cheap relative to what
+    /// stays (amortised: each byte is moved a bounded number of times).
+    ///
+    /// Text the scanner still needs is kept: the current line (a fence line is judged
+    /// whole), so the blocks never depend on when compaction happens. The opening line of a
+    /// fence that is still open is saved before it goes.
+    fn compact(&mut self) {
+        if self.start == 0 || (self.start < 4096 && self.start < self.buffer.len() - self.start) {
+            return;
+        }
+        // The scanner must have seen what it forgets. Cuts that turned safe in text not yet
+        // scanned turned safe while the block was below `min`: they can never be used.
+        self.sync_scanner(self.cursor, false);
+        let n = self.start.min(self.scanner.line_start());
+        if n == 0 {
+            return;
+        }
+        if let Some(f) = self.scanner.open_fence().copied()
+            && !f.continued
+            && f.start < n
+        {
+            self.save_fence_line(f.start, f.open_end);
+        }
+        self.buffer.drain(..n);
+        self.scanner.drain(n);
+        self.base += n;
+        self.start -= n;
+        self.cursor -= n;
+        self.scanned -= n;
+        self.run = self.run.map(|(p, u)| (p - n, u));
+    }
+
+    /// Fast path: consumes ASCII bytes that can decide nothing (no pending run or sentence
+    /// mark, not whitespace, not a mark) and do not reach `max`. Returns whether it moved.
+    fn skip_plain(&mut self) -> bool {
+        if self.leading || self.prev != Prev::Plain {
+            return false;
+        }
+        let room = self.config.max.saturating_sub(self.display_units());
+        let bytes = &self.buffer.as_bytes()[self.cursor..];
+        let n = bytes
+            .iter()
+            .take(room)
+            .take_while(|&&b| b < 0x80 && !is_ws(b) && !is_tail_char(b as char))
+            .count();
+        self.cursor += n;
+        self.units += n;
+        self.ri_run = 0;
+        n > 0
+    }
+
+    /// Processes one char: the moment it arrives.
+    fn step(&mut self, out: &mut Vec<Block>) {
+        let i = self.cursor;
+        let Some(c) = self.buffer[i..].chars().next() else {
+            return;
+        };
+        let t = i + c.len_utf8();
+        let units_before = self.units;
+        self.units += self.char_units(i, c);
+        self.cursor = t;
+        if self.leading {
+            if is_ws_char(c) {
+                self.lead_space(c, t);
+                self.prev = Prev::Space;
+                return;
+            }
+            self.leading = false;
+        }
+        if is_ws_char(c) {
+            if self.run.is_none() {
+                self.run = Some((i, units_before));
+            }
+            self.prev = Prev::Space;
+            if c == '\n' && self.display_units() >= self.config.min {
+                self.sync_scanner(t, true);
+            }
+        } else {
+            let decided = match self.run.take() {
+                Some(run) => Some(run),
+                None if self.prev == Prev::Tail && !is_tail_char(c) => Some((i, units_before)),
+                None => None,
+            };
+            self.prev = if is_tail_char(c) {
+                Prev::Tail
+            } else if c.is_ascii() {
+                Prev::Plain
+            } else {
+                Prev::Other
+            };
+            if let Some((p, p_units)) = decided {
+                self.consider(p, p_units, t);
+            }
+        }
+        if !self.fresh.is_empty() {
+            self.cut_fresh(t, out);
+        }
+        while !self.leading && self.display_units() > self.config.max {
+            self.cut_at_max(t, out);
+        }
+    }
+
+    /// The units `c` at byte `i` adds. In the graphemes metric: 1 if `c` starts a cluster.
+    /// A cluster boundary depends only on the text before it and the char after it, so it
+    /// is decided as the char arrives.
+    fn char_units(&mut self, i: usize, c: char) -> usize {
+        if self.config.metric != LengthMetric::Graphemes {
+            return self.config.metric.char_len(c);
+        }
+        let is_ri = ('\u{1F1E6}'..='\u{1F1FF}').contains(&c);
+        let bytes = self.buffer.as_bytes();
+        let boundary = if i == 0 || i == self.start {
+            true
+        } else if is_ri && self.ri_run > 0 {
+            // Regional indicators pair up (walking back through a long run would be slow).
+            self.ri_run % 2 == 0
+        } else if c.is_ascii() && bytes[i - 1] < 0x80 {
+            !(c == '\n' && bytes[i - 1] == b'\r')
+        } else {
+            let from = self.start.min(i);
+            is_grapheme_boundary(&self.buffer[from..i + c.len_utf8()], i - from)
+        };
+        self.ri_run = if is_ri { self.ri_run + 1 } else { 0 };
+        usize::from(boundary)
+    }
+
+    /// Whitespace while the block holds nothing else: blank lines are skipped, and spaces
+    /// that alone would fill a block are dropped.
+    fn lead_space(&mut self, c: char, t: usize) {
+        let reserve = Limits::lead_reserve(self.config.metric, self.current_reopen());
+        if c == '\n' || self.units - self.start_units + reserve > self.config.max {
+            self.start = t;
+            self.start_units = self.units;
+        }
+    }
+
+    /// A candidate at `p` (with `p_units` units before it) was decided at moment `t`.
+    fn consider(&mut self, p: usize, p_units: usize, t: usize) {
+        if p <= self.start {
+            return;
+        }
+        let display = self.reopen_cost() + p_units - self.start_units;
+        if display < self.config.min || display > self.config.max {
+            return;
+        }
+        self.sync_scanner(t, true);
+        if let Some(c) = candidate_at(&self.buffer[..t], p, false)
+            && c.rank(&self.eager).is_some()
+            && self.scanner.is_safe_cut(p)
+        {
+            self.fresh.push((c, p_units));
+        }
+    }
+
+    /// Feeds the scanner through moment `t`. When cuts turned safe, collects the decided
+    /// candidates among them (if `collect`).
+    fn sync_scanner(&mut self, t: usize, collect: bool) {
+        if self.scanned < t {
+            self.scanner.scan(&self.buffer[..t]);
+            self.scanned = t;
+        }
+        let Some(from) = self.scanner.take_newly_safe() else {
+            return;
+        };
+        if !collect {
+            return;
+        }
+        let text = &self.buffer[..t];
+        let bytes = text.as_bytes();
+        let first = self.fresh.len();
+        for j in from.max(self.start + 1)..t {
+            if may_be_candidate(bytes, j)
+                && let Some(c) = candidate_at(text, j, false)
+                && c.rank(&self.eager).is_some()
+                && self.scanner.is_safe_cut(j)
+            {
+                self.fresh.push((c, 0));
+            }
+        }
+        // Units before each candidate, walking back from the moment's total.
+        let metric = self.config.metric;
+        let (mut pos, mut units) = (t, self.units);
+        for (c, u) in self.fresh[first..].iter_mut().rev() {
+            units -= metric.len(&text[c.end..pos]);
+            pos = c.end;
+            *u = units;
+        }
+    }
+
+    /// Cuts at the best eligible fresh candidate, again and again in what remains.
+    fn cut_fresh(&mut self, t: usize, out: &mut Vec<Block>) {
+        loop {
+            let reopen_cost = self.reopen_cost();
+            let (min, max, start, start_units) = (
+                self.config.min,
+                self.config.max,
+                self.start,
+                self.start_units,
+            );
+            let best = self
+                .fresh
+                .iter()
+                .filter(|(c, u)| {
+                    let display = reopen_cost + u.saturating_sub(start_units);
+                    c.end > start && *u >= start_units && display >= min && display <= max
+                })
+                .filter_map(|(c, _)| c.rank(&self.eager).map(|r| (r, c)))
+                .min_by_key(|(r, c)| (*r, std::cmp::Reverse(c.end)))
+                .map(|(_, c)| *c);
+            let Some(c) = best else {
+                break;
+            };
+            self.emit(c.end, c.sep_end, None, out);
+            self.begin_block(c.sep_end, t);
+        }
+        self.fresh.clear();
+    }
+
+    /// The block exceeds `max` at moment `t`: cut it.
+    fn cut_at_max(&mut self, t: usize, out: &mut Vec<Block>) {
+        self.sync_scanner(t, false);
+        let planned = self
+            .planner(t)
+            .plan(self.start, self.reopen_cost(), self.config.min, false);
+        self.emit(
+            planned.cut.end,
+            planned.cut.sep_end,
+            planned.close.map(|f| f.marker),
+            out,
+        );
+        self.begin_block(planned.cut.sep_end, t);
+    }
+
+    /// Emits `buffer[start..end]` with separator `buffer[end..sep_end]`, closing the fence
+    /// `close` if given (then the next block reopens it).
+    fn emit(
+        &mut self,
+        end: usize,
+        sep_end: usize,
+        close: Option<FenceMarker>,
+        out: &mut Vec<Block>,
+    ) {
+        let mut text = String::with_capacity(end - self.start + 16);
+        build_piece(
+            &self.buffer[self.start..end],
+            self.current_reopen(),
+            close,
+            &mut text,
+        );
+        out.push(Block {
+            text,
+            sep: self.buffer[end..sep_end].to_owned(),
+            source: self.base + self.start..self.base + end,
+            fence_reopened: self.reopen.is_some(),
+            fence_closed: close.is_some(),
+        });
+        self.reopen = None;
+        if close.is_some()
+            && let Some(f) = self.scanner.fence_at(end).copied()
+        {
+            if !f.continued {
+                self.save_fence_line(f.start, f.open_end);
+            }
+            let line_fits = self
+                .limits()
+                .repair(f.marker, &self.reopen_line)
+                .is_some_and(|r| r.line.is_some());
+            self.reopen = Some(ReopenState {
+                marker: f.marker,
+                bare: !line_fits,
+            });
+        }
+    }
+
+    /// Keeps the opening line `buffer[start..end]` of the fence open at the block start.
+    fn save_fence_line(&mut self, start: usize, end: usize) {
+        let line = &self.buffer[start..end];
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        self.reopen_line.clear();
+        self.reopen_line.push_str(line);
+    }
+
+    /// A new block starts at `q`, with `buffer[q..t]` already arrived: replays the leading
+    /// whitespace rule (see [`BlockChunker::lead_space`]) over what has arrived.
+    fn begin_block(&mut self, q: usize, t: usize) {
+        let metric = self.config.metric;
+        let reserve = Limits::lead_reserve(metric, self.current_reopen());
+        self.start = q;
+        self.start_units = self.units - metric.len(&self.buffer[q..t]);
+        let bytes = self.buffer.as_bytes();
+        let mut units = self.start_units;
+        let mut i = q;
+        while i < t && is_ws(bytes[i]) {
+            let joins = metric == LengthMetric::Graphemes
+                && bytes[i] == b'\n'
+                && i > self.start
+                && bytes[i - 1] == b'\r';
+            units += usize::from(!joins);
+            i += 1;
+            if bytes[i - 1] == b'\n' || units - self.start_units + reserve > self.config.max {
+                self.start = i;
+                self.start_units = units;
+            }
+        }
+        self.leading = i == t;
+        if self.leading || self.run.is_some_and(|(p, _)| p < self.start) {
+            self.run = None;
+        }
+    }
+}
+
+/// ASCII whitespace as a char.
+#[inline]
+fn is_ws_char(c: char) -> bool {
+    c.is_ascii() && is_ws(c as u8)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg(min: usize, max: usize) -> ChunkerConfig {
+        ChunkerConfig {
+            min,
+            max,
+            ..ChunkerConfig::default()
+        }
+    }
+
+    fn chunk(config: ChunkerConfig, deltas: &[&str]) -> Vec<Block> {
+        let mut c = BlockChunker::new(config);
+        let mut out = Vec::new();
+        for d in deltas {
+            c.push(d, &mut out);
+        }
+        c.flush(&mut out);
+        out
+    }
+
+    fn texts(blocks: &[Block]) -> Vec<&str> {
+        blocks.iter().map(|b| b.text.as_str()).collect()
+    }
+
+    #[test]
+    fn fence_stays_whole_between_paragraphs() {
+        let text = "Intro\n\n~~~sh\nline1\nline2\n~~~\n\nOutro";
+        let blocks = chunk(cfg(5, 25), &[text]);
+        assert_eq!(
+            texts(&blocks),
+            ["Intro", "~~~sh\nline1\nline2\n~~~", "Outro"]
+        );
+        assert_eq!(blocks[0].sep, "\n\n");
     }
 }

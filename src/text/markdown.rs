@@ -160,6 +160,10 @@ pub struct MarkdownScanner {
     /// A backtick run that reached the end of the scanned text and may continue:
     /// (start, length so far).
     run: Option<(usize, usize)>,
+    /// The lowest position whose cut turned from unsafe to safe since the last
+    /// [`MarkdownScanner::take_newly_safe`] (an unmatched backtick run dropped, an undecided
+    /// fence line that turned out to be text).
+    newly_safe: Option<usize>,
 }
 
 impl Default for MarkdownScanner {
@@ -180,6 +184,7 @@ impl MarkdownScanner {
             codes: Vec::new(),
             code_open_len: 0,
             run: None,
+            newly_safe: None,
         }
     }
 
@@ -193,6 +198,20 @@ impl MarkdownScanner {
         self.codes.clear();
         self.code_open_len = 0;
         self.run = None;
+        self.newly_safe = None;
+    }
+
+    /// Returns, and forgets, the lowest position `p` such that some cut at or after `p`
+    /// turned from unsafe to safe since the previous call. Safety only ever changes in that
+    /// direction, and only when a line ends: an unmatched backtick run is dropped at a blank
+    /// line or a fence opening line, or a line that might have opened a fence turns out to be
+    /// ordinary text. Streaming consumers use this to revisit candidates they skipped.
+    pub fn take_newly_safe(&mut self) -> Option<usize> {
+        self.newly_safe.take()
+    }
+
+    fn mark_newly_safe(&mut self, from: usize) {
+        self.newly_safe = Some(self.newly_safe.map_or(from, |p| p.min(from)));
     }
 
     /// How many bytes of the text have been scanned.
@@ -315,6 +334,7 @@ impl MarkdownScanner {
         if let Some((s, l)) = self.run {
             self.run = Some((s.saturating_sub(n), l));
         }
+        self.newly_safe = self.newly_safe.map(|p| p.saturating_sub(n));
         self.pos = self.pos.saturating_sub(n);
         self.line_start = self.line_start.saturating_sub(n);
     }
@@ -424,7 +444,9 @@ impl MarkdownScanner {
     fn drop_unclosed_code(&mut self) {
         if self.code_open_len != 0 {
             // An unmatched backtick run is literal text, not a span.
-            self.codes.pop();
+            if let Some(c) = self.codes.pop() {
+                self.mark_newly_safe(c.start);
+            }
             self.code_open_len = 0;
         }
     }
@@ -461,9 +483,11 @@ impl MarkdownScanner {
                         continued: false,
                     });
                 } else if line.bytes().all(|b| b == b' ' || b == b'\t' || b == b'\r') {
+                    self.mark_newly_safe(self.line_start);
                     self.drop_unclosed_code();
                 } else {
                     // Ordinary text after all: scan its inline code now.
+                    self.mark_newly_safe(self.line_start);
                     let resume = self.pos.max(end);
                     self.pos = self.line_start;
                     self.mode = LineMode::Text;

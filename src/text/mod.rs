@@ -4,6 +4,7 @@
 
 pub mod block;
 pub mod chunker;
+pub mod cut;
 pub mod markdown;
 pub mod metric;
 pub mod splitter;

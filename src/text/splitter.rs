@@ -1,6 +1,21 @@
-//! The platform splitter for whole texts (SPEC §9). API contract; implementation in progress.
+//! The platform splitter for whole texts (SPEC §9).
+//!
+//! A text longer than the platform's limit is cut, piece after piece, at the last paragraph
+//! break that fits, else the last line break, else the last sentence end, else the last
+//! whitespace, all outside fences and inline code; inside a fence that must be split, at the
+//! last line break of the code; else at the largest grapheme boundary that fits (see
+//! [`super::cut`], shared with the chunker). A piece cut inside a fence ends with a synthetic
+//! closing line and the next one starts with the fence's opening line (the bare marker when
+//! the opening line leaves no room for code); both count toward the limit and the line cap.
+//!
+//! Pieces are [`Block`]s: `text[source] + sep` over the pieces gives back the text, except
+//! blank lines at the start of a piece (so at the start of the text), leading spaces that
+//! alone would fill a piece, and trailing whitespace at the end, which are dropped. The text
+//! is scanned once; the work per piece is bounded by the limit, so splitting is linear.
 
 use super::block::Block;
+use super::cut::{BreakClass, Limits, Planner, Reopen, build_piece, candidate_at, is_ws};
+use super::markdown::{FenceMarker, MarkdownScanner};
 use super::metric::LengthMetric;
 use crate::Error;
 
@@ -44,9 +59,29 @@ pub struct PlatformSplitter {
     config: SplitConfig,
 }
 
+/// The break classes the splitter uses, best first.
+const ORDER: [BreakClass; 4] = BreakClass::TEXT;
+
 impl PlatformSplitter {
-    /// Validates `config`: `limit >= 1`, `max_lines >= 1`.
+    /// Validates `config`: `limit >= 1` and at least the metric's widest char (4 bytes,
+    /// 2 UTF-16 units), so that every char fits a piece; `max_lines >= 1`.
     pub fn new(config: SplitConfig) -> Result<Self, Error> {
+        if config.limit == 0 {
+            return Err(Error::InvalidConfig("text limit must be at least 1".into()));
+        }
+        let widest = Limits::widest_char(config.metric);
+        if config.limit < widest {
+            return Err(Error::InvalidConfig(
+                format!(
+                    "text limit must be at least {widest} {} so that any char fits",
+                    config.metric
+                )
+                .into(),
+            ));
+        }
+        if config.max_lines == Some(0) {
+            return Err(Error::InvalidConfig("max_lines must be at least 1".into()));
+        }
         Ok(PlatformSplitter { config })
     }
 
@@ -57,7 +92,31 @@ impl PlatformSplitter {
 
     /// Splits `text` into pieces, appended to `out`. Never an empty piece; always progress.
     pub fn split_into(&self, text: &str, out: &mut Vec<Block>) {
-        let _ = (text, out);
+        let mut scanner = MarkdownScanner::new();
+        scanner.finish(text);
+        let limits = Limits {
+            metric: self.config.metric,
+            max: self.config.limit,
+            max_lines: self.config.max_lines,
+        };
+        let mut run = SplitRun {
+            text,
+            scanner: &scanner,
+            limits,
+            reopen: None,
+            out,
+        };
+        match self.config.mode {
+            SplitMode::Length => run.split_range(0, text.len(), text.len()),
+            SplitMode::Newline => {
+                let mut start = 0;
+                while let Some((end, sep_end)) = next_paragraph_break(text, &scanner, start) {
+                    run.split_range(start, end, sep_end);
+                    start = sep_end;
+                }
+                run.split_range(start, text.len(), text.len());
+            }
+        }
     }
 
     /// Splits `text` into a new vector of pieces.
@@ -65,5 +124,184 @@ impl PlatformSplitter {
         let mut out = Vec::new();
         self.split_into(text, &mut out);
         out
+    }
+}
+
+/// One call of [`PlatformSplitter::split_into`].
+struct SplitRun<'a, 'o> {
+    text: &'a str,
+    scanner: &'a MarkdownScanner,
+    limits: Limits,
+    /// The fence the next piece reopens.
+    reopen: Option<Reopen<'a>>,
+    out: &'o mut Vec<Block>,
+}
+
+impl<'a> SplitRun<'a, '_> {
+    fn planner(&self, end: usize) -> Planner<'a> {
+        Planner {
+            text: &self.text[..end],
+            scanner: self.scanner,
+            limits: self.limits,
+            order: &ORDER,
+            trailing_run: true,
+            continued_line: None,
+        }
+    }
+
+    /// Splits `text[start..end]`; the last piece's separator runs to `sep_end`.
+    fn split_range(&mut self, start: usize, end: usize, sep_end: usize) {
+        let text = self.text;
+        let bytes = text.as_bytes();
+        let planner = self.planner(end);
+        let mut start = self.skip_leading_space(start, end);
+        loop {
+            let mut last = end;
+            while last > start && is_ws(bytes[last - 1]) {
+                last -= 1;
+            }
+            if last <= start {
+                return;
+            }
+            let reopen_cost = self.reopen.map_or(0, |r| r.cost(self.limits.metric));
+            let reopen_lines = usize::from(self.reopen.is_some());
+            let open = self
+                .scanner
+                .fence_at(last)
+                .filter(|f| planner.repair(f).is_some());
+            let (close_cost, close_lines) = open.map_or((0, 0), |f| (f.marker.close_len() + 1, 1));
+            if self.limits.fits(
+                text,
+                start,
+                last,
+                reopen_cost + close_cost,
+                reopen_lines + close_lines,
+            ) {
+                self.emit(start, last, sep_end, open.map(|f| f.marker));
+                self.reopen = open.and_then(|f| planner.repair(f));
+                return;
+            }
+            let planned = planner.plan(start, reopen_cost, 1, true);
+            let cut = planned.cut;
+            self.emit(start, cut.end, cut.sep_end, planned.close.map(|f| f.marker));
+            self.reopen = planned.close.and_then(|f| planner.repair(&f));
+            start = self.skip_leading_space(cut.sep_end, end);
+        }
+    }
+
+    /// Where a piece starting at `at` really starts: after blank lines, and after leading
+    /// spaces that alone would fill a piece.
+    fn skip_leading_space(&self, at: usize, end: usize) -> usize {
+        let bytes = self.text.as_bytes();
+        let metric = self.limits.metric;
+        let reserve = Limits::lead_reserve(metric, self.reopen);
+        let mut start = at;
+        let mut units = 0;
+        let mut i = at;
+        while i < end && is_ws(bytes[i]) {
+            let joins = metric == LengthMetric::Graphemes
+                && bytes[i] == b'\n'
+                && i > start
+                && bytes[i - 1] == b'\r';
+            units += usize::from(!joins);
+            i += 1;
+            if bytes[i - 1] == b'\n' || units + reserve > self.limits.max {
+                start = i;
+                units = 0;
+            }
+        }
+        start
+    }
+
+    fn emit(&mut self, start: usize, end: usize, sep_end: usize, close: Option<FenceMarker>) {
+        let mut text = String::with_capacity(end - start + 16);
+        build_piece(&self.text[start..end], self.reopen, close, &mut text);
+        self.out.push(Block {
+            text,
+            sep: self.text[end..sep_end].to_owned(),
+            source: start..end,
+            fence_reopened: self.reopen.is_some(),
+            fence_closed: close.is_some(),
+        });
+    }
+}
+
+/// The first safe paragraph break after `from` that has text before and after it: the
+/// paragraph's end and the next paragraph's start.
+fn next_paragraph_break(
+    text: &str,
+    scanner: &MarkdownScanner,
+    from: usize,
+) -> Option<(usize, usize)> {
+    let bytes = text.as_bytes();
+    let mut i = from;
+    while let Some(k) = memchr::memchr(b'\n', &bytes[i..]) {
+        let nl = i + k;
+        let mut p = nl;
+        while p > from && is_ws(bytes[p - 1]) {
+            p -= 1;
+        }
+        let mut r = nl + 1;
+        while r < bytes.len() && is_ws(bytes[r]) {
+            r += 1;
+        }
+        if r == bytes.len() {
+            return None;
+        }
+        if p > from
+            && let Some(c) = candidate_at(text, p, false)
+            && c.has(BreakClass::Paragraph)
+            && scanner.is_safe_cut(p)
+        {
+            return Some((c.end, c.sep_end));
+        }
+        i = r;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn splitter(limit: usize) -> PlatformSplitter {
+        PlatformSplitter::new(SplitConfig {
+            limit,
+            ..SplitConfig::default()
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn rejects_bad_configs() {
+        for config in [
+            SplitConfig {
+                limit: 0,
+                ..SplitConfig::default()
+            },
+            SplitConfig {
+                max_lines: Some(0),
+                ..SplitConfig::default()
+            },
+            SplitConfig {
+                limit: 3,
+                metric: LengthMetric::Bytes,
+                ..SplitConfig::default()
+            },
+        ] {
+            assert!(matches!(
+                PlatformSplitter::new(config),
+                Err(Error::InvalidConfig(_))
+            ));
+        }
+    }
+
+    #[test]
+    fn prefers_paragraphs_then_lines() {
+        let text = "aaa bbb\nccc ddd\n\neee fff";
+        let pieces = splitter(16).split(text);
+        let texts: Vec<&str> = pieces.iter().map(|b| b.text.as_str()).collect();
+        assert_eq!(texts, ["aaa bbb\nccc ddd", "eee fff"]);
+        assert_eq!(pieces[0].sep, "\n\n");
     }
 }

@@ -683,4 +683,144 @@ mod tests {
         );
         assert_eq!(blocks[0].sep, "\n\n");
     }
+
+    fn by_chars(config: ChunkerConfig, text: &str) -> Vec<Block> {
+        let deltas: Vec<String> = text.chars().map(String::from).collect();
+        let deltas: Vec<&str> = deltas.iter().map(String::as_str).collect();
+        chunk(config, &deltas)
+    }
+
+    #[test]
+    fn long_fence_is_closed_and_reopened_with_its_info_string() {
+        let text = format!("```txt\n{}\n```", "a".repeat(80));
+        let blocks = chunk(cfg(10, 30), &[&text]);
+        assert!(blocks.len() > 3);
+        for b in &blocks {
+            assert!(b.text.starts_with("```txt\n"), "{:?}", b.text);
+            assert!(b.text.ends_with("\n```"), "{:?}", b.text);
+            assert!(b.text.chars().count() <= 30);
+        }
+        assert_eq!(blocks, by_chars(cfg(10, 30), &text));
+    }
+
+    #[test]
+    fn four_backtick_fence_with_inner_fence_stays_whole() {
+        let text = "Before.\n\n````md\n```\ninner\n```\n````\n\nAfter.";
+        let blocks = chunk(cfg(5, 40), &[text]);
+        assert_eq!(
+            texts(&blocks),
+            ["Before.", "````md\n```\ninner\n```\n````", "After."]
+        );
+    }
+
+    #[test]
+    fn indented_fence_stays_intact() {
+        let text = "Text here.\n\n  ```\n  code\n  ```\n\nMore text.";
+        let blocks = chunk(cfg(5, 30), &[text]);
+        assert_eq!(
+            texts(&blocks),
+            ["Text here.", "  ```\n  code\n  ```", "More text."]
+        );
+    }
+
+    #[test]
+    fn blank_lines_inside_a_fence_are_not_paragraph_breaks() {
+        let text = "```\nfn a() {}\n\nfn b() {}\n```\n\ntail";
+        let blocks = chunk(cfg(3, 40), &[text]);
+        assert_eq!(texts(&blocks), ["```\nfn a() {}\n\nfn b() {}\n```", "tail"]);
+    }
+
+    #[test]
+    fn a_sentence_mark_at_the_end_waits() {
+        let config = ChunkerConfig {
+            break_preference: BreakPreference::Sentence,
+            ..cfg(3, 100)
+        };
+        let mut c = BlockChunker::new(config);
+        let mut out = Vec::new();
+        c.push("Pi is 3.", &mut out);
+        assert!(out.is_empty(), "3. may become 3.14");
+        c.push("14 exactly. Next", &mut out);
+        assert_eq!(texts(&out), ["Pi is 3.14 exactly."]);
+        assert_eq!(out[0].sep, " ");
+    }
+
+    #[test]
+    fn cjk_sentences_cut_without_spaces() {
+        let config = ChunkerConfig {
+            break_preference: BreakPreference::Sentence,
+            ..cfg(3, 100)
+        };
+        let blocks = chunk(config, &["今日は晴れです。明日は雨でしょう！そうですか？"]);
+        assert_eq!(
+            texts(&blocks),
+            ["今日は晴れです。", "明日は雨でしょう！", "そうですか？"]
+        );
+        assert!(blocks.iter().all(|b| b.sep.is_empty()));
+    }
+
+    #[test]
+    fn newline_preference_waits_for_a_line_break_until_max() {
+        let config = ChunkerConfig {
+            break_preference: BreakPreference::Newline,
+            ..cfg(5, 30)
+        };
+        let mut c = BlockChunker::new(config);
+        let mut out = Vec::new();
+        c.push("One sentence. Two sentences. Three", &mut out);
+        assert_eq!(
+            texts(&out),
+            ["One sentence. Two sentences."],
+            "cut at max only"
+        );
+        out.clear();
+        c.push(" more\nNext", &mut out);
+        assert_eq!(texts(&out), ["Three more"]);
+        assert_eq!(out[0].sep, "\n");
+    }
+
+    #[test]
+    fn hard_cuts_never_split_graphemes() {
+        let family = "👨\u{200d}👩\u{200d}👧\u{200d}👦";
+        let text = format!("{family}{family}🇫🇷🇩🇪🇯🇵e\u{301}{family}");
+        for metric in LengthMetric::ALL {
+            let max = metric.len(family) + 3;
+            let config = ChunkerConfig {
+                metric,
+                ..cfg(1, max)
+            };
+            let blocks = chunk(config, &[&text]);
+            let mut at = 0;
+            for b in &blocks {
+                assert!(metric.len(&b.text) <= max);
+                assert!(
+                    crate::text::metric::is_grapheme_boundary(&text, b.source.end),
+                    "{metric} {:?}",
+                    b.text
+                );
+                at = b.source.end;
+            }
+            assert_eq!(at, text.len());
+            assert_eq!(blocks, by_chars(config, &text), "{metric}");
+        }
+    }
+
+    #[test]
+    fn separators_and_sources_rebuild_the_text() {
+        let text = "\n\nFirst line.\n  indented second\n\n\nThird para here.   Fourth.";
+        let blocks = chunk(cfg(5, 20), &[text]);
+        let rebuilt: String = blocks
+            .iter()
+            .map(|b| format!("{}{}", &text[b.source.clone()], b.sep))
+            .collect();
+        assert_eq!(rebuilt, text.trim_start_matches('\n'));
+        assert!(blocks.iter().any(|b| b.text.starts_with("  indented")));
+    }
+
+    #[test]
+    fn open_fence_is_closed_at_flush() {
+        let blocks = chunk(cfg(20, 100), &["Look:\n```py\nprint(1)\n"]);
+        assert_eq!(texts(&blocks), ["Look:\n```py\nprint(1)\n```"]);
+        assert!(blocks[0].fence_closed);
+    }
 }

@@ -3,7 +3,7 @@
 #![allow(dead_code)]
 
 use replystream::{Block, FenceMarker, LengthMetric};
-use unicode_segmentation::GraphemeCursor;
+use unicode_segmentation::{GraphemeCursor, UnicodeSegmentation};
 
 /// The sample replies in `tests/data`.
 pub fn corpus() -> Vec<(String, String)> {
@@ -211,7 +211,12 @@ pub fn fences_repairable(text: &str, metric: LengthMetric, max: usize) -> bool {
     for run in text.split(|c: char| !is_space(c)) {
         ws_after = ws_after.max(metric.len(run));
     }
-    widest == 0 || 2 * widest + ws_after + room + 2 <= max
+    let cluster = text
+        .graphemes(true)
+        .map(|g| metric.len(g))
+        .max()
+        .unwrap_or(0);
+    widest == 0 || 2 * widest + ws_after + room.max(cluster) + 2 <= max
 }
 
 /// Proptest case count: `default`, or `PROPTEST_CASES` for longer local runs.

@@ -42,3 +42,8 @@ pub use text::markdown::{CodeSpan, FenceMarker, FenceSpan, MarkdownScanner};
 pub use text::metric::LengthMetric;
 pub use text::splitter::{PlatformSplitter, SplitConfig, SplitMode};
 pub use time::Time;
+
+/// The README's Rust example, compiled and run as a doc test so it stays true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

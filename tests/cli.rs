@@ -134,10 +134,6 @@ struct Expect<'a> {
     metric: LengthMetric,
     limit: usize,
     max_lines: Option<usize>,
-    /// The last piece may leave a fence open only if the source itself does (split); the
-    /// chunker closes a fence still open at the end (SPEC §3), so chunk output is always
-    /// balanced.
-    last_may_be_open: bool,
 }
 
 /// The invariants of SPEC §3, §9 and §13 as seen through the JSON output.
@@ -158,7 +154,6 @@ fn check(expect: &Expect<'_>, pieces: &[Piece]) {
     let mut cursor = 0;
     for (i, p) in pieces.iter().enumerate() {
         let at = format!("{label}: piece {i} ({}..{})", p.start, p.end);
-        let last = i + 1 == pieces.len();
 
         // Non-empty, within the limit, `len` honest.
         assert!(!p.text.trim().is_empty(), "{at}: empty");
@@ -169,11 +164,9 @@ fn check(expect: &Expect<'_>, pieces: &[Piece]) {
             assert!(lines <= max_lines, "{at}: {lines} lines > {max_lines}");
         }
 
-        // Fences balanced, and never a piece of nothing but fence lines.
-        let source_open = open_fence_at_end(source).is_some();
-        if !(last && expect.last_may_be_open && source_open) {
-            assert_eq!(open_fence_at_end(&p.text), None, "{at}: unbalanced fence");
-        }
+        // Fences balanced (SPEC §13.2: a fence the source leaves open is closed in the last
+        // piece), and never a piece of nothing but fence lines.
+        assert_eq!(open_fence_at_end(&p.text), None, "{at}: unbalanced fence");
         assert!(!only_fence_lines(&p.text), "{at}: only fence lines");
 
         // The display text is the source range plus the synthetic fence lines.
@@ -244,7 +237,6 @@ fn check_split(file: &str, limit: usize, metric: LengthMetric, extra: &[&str]) -
             metric,
             limit,
             max_lines,
-            last_may_be_open: true,
         },
         &out,
     );
@@ -274,7 +266,6 @@ fn check_chunk(file: &str, min: usize, max: usize, metric: LengthMetric, extra: 
             metric,
             limit: max,
             max_lines: None,
-            last_may_be_open: false,
         },
         &out,
     );
@@ -369,6 +360,52 @@ fn chunk_output_does_not_depend_on_delta_size() {
         for run in &runs[1..] {
             assert_eq!(run, &runs[0], "{file}: blocks differ by delta size");
         }
+    }
+}
+
+/// SPEC §9: forward progress even for one 100 000-character line inside a fence.
+#[test]
+fn one_huge_line_in_a_fence_still_splits() {
+    let source = format!("```\n{}\n```\n", "x".repeat(100_000));
+    for (sub, flags) in [
+        ("split", &["--limit", "4000", "--metric", "utf16"][..]),
+        (
+            "chunk",
+            &["--max", "4000", "--metric", "utf16", "--token", "1000"][..],
+        ),
+    ] {
+        let mut child = Command::new(BIN)
+            .arg(sub)
+            .arg("-")
+            .args(flags)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        {
+            use std::io::Write;
+            let mut stdin = child.stdin.take().unwrap();
+            stdin.write_all(source.as_bytes()).unwrap();
+        }
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{sub}");
+        let pieces: Vec<Piece> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(Piece::from_json)
+            .collect();
+        assert!(pieces.len() >= 25, "{sub}: {} pieces", pieces.len());
+        check(
+            &Expect {
+                label: format!("{sub} huge fenced line"),
+                source: &source,
+                metric: LengthMetric::Utf16,
+                limit: 4000,
+                max_lines: None,
+            },
+            &pieces,
+        );
     }
 }
 
@@ -544,7 +581,6 @@ mod checker {
             metric: LengthMetric::Chars,
             limit: 30,
             max_lines: None,
-            last_may_be_open: false,
         }
     }
 

@@ -28,45 +28,23 @@ fn deltas(text: &str, size: usize) -> Vec<&str> {
 /// Pushes every delta, acking each send at once, then finishes the turn.
 fn run_turn(engine: &mut Engine, deltas: &[&str]) {
     let mut now = 0u64;
-    let mut acks = Vec::new();
     for d in deltas {
         now += 1;
-        acks.extend(
-            engine
-                .push(Input::TextDelta(d), Time::from_millis(now))
-                .unwrap()
-                .filter_map(send_id),
-        );
-        while let Some(id) = acks.pop() {
-            let input = Input::Delivered {
-                send_id: id,
-                message_ref: None,
-            };
-            acks.extend(
-                engine
-                    .push(input, Time::from_millis(now))
-                    .unwrap()
-                    .filter_map(send_id),
-            );
-        }
+        push_and_ack(engine, Input::TextDelta(d), now);
     }
-    acks.extend(
-        engine
-            .push(Input::Finish, Time::from_millis(now))
-            .unwrap()
-            .filter_map(send_id),
-    );
+    push_and_ack(engine, Input::Finish, now);
+}
+
+/// Pushes `input`, then acks every send it causes (and every send those acks cause).
+fn push_and_ack(engine: &mut Engine, input: Input<'_>, now: u64) {
+    let t = Time::from_millis(now);
+    let mut acks: Vec<_> = engine.push(input, t).unwrap().filter_map(send_id).collect();
     while let Some(id) = acks.pop() {
-        let input = Input::Delivered {
+        let ack = Input::Delivered {
             send_id: id,
             message_ref: None,
         };
-        acks.extend(
-            engine
-                .push(input, Time::from_millis(now))
-                .unwrap()
-                .filter_map(send_id),
-        );
+        acks.extend(engine.push(ack, t).unwrap().filter_map(send_id));
     }
 }
 

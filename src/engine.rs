@@ -248,7 +248,6 @@ impl Engine {
     fn ensure_streaming(&self, what: &'static str) -> Result<(), Error> {
         match self.phase {
             Phase::Streaming => Ok(()),
-            Phase::Cancelled => Err(Error::TurnEnded(what)),
             _ => Err(Error::TurnEnded(what)),
         }
     }
@@ -301,7 +300,7 @@ impl Engine {
                 self.ensure_message();
                 self.reasoning_scratch.clear();
                 self.reasoning_scratch.push_str(text);
-                self.on_reasoning_text(now);
+                self.route_reasoning(now);
             }
             Input::ThinkingEnd => {
                 self.ensure_streaming("thinking_end")?;
@@ -682,10 +681,6 @@ impl Engine {
     // ---- reasoning -----------------------------------------------------------------
 
     /// Hidden reasoning in `reasoning_scratch` goes where the reasoning mode says.
-    fn on_reasoning_text(&mut self, now: Time) {
-        self.route_reasoning(now);
-    }
-
     /// Routes the reasoning a tag push produced; a thinking block that ended at byte `end`
     /// of it flushes the reasoning lane there (stream mode).
     fn route_reasoning_events(&mut self, ended_at: Option<usize>, now: Time) {
@@ -929,9 +924,6 @@ impl Engine {
             return;
         }
         self.dispatcher.on_time(now, &mut self.actions);
-        for skipped in self.dispatcher.take_skipped() {
-            let _ = skipped; // its text stays out of the ledger: the final carries it
-        }
         if self.phase == Phase::Finishing && !self.dispatcher.has_pending(SendKind::Block) {
             self.queue_finals();
             self.phase = Phase::Finals;

@@ -71,3 +71,43 @@ fn early_and_repeated_timers_do_nothing() {
         assert!(actions.is_empty());
     }
 }
+
+#[test]
+fn a_late_timer_acts_when_it_comes_and_loses_nothing() {
+    // The host oversleeps: the coalescer's idle deadline (1000 ms) is only noticed at 9000 ms,
+    // and the retry asked for at 1500 ms only at 20 000 ms.
+    let mut c = config("generic");
+    c.chunk_min = 1;
+    c.coalesce_min = Some(1);
+    let mut e = engine(c);
+    let t = |ms| Time::from_millis(ms);
+    let _ = e
+        .push(Input::TextDelta("Late but whole."), t(0))
+        .unwrap()
+        .count();
+    let _ = e.push(Input::TextEnd(None), t(0)).unwrap().count();
+    assert_eq!(e.poll_timeout(), Some(t(1000)));
+    let sends: Vec<_> = e
+        .push(Input::Timer, t(9000))
+        .unwrap()
+        .filter_map(|a| match a {
+            replystream::Action::Send(s) => Some(s),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(sends.len(), 1);
+    assert_eq!(sends[0].payload.text, "Late but whole.");
+    let failed = Input::DeliveryFailed {
+        send_id: sends[0].send_id,
+        retry_after_ms: Some(1500),
+        permanent: false,
+    };
+    let _ = e.push(failed, t(9000)).unwrap().count();
+    assert_eq!(e.poll_timeout(), Some(t(10_500)));
+    let retried: Vec<_> = e.push(Input::Timer, t(20_000)).unwrap().collect();
+    assert!(
+        retried
+            .iter()
+            .any(|a| matches!(a, replystream::Action::Send(s) if s.send_id == sends[0].send_id))
+    );
+}

@@ -112,6 +112,8 @@ enum Prev {
 struct ReopenState {
     marker: FenceMarker,
     bare: bool,
+    /// [`Reopen::cost`] of the line, kept because it is asked for at every char.
+    cost: usize,
 }
 
 /// Cuts a stream of text deltas into blocks. One chunker per assistant message.
@@ -301,8 +303,17 @@ impl BlockChunker {
     }
 
     fn reopen_cost(&self) -> usize {
-        self.current_reopen()
-            .map_or(0, |r| r.cost(self.config.metric))
+        self.reopen.map_or(0, |r| r.cost)
+    }
+
+    /// Sets the synthetic opening line of the block being built, computing its cost.
+    fn set_reopen(&mut self, marker: FenceMarker, bare: bool) {
+        let line = Reopen {
+            marker,
+            line: (!bare).then_some(self.reopen_line.as_str()),
+        };
+        let cost = line.cost(self.config.metric);
+        self.reopen = Some(ReopenState { marker, bare, cost });
     }
 
     /// Units of the block so far, its synthetic opening line included.
@@ -597,10 +608,7 @@ impl BlockChunker {
                 .limits()
                 .repair(f.marker, &self.reopen_line)
                 .is_some_and(|r| r.line.is_some());
-            self.reopen = Some(ReopenState {
-                marker: f.marker,
-                bare: !line_fits,
-            });
+            self.set_reopen(f.marker, !line_fits);
         }
     }
 
@@ -610,6 +618,9 @@ impl BlockChunker {
         let line = line.strip_suffix('\r').unwrap_or(line);
         self.reopen_line.clear();
         self.reopen_line.push_str(line);
+        if let Some(r) = self.reopen {
+            self.set_reopen(r.marker, r.bare);
+        }
     }
 
     /// A new block starts at `q`, with `buffer[q..t]` already arrived: replays the leading

@@ -410,7 +410,8 @@ impl BlockChunker {
             return false;
         }
         let seg = &rest[..len];
-        let added = metric.len(seg);
+        // ASCII (the usual case) is one unit per byte in these metrics.
+        let added = if seg.is_ascii() { len } else { metric.len(seg) };
         // The whitespace at the end of the segment: the run still open at its last char.
         // Whitespace is ASCII, one unit per byte in these metrics.
         let bytes = seg.as_bytes();
@@ -442,7 +443,26 @@ impl BlockChunker {
         let limit = self.units + room;
         let mut i = from;
         while i < self.buffer.len() {
-            let b = self.buffer.as_bytes()[i];
+            // `i > start >= 0`: the block holds a non-whitespace char before the cursor.
+            let (b, before) = (self.buffer.as_bytes()[i], self.buffer.as_bytes()[i - 1]);
+            if b < 0x80 && before < 0x80 && self.units < limit {
+                // An ASCII char after an ASCII char: a cluster of its own unless it is the
+                // LF of a CR LF (what `char_units` says, without its other cases).
+                let u = usize::from(!(b == b'\n' && before == b'\r'));
+                if is_ws(b) {
+                    if self.run.is_none() {
+                        self.run = Some((i, self.units));
+                    }
+                    self.prev = Prev::Space;
+                } else {
+                    self.run = None;
+                    self.prev = prev_of(b as char);
+                }
+                self.ri_run = 0;
+                self.units += u;
+                i += 1;
+                continue;
+            }
             let (c, n) = if b < 0x80 {
                 (b as char, 1)
             } else {

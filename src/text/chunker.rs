@@ -112,6 +112,8 @@ enum Prev {
 struct ReopenState {
     marker: FenceMarker,
     bare: bool,
+    /// [`Reopen::cost`] of the line, kept because it is asked for at every char.
+    cost: usize,
 }
 
 /// Cuts a stream of text deltas into blocks. One chunker per assistant message.
@@ -210,7 +212,7 @@ impl BlockChunker {
         self.compact();
         self.buffer.push_str(delta);
         while self.cursor < self.buffer.len() {
-            if !self.skip_plain() {
+            if !self.skip_short() && !self.skip_plain() {
                 self.step(out);
             }
         }
@@ -301,8 +303,17 @@ impl BlockChunker {
     }
 
     fn reopen_cost(&self) -> usize {
-        self.current_reopen()
-            .map_or(0, |r| r.cost(self.config.metric))
+        self.reopen.map_or(0, |r| r.cost)
+    }
+
+    /// Sets the synthetic opening line of the block being built, computing its cost.
+    fn set_reopen(&mut self, marker: FenceMarker, bare: bool) {
+        let line = Reopen {
+            marker,
+            line: (!bare).then_some(self.reopen_line.as_str()),
+        };
+        let cost = line.cost(self.config.metric);
+        self.reopen = Some(ReopenState { marker, bare, cost });
     }
 
     /// Units of the block so far, its synthetic opening line included.
@@ -362,6 +373,125 @@ impl BlockChunker {
         self.run = self.run.map(|(p, u)| (p - n, u));
     }
 
+    /// Fast path: consumes, in bulk, the text that keeps the block below `min`.
+    ///
+    /// Below `min` the char-by-char moments do nothing but bookkeeping: a candidate
+    /// decided there is too short to cut at (see [`BlockChunker::consider`]), a line break
+    /// does not feed the scanner, and `max` cannot be reached. So the units are counted in
+    /// one go and only the state at the last char is rebuilt: the whitespace run reaching
+    /// it and the class of that char. Returns whether it moved.
+    fn skip_short(&mut self) -> bool {
+        if self.leading {
+            return false;
+        }
+        // Units that may still arrive with the block staying below `min`.
+        let Some(room) = self
+            .config
+            .min
+            .checked_sub(self.display_units() + 1)
+            .filter(|&r| r > 0)
+        else {
+            return false;
+        };
+        let from = self.cursor;
+        if self.config.metric == LengthMetric::Graphemes {
+            return self.skip_short_graphemes(room);
+        }
+        let metric = self.config.metric;
+        let rest = &self.buffer[from..];
+        // A char has at most one unit per byte in these metrics: text no longer than
+        // `room` bytes fits whole.
+        let len = if rest.len() <= room {
+            rest.len()
+        } else {
+            metric.floor_index(rest, room)
+        };
+        if len == 0 {
+            return false;
+        }
+        let seg = &rest[..len];
+        // ASCII (the usual case) is one unit per byte in these metrics.
+        let added = if seg.is_ascii() { len } else { metric.len(seg) };
+        // The whitespace at the end of the segment: the run still open at its last char.
+        // Whitespace is ASCII, one unit per byte in these metrics.
+        let bytes = seg.as_bytes();
+        let ws = bytes.iter().rev().take_while(|&&b| is_ws(b)).count();
+        let units_before = self.units;
+        self.units += added;
+        self.cursor = from + len;
+        if ws == len {
+            if self.run.is_none() {
+                self.run = Some((from, units_before));
+            }
+            self.prev = Prev::Space;
+        } else if ws > 0 {
+            self.run = Some((self.cursor - ws, self.units - ws));
+            self.prev = Prev::Space;
+        } else {
+            self.run = None;
+            let last = seg.chars().next_back().expect("non-empty segment");
+            self.prev = prev_of(last);
+        }
+        true
+    }
+
+    /// [`BlockChunker::skip_short`] in the graphemes metric: a char's units depend on the
+    /// chars before it, so the chars are walked, with the same state updates as
+    /// [`BlockChunker::step`] below `min`.
+    fn skip_short_graphemes(&mut self, room: usize) -> bool {
+        let from = self.cursor;
+        let limit = self.units + room;
+        let mut i = from;
+        while i < self.buffer.len() {
+            // `i > start >= 0`: the block holds a non-whitespace char before the cursor.
+            let (b, before) = (self.buffer.as_bytes()[i], self.buffer.as_bytes()[i - 1]);
+            if b < 0x80 && before < 0x80 && self.units < limit {
+                // An ASCII char after an ASCII char: a cluster of its own unless it is the
+                // LF of a CR LF (what `char_units` says, without its other cases).
+                let u = usize::from(!(b == b'\n' && before == b'\r'));
+                if is_ws(b) {
+                    if self.run.is_none() {
+                        self.run = Some((i, self.units));
+                    }
+                    self.prev = Prev::Space;
+                } else {
+                    self.run = None;
+                    self.prev = prev_of(b as char);
+                }
+                self.ri_run = 0;
+                self.units += u;
+                i += 1;
+                continue;
+            }
+            let (c, n) = if b < 0x80 {
+                (b as char, 1)
+            } else {
+                let c = self.buffer[i..].chars().next().expect("char boundary");
+                (c, c.len_utf8())
+            };
+            let ri_run = self.ri_run;
+            let u = self.char_units(i, c);
+            if self.units + u > limit {
+                // Not this char: undo the regional-indicator count it made.
+                self.ri_run = ri_run;
+                break;
+            }
+            if is_ws_char(c) {
+                if self.run.is_none() {
+                    self.run = Some((i, self.units));
+                }
+                self.prev = Prev::Space;
+            } else {
+                self.run = None;
+                self.prev = prev_of(c);
+            }
+            self.units += u;
+            i += n;
+        }
+        self.cursor = i;
+        i > from
+    }
+
     /// Fast path: consumes ASCII bytes that can decide nothing (no pending run or sentence
     /// mark, not whitespace, not a mark) and do not reach `max`. Returns whether it moved.
     fn skip_plain(&mut self) -> bool {
@@ -413,13 +543,7 @@ impl BlockChunker {
                 None if self.prev == Prev::Tail && !is_tail_char(c) => Some((i, units_before)),
                 None => None,
             };
-            self.prev = if is_tail_char(c) {
-                Prev::Tail
-            } else if c.is_ascii() {
-                Prev::Plain
-            } else {
-                Prev::Other
-            };
+            self.prev = prev_of(c);
             if let Some((p, p_units)) = decided {
                 self.consider(p, p_units, t);
             }
@@ -597,10 +721,7 @@ impl BlockChunker {
                 .limits()
                 .repair(f.marker, &self.reopen_line)
                 .is_some_and(|r| r.line.is_some());
-            self.reopen = Some(ReopenState {
-                marker: f.marker,
-                bare: !line_fits,
-            });
+            self.set_reopen(f.marker, !line_fits);
         }
     }
 
@@ -610,6 +731,9 @@ impl BlockChunker {
         let line = line.strip_suffix('\r').unwrap_or(line);
         self.reopen_line.clear();
         self.reopen_line.push_str(line);
+        if let Some(r) = self.reopen {
+            self.set_reopen(r.marker, r.bare);
+        }
     }
 
     /// A new block starts at `q`, with `buffer[q..t]` already arrived: replays the leading
@@ -638,6 +762,18 @@ impl BlockChunker {
         if self.leading || self.run.is_some_and(|(p, _)| p < self.start) {
             self.run = None;
         }
+    }
+}
+
+/// The class of a non-whitespace char, for deciding the next candidate.
+#[inline]
+fn prev_of(c: char) -> Prev {
+    if is_tail_char(c) {
+        Prev::Tail
+    } else if c.is_ascii() {
+        Prev::Plain
+    } else {
+        Prev::Other
     }
 }
 

@@ -288,6 +288,18 @@ pub fn find_cut(
     let mut j = hi;
     loop {
         if may_be_candidate(bytes, j)
+            && let Some(f) = scanner.fence_at(j)
+        {
+            // Every cut from the fence's first inner position up to `j` is inside it: none
+            // of them can be chosen, so jump over them.
+            let first = if f.continued { f.start } else { f.start + 1 };
+            if first <= lo {
+                break;
+            }
+            j = first - 1;
+            continue;
+        }
+        if may_be_candidate(bytes, j)
             && let Some(c) = candidate_at(text, j, trailing_run)
             && let Some(rank) = c.rank(order)
             && best.is_none_or(|(r, _)| rank < r)
@@ -558,11 +570,15 @@ impl<'a> Planner<'a> {
         let hi = limits.window_end(text, start, avail, reopen_lines);
         let plain = |cut| Planned { cut, close: None };
         let content_min = min_units.saturating_sub(reopen_cost);
+        // The end of the range the search below `min` must still look at.
+        let mut below = hi;
         if content_min > 1 {
             let lo = start + limits.metric.floor_index(&text[start..], content_min - 1) + 1;
             if let Some(cut) = find_cut(text, self.scanner, lo, hi, self.order, self.trailing_run) {
                 return plain(cut);
             }
+            // `lo..=hi` holds no usable candidate: searching it again would find nothing.
+            below = hi.min(lo - 1);
         }
         // Below `min` only when forced, or when the alternative cuts into a fence or code.
         let hard = hard_cut(text, start, start, hi);
@@ -571,7 +587,7 @@ impl<'a> Planner<'a> {
                 text,
                 self.scanner,
                 start + 1,
-                hi,
+                below,
                 self.order,
                 self.trailing_run,
             )

@@ -16,7 +16,7 @@
 //! (never reallocated once warm), and [`MarkdownScanner::drain`] drops what a consumer has cut
 //! off the front of its buffer.
 
-use memchr::{memchr, memchr2};
+use memchr::{memchr, memchr2_iter};
 
 /// A fence's opening marker: which character, how many, and how far indented.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -380,8 +380,12 @@ impl MarkdownScanner {
         self.open_fence().is_some()
     }
 
-    /// Ordinary text: jump between backticks and newlines.
+    /// Ordinary text: jump between backticks and newlines, line after line while the lines
+    /// are ordinary text (one memchr iterator over all of them rather than a call per
+    /// line and a trip through [`MarkdownScanner::scan`] between lines).
     fn scan_text(&mut self, bytes: &[u8]) {
+        let base = self.pos;
+        let mut hits = memchr2_iter(b'`', b'\n', &bytes[base..]);
         while self.pos < bytes.len() {
             if let Some((start, len)) = self.run {
                 // Continue a backtick run that may have been cut by the end of a delta.
@@ -395,24 +399,30 @@ impl MarkdownScanner {
                 self.on_run(start, len + more);
                 continue;
             }
-            let hay = &bytes[self.pos..];
-            let Some(i) = memchr2(b'`', b'\n', hay) else {
+            // The next backtick or newline at or after `pos` (hits before it were inside a
+            // backtick run already counted).
+            let next = hits.by_ref().map(|i| base + i).find(|&at| at >= self.pos);
+            let Some(at) = next else {
                 if self.line_blank {
-                    self.line_blank = hay.iter().all(|&b| b == b' ' || b == b'\t' || b == b'\r');
+                    self.line_blank = is_blank(&bytes[self.pos..]);
                 }
                 self.pos = bytes.len();
                 return;
             };
             if self.line_blank {
-                self.line_blank = hay[..i]
-                    .iter()
-                    .all(|&b| b == b' ' || b == b'\t' || b == b'\r');
+                self.line_blank = is_blank(&bytes[self.pos..at]);
             }
-            let at = self.pos + i;
             if bytes[at] == b'\n' {
                 self.pos = at + 1;
                 self.end_text_line();
-                return;
+                // Go on while the next line is ordinary text too.
+                if self.pos == bytes.len() || !self.scan_line_start(bytes) {
+                    return;
+                }
+                if self.mode != LineMode::Text {
+                    return;
+                }
+                continue;
             }
             self.line_blank = false;
             self.pos = at;
@@ -511,6 +521,12 @@ impl MarkdownScanner {
         let next = if end < text.len() { end + 1 } else { end };
         self.start_line(next);
     }
+}
+
+/// Whether `bytes` holds only spaces, tabs and `\r`.
+#[inline]
+fn is_blank(bytes: &[u8]) -> bool {
+    bytes.iter().all(|&b| b == b' ' || b == b'\t' || b == b'\r')
 }
 
 #[inline]

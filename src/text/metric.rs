@@ -8,9 +8,10 @@
 //! Counting is done on the UTF-8 bytes without decoding: a scalar value is a byte that is not
 //! a continuation byte, and a UTF-16 surrogate pair is a 4-byte sequence (leading byte
 //! `0xF0..`). Both loops vectorise. Only [`LengthMetric::Graphemes`] runs grapheme
-//! segmentation, and only over the text it is asked to measure.
+//! segmentation, and only over the text it is asked to measure; two ASCII chars in a row
+//! are told apart without it.
 
-use unicode_segmentation::{GraphemeCursor, UnicodeSegmentation};
+use unicode_segmentation::GraphemeCursor;
 
 /// How the length of a text is counted.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -64,7 +65,7 @@ impl LengthMetric {
             LengthMetric::Bytes => text.len(),
             LengthMetric::Chars => count_chars(text.as_bytes()),
             LengthMetric::Utf16 => count_utf16(text.as_bytes()),
-            LengthMetric::Graphemes => text.graphemes(true).count(),
+            LengthMetric::Graphemes => count_graphemes(text),
         }
     }
 
@@ -90,12 +91,14 @@ impl LengthMetric {
             LengthMetric::Bytes => floor_char_boundary(text, budget),
             LengthMetric::Chars => {
                 // The budget+1-th char starts where the prefix must end.
-                let bytes = text.as_bytes();
-                let mut seen = 0usize;
-                for (i, &b) in bytes.iter().enumerate() {
+                let (i, seen) = skip_blocks(text.as_bytes(), budget, |block| {
+                    block.iter().map(|&b| usize::from(is_char_start(b))).sum()
+                });
+                let mut seen = seen;
+                for (k, &b) in text.as_bytes()[i..].iter().enumerate() {
                     if is_char_start(b) {
                         if seen == budget {
-                            return i;
+                            return i + k;
                         }
                         seen += 1;
                     }
@@ -103,25 +106,105 @@ impl LengthMetric {
                 text.len()
             }
             LengthMetric::Utf16 => {
-                let bytes = text.as_bytes();
-                let mut used = 0usize;
-                for (i, &b) in bytes.iter().enumerate() {
+                let (i, used) = skip_blocks(text.as_bytes(), budget, |block| {
+                    block.iter().map(|&b| utf16_units(b)).sum()
+                });
+                let mut used = used;
+                for (k, &b) in text.as_bytes()[i..].iter().enumerate() {
                     if is_char_start(b) {
-                        let w = if b >= 0xF0 { 2 } else { 1 };
+                        let w = utf16_units(b);
                         if used + w > budget {
-                            return i;
+                            return i + k;
                         }
                         used += w;
                     }
                 }
                 text.len()
             }
-            LengthMetric::Graphemes => text
-                .grapheme_indices(true)
-                .nth(budget)
-                .map_or(text.len(), |(i, _)| i),
+            LengthMetric::Graphemes => {
+                let mut at = 0;
+                for _ in 0..budget {
+                    if at == text.len() {
+                        break;
+                    }
+                    at = next_grapheme_boundary(text, at);
+                }
+                at
+            }
         }
     }
+}
+
+/// The bytes of a block examined at once by [`skip_blocks`].
+const BLOCK: usize = 32;
+
+/// Skips whole blocks of `BLOCK` bytes from the start of `bytes` while the units counted in
+/// them (`units` sums the units of the chars that start in a block) stay within `budget`.
+/// Returns the byte index reached and the units before it; the caller walks on byte by
+/// byte. No answer of that walk can fall inside a skipped block: every char starting in it
+/// fits the budget with the chars before it. The index may be inside a char (a block can
+/// end mid-char); the walk counts units at start bytes only, so that is harmless.
+#[inline]
+fn skip_blocks(
+    bytes: &[u8],
+    budget: usize,
+    units: impl Fn(&[u8; BLOCK]) -> usize,
+) -> (usize, usize) {
+    let mut i = 0;
+    let mut used = 0;
+    while let Some(block) = bytes.get(i..i + BLOCK) {
+        // A fixed-size block: the sum vectorises.
+        let u = units(block.try_into().expect("BLOCK bytes"));
+        if used + u > budget {
+            break;
+        }
+        used += u;
+        i += BLOCK;
+    }
+    (i, used)
+}
+
+/// UTF-16 units of the char starting with byte `b` (0 for a continuation byte).
+#[inline(always)]
+fn utf16_units(b: u8) -> usize {
+    usize::from(is_char_start(b)) + usize::from(b >= 0xF0)
+}
+
+/// The grapheme boundary after the one at byte `at` of `text` (`at < text.len()`).
+///
+/// Fast path: an ASCII char followed by an ASCII char (or the end) is a whole cluster,
+/// except CR LF, which is one. No rule of UAX #29 joins two ASCII chars other than CR LF
+/// (the joining classes Extend, ZWJ, SpacingMark, Prepend, regional indicators, Hangul and
+/// Extended_Pictographic hold no ASCII char), and the boundary before an ASCII char that
+/// follows a non-ASCII cluster is found by the segmenter below, from `at`.
+#[inline]
+fn next_grapheme_boundary(text: &str, at: usize) -> usize {
+    let bytes = text.as_bytes();
+    let b = bytes[at];
+    if b < 0x80 {
+        match bytes.get(at + 1) {
+            None => return at + 1,
+            Some(&b'\n') if b == b'\r' => return at + 2,
+            Some(&n) if n < 0x80 => return at + 1,
+            _ => {}
+        }
+    }
+    let mut cursor = GraphemeCursor::new(at, text.len(), true);
+    match cursor.next_boundary(text, 0) {
+        Ok(Some(next)) => next,
+        _ => text.len(),
+    }
+}
+
+/// Extended grapheme clusters in `text` (see [`next_grapheme_boundary`]).
+fn count_graphemes(text: &str) -> usize {
+    let mut at = 0;
+    let mut n = 0;
+    while at < text.len() {
+        at = next_grapheme_boundary(text, at);
+        n += 1;
+    }
+    n
 }
 
 impl std::fmt::Display for LengthMetric {
@@ -147,16 +230,31 @@ fn is_char_start(b: u8) -> bool {
 
 #[inline]
 fn count_chars(bytes: &[u8]) -> usize {
-    bytes.iter().filter(|&&b| is_char_start(b)).count()
+    sum_bytes(bytes, |b| u8::from(is_char_start(b)))
+}
+
+/// Sums `f` over `bytes`, `f` giving at most 2 per byte. Blocks of `BLOCK` bytes are summed
+/// in `u8` lanes (at most 64 per block, no overflow), which vectorises well.
+#[inline(always)]
+fn sum_bytes(bytes: &[u8], f: impl Fn(u8) -> u8) -> usize {
+    let mut blocks = bytes.chunks_exact(BLOCK);
+    let mut total = 0usize;
+    for block in &mut blocks {
+        total += usize::from(block.iter().fold(0u8, |acc, &b| acc + f(b)));
+    }
+    total
+        + blocks
+            .remainder()
+            .iter()
+            .map(|&b| usize::from(f(b)))
+            .sum::<usize>()
 }
 
 #[inline]
 fn count_utf16(bytes: &[u8]) -> usize {
     // One unit per scalar, plus one more for each 4-byte sequence (a surrogate pair).
-    bytes
-        .iter()
-        .map(|&b| is_char_start(b) as usize + (b >= 0xF0) as usize)
-        .sum()
+    // Two simple passes vectorise better than one with two tests.
+    count_chars(bytes) + sum_bytes(bytes, |b| u8::from(b >= 0xF0))
 }
 
 /// The largest char boundary `<= index` (clamped to `text.len()`).
@@ -205,6 +303,7 @@ pub fn floor_grapheme_boundary(text: &str, index: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use unicode_segmentation::UnicodeSegmentation;
 
     #[test]
     fn counts_match_std_definitions() {

@@ -272,23 +272,20 @@ impl Engine {
                 self.ensure_streaming("text_delta")?;
                 self.ensure_message();
                 let new = self.assembler.delta(delta);
-                Self::take_into(&mut self.clean_scratch, new);
-                self.on_model_text(now);
+                self.on_model_text(new, now);
             }
             Input::TextSnapshot(full) => {
                 self.ensure_streaming("text_snapshot")?;
                 self.ensure_message();
                 let new = self.assembler.snapshot(full);
-                Self::take_into(&mut self.clean_scratch, new);
-                self.on_model_text(now);
+                self.on_model_text(new, now);
             }
             Input::TextEnd(full) => {
                 self.ensure_streaming("text_end")?;
                 self.ensure_message();
                 if let Some(full) = full {
                     let new = self.assembler.snapshot(full);
-                    Self::take_into(&mut self.clean_scratch, new);
-                    self.on_model_text(now);
+                    self.on_model_text(new, now);
                 }
                 if self.cfg().break_mode == BreakMode::TextEnd {
                     self.drain_pending_text();
@@ -331,8 +328,7 @@ impl Engine {
                 if let Some(full) = full {
                     self.ensure_message();
                     let new = self.assembler.snapshot(full);
-                    Self::take_into(&mut self.clean_scratch, new);
-                    self.on_model_text(now);
+                    self.on_model_text(new, now);
                 }
                 self.end_message(now);
             }
@@ -386,11 +382,6 @@ impl Engine {
             }
         }
         Ok(())
-    }
-
-    fn take_into(dst: &mut String, src: &str) {
-        dst.clear();
-        dst.push_str(src);
     }
 
     // ---- messages ------------------------------------------------------------------
@@ -457,18 +448,17 @@ impl Engine {
 
     // ---- text path ---------------------------------------------------------------
 
-    /// New raw model text is in `clean_scratch`: run it through tags and directives.
-    fn on_model_text(&mut self, now: Time) {
-        if self.clean_scratch.is_empty() {
+    /// New raw model text (a slice of the caller's input): run it through tags and
+    /// directives.
+    fn on_model_text(&mut self, raw: &str, now: Time) {
+        if raw.is_empty() {
             return;
         }
         self.answer_scratch.clear();
         self.reasoning_scratch.clear();
-        let raw = std::mem::take(&mut self.clean_scratch);
         let events = self
             .tags
-            .push(&raw, &mut self.answer_scratch, &mut self.reasoning_scratch);
-        self.clean_scratch = raw;
+            .push(raw, &mut self.answer_scratch, &mut self.reasoning_scratch);
         self.route_reasoning_events(events.thinking_ended_at, now);
         if self.answer_scratch.is_empty() {
             return;

@@ -51,6 +51,9 @@ pub(crate) struct CodeTracker {
     scanner: MarkdownScanner,
 }
 
+/// How many decided bytes a [`CodeTracker`] holds before it scans and drops them.
+pub(crate) const SETTLE_BATCH: usize = 1024;
+
 impl CodeTracker {
     pub(crate) fn reset(&mut self) {
         self.text.clear();
@@ -80,6 +83,12 @@ impl CodeTracker {
     /// as stay, so the cost over a stream stays linear even while a long line must be kept
     /// (the scanner needs a line that may be a fence line until its end).
     pub(crate) fn settle(&mut self, done: usize) -> usize {
+        // Below this size nothing is dropped, so nothing needs scanning yet either: the
+        // scanner catches up in one batch (here or at the next `in_code` question) instead of
+        // a few bytes at a time on every push, and the front is moved rarely.
+        if done < SETTLE_BATCH {
+            return 0;
+        }
         if self.scanner.scanned() < done {
             self.scanner.scan(&self.text[..done]);
         }

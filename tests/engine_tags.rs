@@ -70,3 +70,20 @@ fn reasoning_off_drops_it() {
         .run_until_idle();
     assert_eq!(sim.sent_texts(), ["Shown."]);
 }
+
+#[test]
+fn reasoning_on_comes_first_in_message_end_mode() {
+    let mut c = config("generic");
+    c.reasoning = ReasoningMode::On;
+    c.break_mode = replystream::BreakMode::MessageEnd;
+    let mut sim = Sim::new(engine(c));
+    sim.push(Input::MessageStart)
+        .push(Input::TextDelta(
+            "<think>check the units</think>It is 42 km.",
+        ))
+        .push(Input::MessageEnd(None))
+        .push(Input::Finish)
+        .run_until_idle();
+    let texts = sim.sent_texts();
+    assert_eq!(texts, ["Reasoning:\n_check the units_", "It is 42 km."]);
+}

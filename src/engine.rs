@@ -454,19 +454,24 @@ impl Engine {
         if raw.is_empty() {
             return;
         }
-        self.answer_scratch.clear();
         self.reasoning_scratch.clear();
-        let events = self
-            .tags
-            .push(raw, &mut self.answer_scratch, &mut self.reasoning_scratch);
-        self.route_reasoning_events(events.thinking_ended_at, now);
-        if self.answer_scratch.is_empty() {
-            return;
-        }
         self.directive_out.clear();
-        self.directives
-            .push(&self.answer_scratch, &mut self.directive_out);
-        self.apply_directive_events(now);
+        // The tag filter appends the answer straight into the directive parser's buffer,
+        // which then parses it. That is `push` of the answer, one copy fewer; parsing before
+        // the reasoning is routed changes nothing, as routing never touches the directive
+        // parser or its output, whose events are applied only after.
+        let (tags, reasoning) = (&mut self.tags, &mut self.reasoning_scratch);
+        let events = self.directives.push_with(
+            |answer| tags.push(raw, answer, reasoning),
+            &mut self.directive_out,
+        );
+        // With no block ended and no reasoning, routing does nothing.
+        if events.thinking_ended_at.is_some() || !self.reasoning_scratch.is_empty() {
+            self.route_reasoning_events(events.thinking_ended_at, now);
+        }
+        if !self.directive_out.is_empty() {
+            self.apply_directive_events(now);
+        }
     }
 
     /// Applies what the directive parser released: text goes on through the token gate;

@@ -172,6 +172,23 @@ impl DirectiveParser {
         self.run(false, out);
     }
 
+    /// Like [`DirectiveParser::push`] for text that `write` appends straight into the
+    /// parser's own buffer, which saves copying it from a scratch buffer. `write` must only
+    /// append. Nothing is parsed when it appends nothing (as a caller skips an empty push).
+    pub fn push_with<R>(
+        &mut self,
+        write: impl FnOnce(&mut String) -> R,
+        out: &mut DirectiveOutput,
+    ) -> R {
+        let before = self.input.text.len();
+        let result = write(&mut self.input.text);
+        debug_assert!(self.input.text.len() >= before, "write may only append");
+        if self.input.text.len() > before {
+            self.run(false, out);
+        }
+        result
+    }
+
     /// Ends the message's text: decides everything held back (an unfinished `[[…` or a
     /// `MEDIA:` line without a line break). The reply target and audio flag stay readable
     /// until [`DirectiveParser::reset`].

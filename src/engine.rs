@@ -454,40 +454,46 @@ impl Engine {
         if raw.is_empty() {
             return;
         }
-        self.answer_scratch.clear();
         self.reasoning_scratch.clear();
-        let events = self
-            .tags
-            .push(raw, &mut self.answer_scratch, &mut self.reasoning_scratch);
-        self.route_reasoning_events(events.thinking_ended_at, now);
-        if self.answer_scratch.is_empty() {
-            return;
-        }
         self.directive_out.clear();
-        self.directives
-            .push(&self.answer_scratch, &mut self.directive_out);
-        self.apply_directive_events(now);
+        // The tag filter appends the answer straight into the directive parser's buffer,
+        // which then parses it. That is `push` of the answer, one copy fewer; parsing before
+        // the reasoning is routed changes nothing, as routing never touches the directive
+        // parser or its output, whose events are applied only after.
+        let (tags, reasoning) = (&mut self.tags, &mut self.reasoning_scratch);
+        let events = self.directives.push_with(
+            |answer| tags.push(raw, answer, reasoning),
+            &mut self.directive_out,
+        );
+        // With no block ended and no reasoning, routing does nothing.
+        if events.thinking_ended_at.is_some() || !self.reasoning_scratch.is_empty() {
+            self.route_reasoning_events(events.thinking_ended_at, now);
+        }
+        if !self.directive_out.is_empty() {
+            self.apply_directive_events(now);
+        }
     }
 
     /// Applies what the directive parser released: text goes on through the token gate;
     /// media flushes the text before it; reply targets and voice flags become sticky.
+    ///
+    /// The events are read by index, not moved out: nothing called from here touches
+    /// `directive_out`.
     fn apply_directive_events(&mut self, now: Time) {
-        let out = std::mem::take(&mut self.directive_out);
-        for event in &out.events {
-            match event {
+        for i in 0..self.directive_out.events.len() {
+            match &self.directive_out.events[i] {
                 DirectiveEvent::Text(range) => {
-                    self.clean_scratch.clear();
-                    self.tokens
-                        .push(&out.text[range.clone()], &mut self.clean_scratch);
-                    self.accept_clean(now);
+                    let range = range.clone();
+                    self.push_token_gate(range, now);
                 }
                 DirectiveEvent::Media(url) => {
+                    let url = url.clone();
                     self.flush_token_gate(now);
                     self.drain_pending_text();
                     self.flush_chunker(now);
                     let msg = self.current_message();
                     let payload = Payload {
-                        media: vec![url.clone()],
+                        media: vec![url],
                         reply_to: msg.reply_to.clone(),
                         audio_as_voice: msg.audio_as_voice,
                         ..Payload::default()
@@ -495,15 +501,28 @@ impl Engine {
                     self.on_media(payload, now);
                 }
                 DirectiveEvent::ReplyTo(target) => {
-                    self.current_message_mut().reply_to = Some(target.clone());
+                    let target = target.clone();
+                    self.current_message_mut().reply_to = Some(target);
                 }
                 DirectiveEvent::AudioAsVoice => {
                     self.current_message_mut().audio_as_voice = true;
                 }
             }
         }
-        self.directive_out = out;
         self.directive_out.clear();
+    }
+
+    /// Bytes `range` of the directive output go through the token gate; what it releases is
+    /// cleaned text. The gate appends straight to the message text, which is what
+    /// [`Engine::accept_clean`] would append from `clean_scratch`, so one copy is saved.
+    fn push_token_gate(&mut self, range: std::ops::Range<usize>, now: Time) {
+        let msg = self.messages.last_mut().expect("a message is open");
+        let before = msg.text.len();
+        self.tokens
+            .push(&self.directive_out.text[range], &mut msg.text);
+        if msg.text.len() > before {
+            self.feed_new_clean(now);
+        }
     }
 
     fn current_message(&self) -> &Message {
@@ -530,9 +549,16 @@ impl Engine {
         if self.clean_scratch.is_empty() {
             return;
         }
-        let streaming = self.streams_blocks() && self.cfg().break_mode == BreakMode::TextEnd;
         let msg = self.messages.last_mut().expect("a message is open");
         msg.text.push_str(&self.clean_scratch);
+        self.feed_new_clean(now);
+    }
+
+    /// Cleaned text was just appended to the message text: in streaming mode the chunker
+    /// gets everything it has not had yet.
+    fn feed_new_clean(&mut self, now: Time) {
+        let streaming = self.streams_blocks() && self.cfg().break_mode == BreakMode::TextEnd;
+        let msg = self.messages.last_mut().expect("a message is open");
         if streaming {
             let from = msg.fed;
             msg.fed = msg.text.len();
@@ -913,6 +939,12 @@ impl Engine {
             self.arm_timer();
             return;
         }
+        if self.phase == Phase::Streaming && self.dispatcher.is_idle() {
+            // Nothing is queued, held or in flight: `on_time` would change nothing, and the
+            // finishing steps below only run after `Finish`.
+            self.arm_timer();
+            return;
+        }
         self.dispatcher.on_time(now, &mut self.actions);
         if self.phase == Phase::Finishing && !self.dispatcher.has_pending(SendKind::Block) {
             self.queue_finals();
@@ -933,10 +965,10 @@ impl Engine {
         if matches!(self.phase, Phase::Idle | Phase::Cancelled) {
             return None;
         }
-        [self.coalescer.deadline(), self.dispatcher.deadline()]
-            .into_iter()
-            .flatten()
-            .min()
+        match (self.coalescer.deadline(), self.dispatcher.deadline()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     fn arm_timer(&mut self) {

@@ -40,7 +40,7 @@ use std::ops::Range;
 
 use memchr::{memchr, memchr2};
 
-use super::{CodeTracker, is_ascii_ws};
+use super::{CodeTracker, find_byte2, is_ascii_ws};
 use crate::payload::ReplyTarget;
 
 /// The longest bracket directive, in bytes, from `[[` through `]]`.
@@ -172,6 +172,23 @@ impl DirectiveParser {
         self.run(false, out);
     }
 
+    /// Like [`DirectiveParser::push`] for text that `write` appends straight into the
+    /// parser's own buffer, which saves copying it from a scratch buffer. `write` must only
+    /// append. Nothing is parsed when it appends nothing (as a caller skips an empty push).
+    pub fn push_with<R>(
+        &mut self,
+        write: impl FnOnce(&mut String) -> R,
+        out: &mut DirectiveOutput,
+    ) -> R {
+        let before = self.input.text.len();
+        let result = write(&mut self.input.text);
+        debug_assert!(self.input.text.len() >= before, "write may only append");
+        if self.input.text.len() > before {
+            self.run(false, out);
+        }
+        result
+    }
+
     /// Ends the message's text: decides everything held back (an unfinished `[[…` or a
     /// `MEDIA:` line without a line break). The reply target and audio flag stay readable
     /// until [`DirectiveParser::reset`].
@@ -229,7 +246,7 @@ impl DirectiveParser {
                 }
             }
             let bytes = self.input.text.as_bytes();
-            let Some(i) = memchr2(b'[', b'\n', &bytes[self.done..]) else {
+            let Some(i) = find_byte2(b'[', b'\n', &bytes[self.done..]) else {
                 self.emit_text(self.done, len, out);
                 self.done = len;
                 break;
@@ -405,28 +422,33 @@ impl LineTidy {
     /// Text without a line break.
     fn text(&mut self, seg: &str, out: &mut DirectiveOutput) {
         // A CR counts as trailing space so that a CRLF directive-only line disappears whole.
-        let is_space = |c: char| c == ' ' || c == '\t' || c == '\r';
-        let head = seg.trim_start_matches(is_space);
-        if head.is_empty() {
+        // The spaces are ASCII bytes, which never occur inside a multi-byte char, so
+        // trimming bytes cuts `seg` exactly where trimming chars would.
+        let is_space = |b: &u8| matches!(b, b' ' | b'\t' | b'\r');
+        let bytes = seg.as_bytes();
+        let Some(body_start) = bytes.iter().position(|b| !is_space(b)) else {
             self.pending_ws.push_str(seg);
             return;
-        }
-        let body = head.trim_end_matches(is_space);
-        let lead = &seg[..seg.len() - head.len()];
-        let trail = &head[body.len()..];
+        };
+        let body_end = bytes
+            .iter()
+            .rposition(|b| !is_space(b))
+            .map_or(body_start, |i| i + 1);
         if self.removed_since_text {
             // Spaces that touch a removed directive collapse to one, or to none at the
             // start of a line.
-            if self.line_has_text && !(self.pending_ws.is_empty() && lead.is_empty()) {
+            if self.line_has_text && !(self.pending_ws.is_empty() && body_start == 0) {
                 out.push_text(" ");
             }
+            out.push_text(&seg[body_start..body_end]);
         } else {
             out.push_text(&self.pending_ws);
-            out.push_text(lead);
+            // The leading spaces and the body in one piece: pushed one after the other they
+            // would extend the same text event anyway.
+            out.push_text(&seg[..body_end]);
         }
         self.pending_ws.clear();
-        out.push_text(body);
-        self.pending_ws.push_str(trail);
+        self.pending_ws.push_str(&seg[body_end..]);
         self.line_has_text = true;
         self.removed_since_text = false;
         self.squeeze_blank = false;

@@ -143,6 +143,13 @@ impl Dispatcher {
         self.queue.is_empty() && self.in_flight.is_none()
     }
 
+    /// Whether nothing is queued, held or in flight: then [`Dispatcher::on_time`] and
+    /// [`Dispatcher::pump`] change nothing and [`Dispatcher::deadline`] is `None`.
+    #[inline]
+    pub fn is_idle(&self) -> bool {
+        self.queue.is_empty() && self.in_flight.is_none() && self.hold.is_none()
+    }
+
     /// Whether a send of `kind` is queued or in flight.
     pub fn has_pending(&self, kind: SendKind) -> bool {
         self.queue.iter().any(|(o, _)| o.kind == kind)

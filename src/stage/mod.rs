@@ -123,6 +123,30 @@ impl CodeTracker {
     }
 }
 
+/// Below this many bytes the stages search with a plain loop: `memchr`'s SIMD set-up costs
+/// more than it saves on the few bytes of a typical delta.
+const SHORT_SEARCH: usize = 16;
+
+/// The index of the first `a` in `hay`, as `memchr::memchr` gives it.
+#[inline]
+pub(crate) fn find_byte(a: u8, hay: &[u8]) -> Option<usize> {
+    if hay.len() < SHORT_SEARCH {
+        hay.iter().position(|&b| b == a)
+    } else {
+        memchr::memchr(a, hay)
+    }
+}
+
+/// The index of the first `a` or `b` in `hay`, as `memchr::memchr2` gives it.
+#[inline]
+pub(crate) fn find_byte2(a: u8, b: u8, hay: &[u8]) -> Option<usize> {
+    if hay.len() < SHORT_SEARCH {
+        hay.iter().position(|&c| c == a || c == b)
+    } else {
+        memchr::memchr2(a, b, hay)
+    }
+}
+
 /// ASCII whitespace as the stages understand it: space, tab, line feed, carriage return,
 /// form feed.
 #[inline]

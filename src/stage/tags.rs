@@ -27,9 +27,7 @@
 //!   trailing whitespace; consecutive blocks in one message are joined with a blank line.
 //!   Text without tags passes through byte for byte.
 
-use memchr::memchr;
-
-use super::{CodeTracker, is_ascii_ws};
+use super::{CodeTracker, find_byte, is_ascii_ws};
 
 /// The longest tag recognised, in bytes, spaces included (`</antthinking>` is 14). A `<`
 /// followed by this many bytes without completing a tag is text; this also bounds how much
@@ -176,7 +174,7 @@ impl TagFilter {
     ) {
         loop {
             let bytes = self.input.text.as_bytes();
-            let Some(i) = memchr(b'<', &bytes[self.done..]) else {
+            let Some(i) = find_byte(b'<', &bytes[self.done..]) else {
                 let end = bytes.len();
                 self.router
                     .text(&self.input.text[self.done..end], answer, reasoning);

@@ -179,6 +179,17 @@ impl TokenGate {
             return;
         }
         let bytes = chunk.as_bytes();
+        if !self.tokens.alphabet[bytes[bytes.len() - 1] as usize] {
+            // Fast path for the common case, exactly what the general path below does here:
+            // the last byte cannot be part of a token run, so `region_start(bytes)` is
+            // `chunk.len()` (not 0), the held text is released, and `candidate_start`
+            // finds no candidate in `chunk`, which is released whole.
+            out.push_str(&self.tail);
+            self.tail.clear();
+            out.push_str(chunk);
+            self.released_any = true;
+            return;
+        }
         if !self.tail.is_empty() && self.tokens.region_start(bytes) == 0 {
             // The candidate may reach back into what is held: decide on both together.
             self.tail.push_str(chunk);

@@ -1,0 +1,71 @@
+//! A fixed workload for instruction-count profiling of `Engine::push` (not a benchmark).
+//!
+//! Pushes about 2000 4-byte deltas of the bench text through one engine, acking every send
+//! at once. `quiet` uses blocks larger than the text, so nothing is emitted; `emit` uses the
+//! channel's own sizes. Run it under callgrind, counting only inside `push`:
+//!
+//! ```sh
+//! cargo build --release --example push_profile
+//! valgrind --tool=callgrind --toggle-collect='*Engine*push*' \
+//!     target/release/examples/push_profile quiet
+//! ```
+//!
+//! and divide the total instruction count by the number of pushes it prints.
+
+use replystream::{Action, ChannelProfile, Config, Engine, Input, Time};
+
+const TEXT: &str = concat!(
+    include_str!("../tests/data/prose-paragraphs.md"),
+    include_str!("../tests/data/code-heavy.md"),
+    include_str!("../tests/data/lists-tables.md"),
+);
+
+fn main() {
+    let mode = std::env::args().nth(1).unwrap_or_else(|| "quiet".into());
+    let channel = std::env::args().nth(2).unwrap_or_else(|| "generic".into());
+    let mut config = Config::for_channel(&ChannelProfile::by_name(&channel).expect("channel"));
+    let text = match mode.as_str() {
+        "quiet" => {
+            config.chunk_min = 9000;
+            config.chunk_max = 9500;
+            &TEXT[..8000]
+        }
+        "emit" => &TEXT[..8000],
+        other => panic!("mode {other:?}: quiet or emit"),
+    };
+    let mut engine = Engine::new(config, 1).expect("config");
+    let mut pushes = 0u64;
+    let mut at = 0;
+    let mut acks = Vec::new();
+    while at < text.len() {
+        let mut end = (at + 4).min(text.len());
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        let now = Time::from_millis(pushes);
+        acks.extend(
+            engine
+                .push(Input::TextDelta(&text[at..end]), now)
+                .unwrap()
+                .filter_map(send_id),
+        );
+        pushes += 1;
+        while let Some(id) = acks.pop() {
+            let ack = Input::Delivered {
+                send_id: id,
+                message_ref: None,
+            };
+            acks.extend(engine.push(ack, now).unwrap().filter_map(send_id));
+            pushes += 1;
+        }
+        at = end;
+    }
+    println!("{pushes} pushes");
+}
+
+fn send_id(a: Action) -> Option<replystream::SendId> {
+    match a {
+        Action::Send(s) => Some(s.send_id),
+        _ => None,
+    }
+}

@@ -420,10 +420,15 @@ impl BlockChunker {
     /// What is left is the bookkeeping that [`BlockChunker::advance`] does in one go. The
     /// char that takes the block past `max` and the line that may close the fence are
     /// left to `step` (the cut at max looks for the last code line break in its window then).
+    #[inline(always)]
     fn skip_fence(&mut self) -> bool {
-        if self.leading || self.scanner.open_fence().is_none() {
-            return false;
-        }
+        // The cheap test first: this runs before every char that `step` processes.
+        !self.leading && self.scanner.open_fence().is_some() && self.skip_fence_stretch()
+    }
+
+    /// [`BlockChunker::skip_fence`] once a fence is open.
+    #[inline(never)]
+    fn skip_fence_stretch(&mut self) -> bool {
         let room = self.config.max.saturating_sub(self.display_units());
         if room == 0 {
             return false;
@@ -458,6 +463,7 @@ impl BlockChunker {
     /// are counted in one go and only the state at the last char is rebuilt, the whitespace
     /// run reaching it and the class of that char. The block must hold a non-whitespace
     /// char. Returns whether it moved.
+    #[inline(always)]
     fn advance(&mut self, end: usize, room: usize) -> bool {
         let from = self.cursor;
         if self.config.metric == LengthMetric::Graphemes {

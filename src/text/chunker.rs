@@ -212,7 +212,7 @@ impl BlockChunker {
         self.compact();
         self.buffer.push_str(delta);
         while self.cursor < self.buffer.len() {
-            if !self.skip_short() && !self.skip_plain() {
+            if !self.skip_short() && !self.skip_fence() && !self.skip_plain() {
                 self.step(out);
             }
         }
@@ -378,8 +378,8 @@ impl BlockChunker {
     /// Below `min` the char-by-char moments do nothing but bookkeeping: a candidate
     /// decided there is too short to cut at (see [`BlockChunker::consider`]), a line break
     /// does not feed the scanner, and `max` cannot be reached. So the units are counted in
-    /// one go and only the state at the last char is rebuilt: the whitespace run reaching
-    /// it and the class of that char. Returns whether it moved.
+    /// one go and only the state at the last char is rebuilt (see [`BlockChunker::advance`]).
+    /// Returns whether it moved.
     fn skip_short(&mut self) -> bool {
         if self.leading {
             return false;
@@ -393,12 +393,84 @@ impl BlockChunker {
         else {
             return false;
         };
+        self.advance(self.buffer.len(), room)
+    }
+
+    /// Fast path: consumes, in bulk, code inside a fence whose closing line has not arrived,
+    /// while the block stays within `max`. Returns whether it moved.
+    ///
+    /// Why this is exactly char-by-char processing. Let the fence be open at the cursor and
+    /// take the stretch that [`MarkdownScanner::fence_stretch`] allows, cut to the units that
+    /// keep the block within `max`. At each char of it, [`BlockChunker::step`] would:
+    /// - decide at most one candidate `p`. Here `p` is inside the fence: a whitespace run
+    ///   reaching the cursor starts after the opening line's marker (or the opening line
+    ///   has left the buffer), a sentence mark lies at or after the cursor, and the fence
+    ///   is open (so it holds every position after its start) at every moment of the
+    ///   stretch, as no line in it can close it. So
+    ///   [`MarkdownScanner::is_safe_cut`] rejects `p` and nothing is added to `fresh`;
+    /// - maybe feed the scanner ([`BlockChunker::sync_scanner`]). The stretch only ends
+    ///   lines that leave the fence open, so no cut turns safe there; and no earlier cut is
+    ///   waiting to be reported, since the scanner is brought to the cursor first and the
+    ///   fast path is not taken when it reports one. Feeding the scanner ahead of a sync
+    ///   does not change what it knows at any later moment (its scan does not depend on how
+    ///   the text is split) nor what the sync reports (the lowest newly safe position, over
+    ///   all the text scanned since the previous report);
+    /// - not cut: `fresh` stays empty and the block stays within `max`.
+    ///
+    /// What is left is the bookkeeping that [`BlockChunker::advance`] does in one go. The
+    /// char that takes the block past `max` and the line that may close the fence are
+    /// left to `step` (the cut at max looks for the last code line break in its window then).
+    #[inline(always)]
+    fn skip_fence(&mut self) -> bool {
+        // The cheap test first: this runs before every char that `step` processes.
+        !self.leading && self.scanner.open_fence().is_some() && self.skip_fence_stretch()
+    }
+
+    /// [`BlockChunker::skip_fence`] once a fence is open.
+    #[inline(never)]
+    fn skip_fence_stretch(&mut self) -> bool {
+        let room = self.config.max.saturating_sub(self.display_units());
+        if room == 0 {
+            return false;
+        }
+        if self.scanned < self.cursor {
+            self.scanner.scan(&self.buffer[..self.cursor]);
+            self.scanned = self.cursor;
+        }
+        if self.scanner.has_newly_safe() {
+            return false;
+        }
+        // At most the text that fits in `room`: in graphemes, a char adds at most one unit,
+        // so `room` chars always fit (the walk in `advance` then counts exactly).
+        let rest = &self.buffer[self.cursor..];
+        let fit = if rest.len() <= room {
+            rest.len()
+        } else if self.config.metric == LengthMetric::Graphemes {
+            LengthMetric::Chars.floor_index(rest, room)
+        } else {
+            self.config.metric.floor_index(rest, room)
+        };
+        let limit = self.cursor + fit;
+        match self.scanner.fence_stretch(&self.buffer[..limit]) {
+            Some(end) => self.advance(end, room),
+            None => false,
+        }
+    }
+
+    /// Consumes `buffer[cursor..end]`, or its longest prefix that adds at most `room` units,
+    /// with the state updates [`BlockChunker::step`] makes when the chars decide nothing
+    /// that is taken, feed nothing to the scanner that matters and reach no cut: the units
+    /// are counted in one go and only the state at the last char is rebuilt, the whitespace
+    /// run reaching it and the class of that char. The block must hold a non-whitespace
+    /// char. Returns whether it moved.
+    #[inline(always)]
+    fn advance(&mut self, end: usize, room: usize) -> bool {
         let from = self.cursor;
         if self.config.metric == LengthMetric::Graphemes {
-            return self.skip_short_graphemes(room);
+            return self.advance_graphemes(end, room);
         }
         let metric = self.config.metric;
-        let rest = &self.buffer[from..];
+        let rest = &self.buffer[from..end];
         // A char has at most one unit per byte in these metrics: text no longer than
         // `room` bytes fits whole.
         let len = if rest.len() <= room {
@@ -435,14 +507,14 @@ impl BlockChunker {
         true
     }
 
-    /// [`BlockChunker::skip_short`] in the graphemes metric: a char's units depend on the
+    /// [`BlockChunker::advance`] in the graphemes metric: a char's units depend on the
     /// chars before it, so the chars are walked, with the same state updates as
-    /// [`BlockChunker::step`] below `min`.
-    fn skip_short_graphemes(&mut self, room: usize) -> bool {
+    /// [`BlockChunker::step`].
+    fn advance_graphemes(&mut self, end: usize, room: usize) -> bool {
         let from = self.cursor;
         let limit = self.units + room;
         let mut i = from;
-        while i < self.buffer.len() {
+        while i < end {
             // `i > start >= 0`: the block holds a non-whitespace char before the cursor.
             let (b, before) = (self.buffer.as_bytes()[i], self.buffer.as_bytes()[i - 1]);
             if b < 0x80 && before < 0x80 && self.units < limit {
@@ -951,6 +1023,34 @@ mod tests {
             .collect();
         assert_eq!(rebuilt, text.trim_start_matches('\n'));
         assert!(blocks.iter().any(|b| b.text.starts_with("  indented")));
+    }
+
+    #[test]
+    fn long_fences_cut_the_same_for_any_deltas() {
+        // Code lines that start with the marker char, a CR LF line, a line that looks like a
+        // closer but is not, and the real closer: the bulk path must stop before each line
+        // that might close the fence and leave the cut at max to the char-by-char path.
+        let mut code = String::new();
+        for i in 0..40 {
+            code.push_str(&format!("    let v{i} = f({i}); // step {i}.\n"));
+            if i % 7 == 0 {
+                code.push_str("```` not a closer\r\n  `x` 👨\u{200d}👩 e\u{301}\n\n");
+            }
+        }
+        let text = format!("Intro text. More.\n\n````rust\n{code}  ````  \n\nOutro. End.");
+        for metric in LengthMetric::ALL {
+            for (min, max) in [(20, 60), (100, 300), (250, 260)] {
+                let config = ChunkerConfig {
+                    metric,
+                    ..cfg(min, max)
+                };
+                let whole = chunk(config, &[&text]);
+                assert_eq!(whole, by_chars(config, &text), "{metric} {min} {max}");
+                let sized: Vec<&str> = text.split_inclusive([';', '`']).collect();
+                assert_eq!(whole, chunk(config, &sized), "{metric} {min} {max}");
+                assert!(whole.iter().any(|b| b.fence_reopened));
+            }
+        }
     }
 
     #[test]

@@ -210,6 +210,12 @@ impl MarkdownScanner {
         self.newly_safe.take()
     }
 
+    /// Whether some cut turned safe since the last [`MarkdownScanner::take_newly_safe`]
+    /// (without forgetting it).
+    pub fn has_newly_safe(&self) -> bool {
+        self.newly_safe.is_some()
+    }
+
     fn mark_newly_safe(&mut self, from: usize) {
         self.newly_safe = Some(self.newly_safe.map_or(from, |p| p.min(from)));
     }
@@ -288,6 +294,38 @@ impl MarkdownScanner {
     /// Whether a cut at `p` breaks no fence, no inline code span and no undecided fence line.
     pub fn is_safe_cut(&self, p: usize) -> bool {
         self.fence_at(p).is_none() && self.code_at(p).is_none() && !self.in_undecided_fence_line(p)
+    }
+
+    /// While a fence is open at the end of the scanned text: how far `text` (which extends
+    /// the scanned text) goes on from there with no line that might close the fence. The
+    /// stretch ends at the start of the first line, the current one included, whose first
+    /// byte after at most 3 spaces is the fence's marker char or has not arrived yet (a
+    /// closing line needs that byte; see [`FenceMarker::is_closed_by`]); else at the end of
+    /// `text`. It is empty when the current line might close the fence. Scanning the stretch
+    /// ends only lines that leave the fence open: no fence or code span opens or closes and
+    /// no cut turns safe. `None` when no fence is open. Cost: one memchr over the stretch
+    /// and a few bytes per line.
+    pub fn fence_stretch(&self, text: &str) -> Option<usize> {
+        let marker = self.open_fence()?.marker.ch;
+        let bytes = text.as_bytes();
+        debug_assert!(self.pos <= bytes.len());
+        let mut line = self.line_start;
+        loop {
+            let indent = bytes[line..]
+                .iter()
+                .take(4)
+                .take_while(|&&b| b == b' ')
+                .count();
+            if indent < 4 && bytes.get(line + indent).is_none_or(|&b| b == marker) {
+                return Some(line.max(self.pos));
+            }
+            // The current line has no `\n` before `pos`; later lines start after it.
+            let from = line.max(self.pos);
+            match memchr(b'\n', &bytes[from..]) {
+                Some(i) => line = from + i + 1,
+                None => return Some(bytes.len()),
+            }
+        }
     }
 
     /// The fence still open at the end of the scanned text, if any.
@@ -681,6 +719,30 @@ mod tests {
         assert!(!s.is_safe_cut(0) || f.contains_cut(0));
         s.scan(&format!("{rest}```\nok"));
         assert!(s.open_fence().is_none());
+    }
+
+    #[test]
+    fn fence_stretch_stops_before_possible_closers() {
+        let mut s = MarkdownScanner::new();
+        assert_eq!(s.fence_stretch("text"), None, "no fence");
+        let text = "````rs\na\n    ````\n~~~\nb\n ````x\nc";
+        s.scan(&text[..7]);
+        // Indented 4 spaces or starting with another char: no closer. The next line that
+        // may close is " ````x" (a closer would start the same way).
+        let stop = text.find(" ````x").unwrap();
+        assert_eq!(s.fence_stretch(text), Some(stop));
+        s.scan(&text[..9]);
+        assert_eq!(s.fence_stretch(text), Some(stop), "mid-line");
+        s.scan(&text[..stop + 2]);
+        assert_eq!(s.fence_stretch(text), Some(stop + 2), "empty on that line");
+        let mut s = MarkdownScanner::new();
+        s.scan("~~~\ncode\n  ");
+        assert_eq!(
+            s.fence_stretch("~~~\ncode\n  "),
+            Some(11),
+            "an unfinished indent may lead to a closer"
+        );
+        assert_eq!(s.fence_stretch("~~~\ncode\n  x"), Some(12));
     }
 
     #[test]

@@ -810,10 +810,7 @@ impl Engine {
     /// is pending, or is buffered in this turn.
     fn is_duplicate_host_payload(&self, payload: &Payload) -> bool {
         let key = PayloadKey::of(payload);
-        self.dispatcher
-            .pending_payloads()
-            .any(|p| PayloadKey::of(p) == key)
-            || self.sent_keys.contains(&key)
+        self.dispatcher.pending_payloads().any(|p| key.matches(p)) || self.sent_keys.contains(&key)
     }
 
     // ---- dispatch ----------------------------------------------------------------------
@@ -1132,6 +1129,11 @@ struct PayloadKey {
 }
 
 impl PayloadKey {
+    /// Whether `p` has this key, compared in place (no copy of its text).
+    fn matches(&self, p: &Payload) -> bool {
+        self.text == p.text.trim() && self.media == p.media && self.reply_to == p.reply_to
+    }
+
     fn of(p: &Payload) -> PayloadKey {
         PayloadKey {
             text: p.text.trim().to_owned(),

@@ -40,7 +40,7 @@ use std::ops::Range;
 
 use memchr::{memchr, memchr2};
 
-use super::{CodeTracker, find_byte2, is_ascii_ws};
+use super::{CodeTracker, find_byte2, is_ascii_ws, may_become, skip_blanks};
 use crate::payload::ReplyTarget;
 
 /// The longest bracket directive, in bytes, from `[[` through `]]`.
@@ -822,12 +822,7 @@ fn match_bracket(s: &[u8]) -> BracketMatch {
     } else {
         BracketMatch::Partial
     };
-    let skip_spaces = |mut i: usize| {
-        while i < n && (s[i] == b' ' || s[i] == b'\t') {
-            i += 1;
-        }
-        i
-    };
+    let skip_spaces = |i: usize| skip_blanks(s, i, n);
     let mut i = skip_spaces(2);
     let kw_start = i;
     while i < n && (s[i].is_ascii_alphabetic() || s[i] == b'_') {
@@ -835,9 +830,7 @@ fn match_bracket(s: &[u8]) -> BracketMatch {
     }
     let kw = &s[kw_start..i];
     if i == n {
-        let could_be = BRACKET_KEYWORDS.iter().any(|(full, _, _)| {
-            full.len() >= kw.len() && full[..kw.len()].eq_ignore_ascii_case(kw)
-        });
+        let could_be = may_become(kw, BRACKET_KEYWORDS.iter().map(|(full, _, _)| *full));
         return if could_be {
             ran_out
         } else {

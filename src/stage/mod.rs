@@ -51,6 +51,21 @@ pub(crate) struct CodeTracker {
     scanner: MarkdownScanner,
 }
 
+/// The first index at or after `i` (and before `end`) that is not a space or a tab: the
+/// blanks that tags and bracket directives allow inside their brackets.
+pub(crate) fn skip_blanks(s: &[u8], mut i: usize, end: usize) -> usize {
+    while i < end && (s[i] == b' ' || s[i] == b'\t') {
+        i += 1;
+    }
+    i
+}
+
+/// Whether `word`, cut short by the end of the text so far, may still grow into one of
+/// `names` (ASCII case ignored): then the stage holds it back instead of releasing it.
+pub(crate) fn may_become<'n>(word: &[u8], mut names: impl Iterator<Item = &'n [u8]>) -> bool {
+    names.any(|full| full.len() >= word.len() && full[..word.len()].eq_ignore_ascii_case(word))
+}
+
 /// How many decided bytes a [`CodeTracker`] holds before it scans and drops them.
 pub(crate) const SETTLE_BATCH: usize = 1024;
 

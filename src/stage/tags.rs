@@ -27,7 +27,7 @@
 //!   trailing whitespace; consecutive blocks in one message are joined with a blank line.
 //!   Text without tags passes through byte for byte.
 
-use super::{CodeTracker, find_byte, is_ascii_ws};
+use super::{CodeTracker, find_byte, is_ascii_ws, may_become, skip_blanks};
 
 /// The longest tag recognised, in bytes, spaces included (`</antthinking>` is 14). A `<`
 /// followed by this many bytes without completing a tag is text; this also bounds how much
@@ -319,12 +319,7 @@ fn match_tag(s: &[u8]) -> TagMatch {
     } else {
         TagMatch::Partial
     };
-    let skip_spaces = |mut i: usize| {
-        while i < n && (s[i] == b' ' || s[i] == b'\t') {
-            i += 1;
-        }
-        i
-    };
+    let skip_spaces = |i: usize| skip_blanks(s, i, n);
     let mut i = skip_spaces(1);
     if i == n {
         return ran_out;
@@ -339,9 +334,7 @@ fn match_tag(s: &[u8]) -> TagMatch {
     }
     let name = &s[name_start..i];
     if i == n {
-        let could_be = TAG_NAMES.iter().any(|(full, _)| {
-            full.len() >= name.len() && full[..name.len()].eq_ignore_ascii_case(name)
-        });
+        let could_be = may_become(name, TAG_NAMES.iter().map(|(full, _)| *full));
         return if could_be { ran_out } else { TagMatch::NotTag };
     }
     let Some(kind) = TAG_NAMES

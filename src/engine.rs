@@ -28,6 +28,7 @@ use crate::time::Time;
 
 /// Counters describing what the engine saw and did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Stats {
     /// Sequence-number gaps seen (events missing in between).
     pub gaps: u64,
@@ -187,6 +188,7 @@ impl Engine {
     }
 
     /// Counters so far.
+    #[must_use]
     pub fn stats(&self) -> Stats {
         Stats {
             dispatch: self.dispatcher.stats(),
@@ -223,16 +225,19 @@ impl Engine {
     }
 
     /// The next pending action, if any.
+    #[must_use]
     pub fn poll_action(&mut self) -> Option<Action> {
         self.actions.pop_front()
     }
 
     /// When the engine next needs `Input::Timer`, if ever.
+    #[must_use]
     pub fn poll_timeout(&self) -> Option<Time> {
         self.next_deadline()
     }
 
     /// Whether the turn is over (idle or cancelled) and no action is pending.
+    #[must_use]
     pub fn is_done(&self) -> bool {
         matches!(self.phase, Phase::Idle | Phase::Cancelled) && self.actions.is_empty()
     }
@@ -829,7 +834,7 @@ impl Engine {
         if media_only || self.fits(&payload.text) {
             self.dispatcher.enqueue(Outgoing {
                 kind,
-                op: SendOp::Create,
+                op: SendOp::CREATE,
                 payload,
                 spans,
             });
@@ -853,7 +858,7 @@ impl Engine {
             let spans = if last { spans.clone() } else { SmallVec::new() };
             self.dispatcher.enqueue(Outgoing {
                 kind,
-                op: SendOp::Create,
+                op: SendOp::CREATE,
                 payload: p,
                 spans,
             });
@@ -879,7 +884,7 @@ impl Engine {
             self.apply_response_prefix(&mut p);
             self.dispatcher.enqueue(Outgoing {
                 kind: SendKind::Final,
-                op: SendOp::Create,
+                op: SendOp::CREATE,
                 payload: p,
                 spans,
             });
@@ -919,7 +924,7 @@ impl Engine {
                 }
                 self.sent_keys.push(PayloadKey::of(&item.payload));
             }
-            AckOutcome::WillRetry | AckOutcome::Dropped(_) => {}
+            AckOutcome::WillRetry | AckOutcome::Dropped => {}
         }
     }
 
@@ -972,9 +977,7 @@ impl Engine {
         let next = self.next_deadline();
         if next != self.armed {
             self.armed = next;
-            self.actions.push_back(Action::ArmTimer {
-                deadline: next.unwrap_or(Time::NEVER),
-            });
+            self.actions.push_back(Action::ArmTimer { deadline: next });
         }
     }
 

@@ -13,7 +13,7 @@ use crate::CliError;
 
 /// One item of the command line, as the reader sees it.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Arg {
+pub(crate) enum Arg {
     /// `--name` or `--name=value` (the name without its dashes).
     Long(String),
     /// `-h` (the only short option).
@@ -24,7 +24,7 @@ pub enum Arg {
 
 /// Reads options and positionals from the arguments of one subcommand.
 #[derive(Debug)]
-pub struct ArgReader {
+pub(crate) struct ArgReader {
     items: std::vec::IntoIter<String>,
     /// The name and `value` of a `--name=value` just returned, waiting for
     /// [`ArgReader::value`].
@@ -37,7 +37,7 @@ impl ArgReader {
     /// A reader over `items`. Arguments that are not valid Unicode are a usage error: every
     /// option value is a number or a name, and a file name that is not Unicode can be piped
     /// through `-` instead.
-    pub fn new(items: impl IntoIterator<Item = OsString>) -> Result<Self, CliError> {
+    pub(crate) fn new(items: impl IntoIterator<Item = OsString>) -> Result<Self, CliError> {
         let items = items
             .into_iter()
             .map(|item| {
@@ -55,7 +55,7 @@ impl ArgReader {
 
     /// The next item, or `None` at the end. Fails if the previous option was given an
     /// `=value` that nobody asked for.
-    pub fn next_arg(&mut self) -> Result<Option<Arg>, CliError> {
+    pub(crate) fn next_arg(&mut self) -> Result<Option<Arg>, CliError> {
         if let Some((name, value)) = self.inline.take() {
             return Err(CliError::usage(format!(
                 "option --{name} takes no value (got {value:?})"
@@ -91,7 +91,7 @@ impl ArgReader {
 
     /// The value of option `--name`: its `=value`, or else the next item. An item that looks
     /// like an option (`-x`, `--x`) is not taken as a value: the value is then missing.
-    pub fn value(&mut self, name: &str) -> Result<String, CliError> {
+    pub(crate) fn value(&mut self, name: &str) -> Result<String, CliError> {
         if let Some((_, value)) = self.inline.take() {
             return Ok(value);
         }
@@ -104,7 +104,7 @@ impl ArgReader {
     }
 
     /// The value of option `--name` parsed as `T` (a number, a metric, a mode...).
-    pub fn parsed<T: FromStr>(&mut self, name: &str, expected: &str) -> Result<T, CliError> {
+    pub(crate) fn parsed<T: FromStr>(&mut self, name: &str, expected: &str) -> Result<T, CliError> {
         let value = self.value(name)?;
         value.trim().parse().map_err(|_| {
             CliError::usage(format!(

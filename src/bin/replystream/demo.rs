@@ -14,7 +14,7 @@ use replystream::driver::{
 };
 use replystream::sim::{Ack, Sim};
 use replystream::{
-    ChannelProfile, Config, Engine, HumanDelay, Input, LengthMetric, Send, SendKind,
+    ChannelProfile, Config, Engine, HumanDelay, Input, LengthMetric, SendKind, SendRequest,
 };
 
 use crate::args::{Arg, ArgReader};
@@ -22,7 +22,7 @@ use crate::text::{char_deltas, parse_count, require_file, set_file, unknown_opti
 use crate::{CliError, print_usage, read_input};
 
 /// Options shared by `demo` and `replay`: which channel and how the host behaves.
-pub struct HostOptions {
+pub(crate) struct HostOptions {
     /// The channel profile's name.
     pub channel: &'static str,
     /// The engine's configuration, channel defaults plus the options given.
@@ -44,7 +44,7 @@ impl HostOptions {
     }
 
     /// The replay's defaults: acks come at once unless a trace says otherwise.
-    pub fn new_for_replay() -> HostOptions {
+    pub(crate) fn new_for_replay() -> HostOptions {
         HostOptions {
             ack_ms: 0,
             ..HostOptions::new()
@@ -52,7 +52,7 @@ impl HostOptions {
     }
 
     /// Reads one of the shared options; `false` if `name` is not one of them.
-    pub fn read(&mut self, name: &str, args: &mut ArgReader) -> Result<bool, CliError> {
+    pub(crate) fn read(&mut self, name: &str, args: &mut ArgReader) -> Result<bool, CliError> {
         match name {
             "channel" => {
                 let value = args.value("channel")?;
@@ -86,7 +86,7 @@ impl HostOptions {
     }
 
     /// Builds the engine; an invalid configuration is a usage error.
-    pub fn engine(&self) -> Result<Engine, CliError> {
+    pub(crate) fn engine(&self) -> Result<Engine, CliError> {
         Engine::new(self.config.clone(), self.seed).map_err(|e| CliError::usage(e.to_string()))
     }
 }
@@ -145,7 +145,7 @@ fn parse(mut args: ArgReader) -> Result<Option<DemoOptions>, CliError> {
 }
 
 /// Runs `replystream demo`.
-pub fn run_demo(args: ArgReader) -> Result<(), CliError> {
+pub(crate) fn run_demo(args: ArgReader) -> Result<(), CliError> {
     let Some(options) = parse(args)? else {
         return print_usage();
     };
@@ -300,7 +300,7 @@ struct TerminalSink {
 }
 
 impl Sink for TerminalSink {
-    fn deliver(&mut self, stream: StreamId, send: &Send, acks: &AckHandle) -> Delivery {
+    fn deliver(&mut self, stream: StreamId, send: &SendRequest, acks: &AckHandle) -> Delivery {
         let entry = Entry {
             at_ms: self.started.elapsed().as_millis() as u64,
             kind: send.kind,
@@ -336,17 +336,17 @@ mod crossbeam_done {
     use std::time::Duration;
 
     #[derive(Clone, Default)]
-    pub struct Flag(Arc<(Mutex<bool>, Condvar)>);
+    pub(super) struct Flag(Arc<(Mutex<bool>, Condvar)>);
 
     impl Flag {
-        pub fn set(&self) {
+        pub(super) fn set(&self) {
             let (m, c) = &*self.0;
             *m.lock().expect("not poisoned") = true;
             c.notify_all();
         }
 
         /// Waits until set or `limit` passes; true if set.
-        pub fn wait(&self, limit: Duration) -> bool {
+        pub(super) fn wait(&self, limit: Duration) -> bool {
             let (m, c) = &*self.0;
             let guard = m.lock().expect("not poisoned");
             let (guard, _) = c

@@ -70,12 +70,12 @@ fn parse_metric(args: &mut ArgReader) -> Result<LengthMetric, CliError> {
 
 /// A count option that must be a whole number (`0` allowed; the library decides whether it
 /// is a valid configuration).
-pub fn parse_count(args: &mut ArgReader, name: &str) -> Result<usize, CliError> {
+pub(crate) fn parse_count(args: &mut ArgReader, name: &str) -> Result<usize, CliError> {
     args.parsed(name, "a whole number")
 }
 
 /// Takes the single FILE argument; a second one is an error.
-pub fn set_file(file: &mut Option<String>, value: String) -> Result<(), CliError> {
+pub(crate) fn set_file(file: &mut Option<String>, value: String) -> Result<(), CliError> {
     match file {
         Some(first) => Err(CliError::usage(format!(
             "unexpected argument {value:?} (FILE is already {first:?})"
@@ -87,7 +87,7 @@ pub fn set_file(file: &mut Option<String>, value: String) -> Result<(), CliError
     }
 }
 
-pub fn require_file(file: Option<String>, subcommand: &str) -> Result<String, CliError> {
+pub(crate) fn require_file(file: Option<String>, subcommand: &str) -> Result<String, CliError> {
     file.ok_or_else(|| {
         CliError::usage(format!(
             "{subcommand}: missing FILE (a path, or - for standard input)"
@@ -148,7 +148,7 @@ fn parse_chunk(mut args: ArgReader) -> Result<Option<ChunkOptions>, CliError> {
 
 /// `replystream chunk FILE [OPTIONS]`: feeds FILE to a [`BlockChunker`] in deltas of
 /// `--token` characters, then drains it, printing every block as it comes out.
-pub fn run_chunk(args: ArgReader) -> Result<(), CliError> {
+pub(crate) fn run_chunk(args: ArgReader) -> Result<(), CliError> {
     let Some(options) = parse_chunk(args)? else {
         return print_usage();
     };
@@ -170,7 +170,7 @@ pub fn run_chunk(args: ArgReader) -> Result<(), CliError> {
 }
 
 /// `text` in consecutive pieces of `k` characters (the last may be shorter); `k >= 1`.
-pub fn char_deltas(text: &str, k: usize) -> impl Iterator<Item = &str> {
+pub(crate) fn char_deltas(text: &str, k: usize) -> impl Iterator<Item = &str> {
     let mut rest = text;
     std::iter::from_fn(move || {
         if rest.is_empty() {
@@ -224,7 +224,7 @@ fn parse_split(mut args: ArgReader) -> Result<Option<SplitOptions>, CliError> {
 
 /// `replystream split FILE [OPTIONS]`: splits FILE with a [`PlatformSplitter`] and prints
 /// every piece.
-pub fn run_split(args: ArgReader) -> Result<(), CliError> {
+pub(crate) fn run_split(args: ArgReader) -> Result<(), CliError> {
     let Some(options) = parse_split(args)? else {
         return print_usage();
     };
@@ -239,7 +239,7 @@ pub fn run_split(args: ArgReader) -> Result<(), CliError> {
     out.finish()
 }
 
-pub fn unknown_option(subcommand: &str, name: &str) -> CliError {
+pub(crate) fn unknown_option(subcommand: &str, name: &str) -> CliError {
     CliError::usage(format!(
         "{subcommand}: unknown option --{name} (try `replystream --help`)"
     ))

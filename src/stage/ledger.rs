@@ -72,17 +72,6 @@ impl DeliveryLedger {
             .is_some_and(|r| !r.is_empty())
     }
 
-    /// Whether all of `span` was delivered.
-    pub(crate) fn covers(&self, span: &SourceSpan) -> bool {
-        if span.range.is_empty() {
-            return true;
-        }
-        self.delivered
-            .get(span.message as usize)
-            .and_then(|r| r.range(..=span.range.start).next_back())
-            .is_some_and(|(_, &e)| e >= span.range.end)
-    }
-
     /// The parts of `0..len` of message `message` not confirmed delivered, in order.
     pub(crate) fn undelivered(&self, message: u32, len: usize) -> Vec<Range<usize>> {
         let mut gaps = Vec::new();
@@ -124,9 +113,6 @@ mod tests {
         assert_eq!(l.undelivered(1, 4), vec![0..4]);
         assert!(l.any_delivered(0));
         assert!(!l.any_delivered(1));
-        assert!(l.covers(&span(0, 12..25)));
-        assert!(!l.covers(&span(0, 4..6)));
-        assert!(l.covers(&span(3, 7..7)));
     }
 
     #[test]

@@ -50,6 +50,19 @@ pub(crate) struct CodeTracker {
     scanner: MarkdownScanner,
 }
 
+/// What [`CodeTracker::code_state`] knows about a byte.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CodeState {
+    /// In fenced code or in a closed inline code span.
+    Code,
+    /// Outside code (an unmatched backtick run before it is literal text).
+    Text,
+    /// In an inline code span or a possible fence line that is still open: wait for more.
+    Pending,
+    /// Still open after the look-ahead limit: the caller decides, failing closed.
+    Unresolved,
+}
+
 /// The first index at or after `i` (and before `end`) that is not a space or a tab: the
 /// blanks that tags and bracket directives allow inside their brackets.
 pub(crate) fn skip_blanks(s: &[u8], mut i: usize, end: usize) -> usize {
@@ -87,6 +100,41 @@ impl CodeTracker {
         self.scanner.fence_at(p).is_some()
             || self.scanner.code_at(p).is_some()
             || self.scanner.in_undecided_fence_line(p)
+    }
+
+    /// Whether the ASCII byte at `p` is code, looking ahead as far as needed (at most `hold`
+    /// bytes past `p`) to settle an inline code span or a possible fence line that is still
+    /// open at `p`. CommonMark decides those only later: a span is code once its closing run
+    /// arrives and literal text if its block ends first; a line that starts like a fence is
+    /// decided at its end. `at_end`: no more text will come (an open span is then literal).
+    ///
+    /// The answer depends only on `text[..p + hold]`, never on how much text has arrived
+    /// beyond that, so a stage that waits on [`CodeState::Pending`] stays independent of how
+    /// its input was split. Same ordering rule as [`CodeTracker::in_code`].
+    pub(crate) fn code_state(&mut self, p: usize, hold: usize, at_end: bool) -> CodeState {
+        debug_assert!(self.text.as_bytes()[p].is_ascii());
+        let bounded = self.text.len() >= p + hold;
+        let limit = if bounded { p + hold } else { self.text.len() };
+        if self.scanner.scanned() < limit {
+            self.scanner.scan(&self.text[..limit]);
+        }
+        if at_end && !bounded {
+            self.scanner.finish(&self.text);
+            self.scanner.end_block(&self.text);
+        }
+        if self.scanner.fence_at(p).is_some() {
+            return CodeState::Code;
+        }
+        let open = match self.scanner.code_at(p) {
+            Some(span) if span.end.is_some() => return CodeState::Code,
+            Some(_) => true,
+            None => self.scanner.in_undecided_fence_line(p),
+        };
+        match (open, at_end && !bounded, bounded) {
+            (false, _, _) | (true, true, _) => CodeState::Text,
+            (true, false, true) => CodeState::Unresolved,
+            (true, false, false) => CodeState::Pending,
+        }
     }
 
     /// The stage has decided every byte before `done` (a char boundary). Scans up to it and

@@ -1,23 +1,39 @@
 //! Thinking tags and `<final>` (SPEC §2): a streaming filter that routes hidden reasoning
-//! away from the answer.
+//! away from the answer. Hiding fails closed: when a tag is ambiguous, the text it might hide
+//! is hidden.
 //!
-//! Recognised tags, case-insensitive, with spaces or tabs allowed anywhere inside the
-//! brackets (`< think >`, `</ THINK>`, `< / think >`):
+//! **Tags.** Names are matched ignoring ASCII case, with an optional `antml:` or `mm:`
+//! namespace; whitespace (spaces, tabs, line breaks) is allowed after `<`, around `/` and
+//! after the name; attributes may follow the name (`<think type="internal">`): anything but
+//! `<` and `>` up to the closing `>`.
 //!
 //! | tag | effect |
 //! |---|---|
-//! | `<think>` `<thinking>` `<thought>` `<antthinking>` | a thinking block opens: what follows goes to the reasoning output |
-//! | `</think>` … `</antthinking>` | the thinking block closes (any thinking closer closes any opener) |
+//! | `<think>` `<thinking>` `<thought>` `<antthinking>` `<reasoning>` | a thinking block opens: what follows goes to the reasoning output |
+//! | `</think>` … `</reasoning>` | closes one level of thinking (any thinking closer closes any opener) |
 //! | `<final>`, `</final>` | removed; their content is answer text |
 //! | `<thinking/>`, `<final/>` (self-closing) | removed, nothing else |
 //!
-//! Decisions where the spec is silent:
-//! - A thinking opener inside a thinking block is removed and changes nothing (no nesting
-//!   depth); a thinking closer with no open block is removed.
-//! - A tag is at most [`MAX_TAG_LEN`] bytes, spaces included; a longer `<…>` is text.
-//! - A `<` is text when the Markdown scanner places it in fenced code, in an inline code span
-//!   (one whose closing backticks have not arrived counts, because the decision is taken when
-//!   the `<` arrives), or on a line that starts like a fence opener.
+//! Decisions where the spec is silent (each fails closed):
+//! - **Nesting.** Thinking openers nest: the answer resumes only when the outermost block
+//!   closes (`<think>a <think>b</think> c</think>d` shows `d`). A thinking closer with no
+//!   open block is removed; the text before it was already answer text (a stream cannot take
+//!   back what it released; see the README's table of differences).
+//! - **Malformed openers.** A thinking opener whose attributes contain `=` but which runs
+//!   into a `<`, or past [`MAX_TAG_LEN`] bytes, or to the end of the message, before its `>`
+//!   (`<think type="internal"Secret</think>`) opens a thinking block all the same. Without a
+//!   `=` (`<think and then…`) it is prose. A closer without its `>` is not a closer, so the
+//!   block stays open and its text stays hidden.
+//! - **Unclosed blocks** hide everything after them in the message.
+//! - **Code.** A tag in fenced code or in an inline code span is text. Whether a `<` is in a
+//!   code span is decided the CommonMark way, which may need text that has not arrived yet:
+//!   after an unmatched backtick the span may close later (then the tag is text) or its block
+//!   may end first (then the backtick is literal and the tag is a tag). The filter waits for
+//!   that decision, holding the text from the tag on, for at most [`CODE_HOLD`] bytes. If it
+//!   is still open then, a thinking opener or a `<final>` counts as a tag and a thinking
+//!   closer counts as text: either way the reasoning stays hidden. A line that starts like
+//!   a fence is decided at its end, the same way.
+//! - A tag is at most [`MAX_TAG_LEN`] bytes; a longer `<…>` is text.
 //! - With `require_final_tag`, text outside `<final>…</final>` and outside thinking blocks is
 //!   dropped (neither answer nor reasoning).
 //! - Tidying, only where a tag was removed: after a removed tag, spaces are dropped when the
@@ -27,21 +43,29 @@
 //!   trailing whitespace; consecutive blocks in one message are joined with a blank line.
 //!   Text without tags passes through byte for byte.
 
-use super::{CodeTracker, find_byte, is_ascii_ws, may_become, skip_blanks};
+use super::{CodeState, CodeTracker, find_byte, is_ascii_ws, may_become};
 
-/// The longest tag recognised, in bytes, spaces included (`</antthinking>` is 14). A `<`
-/// followed by this many bytes without completing a tag is text; this also bounds how much
-/// the filter holds back.
-pub(crate) const MAX_TAG_LEN: usize = 32;
+/// The longest tag recognised, in bytes, attributes included. A `<` followed by this many
+/// bytes without completing a tag is text (or a malformed opener, see the module docs); this
+/// also bounds how much the filter holds back for a possible tag.
+pub(crate) const MAX_TAG_LEN: usize = 256;
+
+/// How far past a tag the filter looks, at most, to learn whether the tag sits in an inline
+/// code span (or on a fence line) that is still open.
+pub(crate) const CODE_HOLD: usize = 4096;
 
 /// Tag names and what they do. Lower case; input is compared ignoring ASCII case.
-const TAG_NAMES: [(&[u8], TagKind); 5] = [
+const TAG_NAMES: [(&[u8], TagKind); 6] = [
     (b"think", TagKind::Thinking),
     (b"thinking", TagKind::Thinking),
     (b"thought", TagKind::Thinking),
     (b"antthinking", TagKind::Thinking),
+    (b"reasoning", TagKind::Thinking),
     (b"final", TagKind::Final),
 ];
+
+/// Namespaces a tag name may carry (`<thinking>`).
+const NAMESPACES: [&[u8]; 2] = [b"antml:", b"mm:"];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum TagKind {
@@ -54,7 +78,7 @@ struct Tag {
     kind: TagKind,
     closing: bool,
     self_closing: bool,
-    /// Bytes from the `<` through the `>`.
+    /// Bytes from the `<` through the `>` (or through the attributes of a malformed opener).
     len: usize,
 }
 
@@ -94,7 +118,8 @@ pub(crate) struct TagFilter {
 #[derive(Clone, Debug, Default)]
 struct Router {
     require_final_tag: bool,
-    in_thinking: bool,
+    /// How many thinking blocks are open (nested openers count).
+    depth: u32,
     in_final: bool,
     /// The last two bytes given to the answer in this message (0 where there are none).
     answer_tail: [u8; 2],
@@ -128,12 +153,13 @@ impl TagFilter {
     /// Whether a thinking block is open.
     #[cfg(test)]
     pub(crate) fn in_thinking(&self) -> bool {
-        self.router.in_thinking
+        self.router.depth > 0
     }
 
     /// Feeds the next piece of the message. Answer text is appended to `answer`, hidden
-    /// reasoning to `reasoning`. Text that may be the start of a tag (at most
-    /// [`MAX_TAG_LEN`] bytes) is held back until the next call decides it.
+    /// reasoning to `reasoning`. Text that may still turn out to be (or follow) a tag is held
+    /// back until a later call decides it: at most [`MAX_TAG_LEN`] bytes for the tag itself,
+    /// or [`CODE_HOLD`] bytes while an open code span decides whether it is a tag at all.
     pub(crate) fn push(
         &mut self,
         delta: &str,
@@ -146,12 +172,12 @@ impl TagFilter {
         events
     }
 
-    /// Ends the message: held-back text that never became a tag is released as text, an
-    /// unclosed thinking block ends, and the filter is reset for the next message.
+    /// Ends the message: held-back text is decided as if nothing followed, an unclosed
+    /// thinking block ends, and the filter is reset for the next message.
     pub(crate) fn finish(&mut self, answer: &mut String, reasoning: &mut String) -> TagEvents {
         let mut events = TagEvents::default();
         self.run(true, answer, reasoning, &mut events);
-        if self.router.in_thinking {
+        if self.router.depth > 0 {
             self.router.end_block(reasoning.len(), &mut events);
         }
         self.reset();
@@ -191,20 +217,28 @@ impl TagFilter {
             self.router
                 .text(&self.input.text[self.done..lt], answer, reasoning);
             self.done = lt;
-            let matched = if self.input.in_code(lt) {
-                TagMatch::NotTag
-            } else {
-                match_tag(&self.input.text.as_bytes()[lt..])
+            let tag = match match_tag(&self.input.text.as_bytes()[lt..], at_end) {
+                TagMatch::Partial => break,
+                TagMatch::NotTag => None,
+                TagMatch::Tag(tag) => match self.input.code_state(lt, CODE_HOLD, at_end) {
+                    CodeState::Code => None,
+                    CodeState::Text => Some(tag),
+                    CodeState::Pending => break,
+                    // Fail closed: an opener hides, a closer keeps hiding.
+                    CodeState::Unresolved => {
+                        let keeps_hidden = tag.kind == TagKind::Thinking && tag.closing;
+                        (!keeps_hidden).then_some(tag)
+                    }
+                },
             };
-            match matched {
-                TagMatch::Partial if !at_end => break,
-                TagMatch::Partial | TagMatch::NotTag => {
-                    self.router.text("<", answer, reasoning);
-                    self.done = lt + 1;
-                }
-                TagMatch::Tag(tag) => {
+            match tag {
+                Some(tag) => {
                     self.router.apply(tag, reasoning, events);
                     self.done = lt + tag.len;
+                }
+                None => {
+                    self.router.text("<", answer, reasoning);
+                    self.done = lt + 1;
                 }
             }
         }
@@ -218,7 +252,7 @@ impl Router {
         if text.is_empty() {
             return;
         }
-        if self.in_thinking {
+        if self.depth > 0 {
             self.reasoning_text(text, reasoning);
         } else if !self.require_final_tag || self.in_final {
             self.answer_text(text, answer);
@@ -291,16 +325,19 @@ impl Router {
         match tag.kind {
             _ if tag.self_closing => {}
             TagKind::Thinking if tag.closing => {
-                if self.in_thinking {
-                    self.end_block(reasoning.len(), events);
+                if self.depth > 0 {
+                    self.depth -= 1;
+                    if self.depth == 0 {
+                        self.end_block(reasoning.len(), events);
+                    }
                 }
             }
             TagKind::Thinking => {
-                if !self.in_thinking {
-                    self.in_thinking = true;
+                if self.depth == 0 {
                     self.block_empty = true;
                     events.thinking_started = true;
                 }
+                self.depth = self.depth.saturating_add(1);
             }
             TagKind::Final => self.in_final = !tag.closing,
         }
@@ -309,66 +346,118 @@ impl Router {
     }
 
     fn end_block(&mut self, reasoning_len: usize, events: &mut TagEvents) {
-        self.in_thinking = false;
+        self.depth = 0;
         self.reasoning_ws.clear();
         events.thinking_ended_at = Some(reasoning_len);
     }
 }
 
-/// Matches a tag at the start of `s` (which starts with `<`).
-fn match_tag(s: &[u8]) -> TagMatch {
+/// Whitespace allowed inside a tag's brackets.
+fn is_tag_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\r' | b'\n')
+}
+
+/// Matches a tag at the start of `s` (which starts with `<`). `at_end`: no more text will
+/// come after `s`, so running out of text decides instead of waiting.
+fn match_tag(s: &[u8], at_end: bool) -> TagMatch {
     let n = s.len().min(MAX_TAG_LEN);
-    // Running out of text before the tag completes: wait for more, unless the limit is what
-    // cut it short.
-    let ran_out = if s.len() >= MAX_TAG_LEN {
-        TagMatch::NotTag
-    } else {
-        TagMatch::Partial
+    // Running out of bytes before the tag is decided: wait for more, unless the limit or the
+    // end of the message is what cut it short; then `decided` is the answer.
+    let ran_out = |decided: TagMatch| {
+        if s.len() >= MAX_TAG_LEN || at_end {
+            decided
+        } else {
+            TagMatch::Partial
+        }
     };
-    let skip_spaces = |i: usize| skip_blanks(s, i, n);
-    let mut i = skip_spaces(1);
+    let skip_ws = |mut i: usize| {
+        while i < n && is_tag_ws(s[i]) {
+            i += 1;
+        }
+        i
+    };
+    let mut i = skip_ws(1);
     if i == n {
-        return ran_out;
+        return ran_out(TagMatch::NotTag);
     }
     let closing = s[i] == b'/';
     if closing {
-        i = skip_spaces(i + 1);
-    }
-    let name_start = i;
-    while i < n && s[i].is_ascii_alphabetic() {
-        i += 1;
-    }
-    let name = &s[name_start..i];
-    if i == n {
-        let could_be = may_become(name, TAG_NAMES.iter().map(|(full, _)| *full));
-        return if could_be { ran_out } else { TagMatch::NotTag };
-    }
-    let Some(kind) = TAG_NAMES
-        .iter()
-        .find(|(full, _)| full.eq_ignore_ascii_case(name))
-        .map(|&(_, kind)| kind)
-    else {
-        return TagMatch::NotTag;
-    };
-    i = skip_spaces(i);
-    if i == n {
-        return ran_out;
-    }
-    let self_closing = s[i] == b'/';
-    if self_closing {
-        i = skip_spaces(i + 1);
+        i = skip_ws(i + 1);
         if i == n {
-            return ran_out;
+            return ran_out(TagMatch::NotTag);
         }
     }
-    if s[i] != b'>' {
+    let name_start = i;
+    while i < n && (s[i].is_ascii_alphabetic() || s[i] == b':') {
+        i += 1;
+    }
+    let word = &s[name_start..i];
+    if i == n {
+        return if could_become_name(word) {
+            ran_out(TagMatch::NotTag)
+        } else {
+            TagMatch::NotTag
+        };
+    }
+    let Some(kind) = name_kind(word) else {
+        return TagMatch::NotTag;
+    };
+    if !(s[i] == b'>' || s[i] == b'/' || is_tag_ws(s[i])) {
         return TagMatch::NotTag;
     }
+    let attrs_start = i;
+    // A thinking opener that lost its `>` but clearly had attributes is still an opener.
+    let malformed = |len: usize| {
+        let attrs = &s[attrs_start..len];
+        if kind == TagKind::Thinking && !closing && attrs.contains(&b'=') {
+            TagMatch::Tag(Tag {
+                kind,
+                closing,
+                self_closing: false,
+                len,
+            })
+        } else {
+            TagMatch::NotTag
+        }
+    };
+    let Some(k) = s[i..n].iter().position(|&b| b == b'<' || b == b'>') else {
+        return ran_out(malformed(n));
+    };
+    let k = i + k;
+    if s[k] == b'<' {
+        return malformed(k);
+    }
+    let last = s[attrs_start..k].iter().rev().find(|&&b| !is_tag_ws(b));
     TagMatch::Tag(Tag {
         kind,
         closing,
-        self_closing,
-        len: i + 1,
+        self_closing: !closing && last == Some(&b'/'),
+        len: k + 1,
+    })
+}
+
+/// The tag kind of a complete name, namespace allowed.
+fn name_kind(word: &[u8]) -> Option<TagKind> {
+    let bare = NAMESPACES
+        .iter()
+        .find(|ns| word.len() > ns.len() && word[..ns.len()].eq_ignore_ascii_case(ns))
+        .map_or(word, |ns| &word[ns.len()..]);
+    TAG_NAMES
+        .iter()
+        .find(|(full, _)| full.eq_ignore_ascii_case(bare))
+        .map(|&(_, kind)| kind)
+}
+
+/// Whether `word`, cut short by the end of the text so far, may still grow into a name.
+fn could_become_name(word: &[u8]) -> bool {
+    let names = || TAG_NAMES.iter().map(|(full, _)| *full);
+    if may_become(word, names()) || may_become(word, NAMESPACES.iter().copied()) {
+        return true;
+    }
+    NAMESPACES.iter().any(|ns| {
+        word.len() > ns.len()
+            && word[..ns.len()].eq_ignore_ascii_case(ns)
+            && may_become(&word[ns.len()..], names())
     })
 }
 
@@ -424,9 +513,13 @@ mod tests {
         );
     }
 
+    fn check(text: &str, expected: (&str, &str)) {
+        check_all_splits(text, false, expected);
+    }
+
     #[test]
     fn split_tag_is_still_a_tag() {
-        check_all_splits("<think>secret</think>answer", false, ("answer", "secret"));
+        check("<think>secret</think>answer", ("answer", "secret"));
         let (a, r) = run_split("<think>secret</think>answer", &[4], false);
         assert_eq!((a.as_str(), r.as_str()), ("answer", "secret"));
     }
@@ -438,51 +531,171 @@ mod tests {
             "<thinking>",
             "<thought>",
             "<antthinking>",
+            "<reasoning>",
             "< THINK >",
             "<Thinking\t>",
+            "<think\n>",
+            "<thinking>",
+            "<MM:Think>",
         ] {
             for close in [
                 "</think>",
                 "</ thinking>",
                 "< / Thought >",
                 "</ANTTHINKING>",
+                "</thinking>",
+                "</reasoning >",
             ] {
                 let text = format!("a {open}hidden{close} b");
-                check_all_splits(&text, false, ("a b", "hidden"));
+                check(&text, ("a b", "hidden"));
             }
         }
     }
 
     #[test]
+    fn attributes_are_part_of_the_tag() {
+        check(
+            "<think type=\"internal\">Secret.</think>Visible.",
+            ("Visible.", "Secret."),
+        );
+        check(
+            "A <think id='test' class=\"foo\">hidden</think> B",
+            ("A B", "hidden"),
+        );
+        check("<final data-x=\"1\">Answer.</final>", ("Answer.", ""));
+        check("<think type=\"a/b\" >x</think >y", ("y", "x"));
+        check("a <think type=\"x\"/> b", ("a b", ""));
+    }
+
+    #[test]
+    fn nested_thinking_hides_until_the_outermost_closes() {
+        check(
+            "<think>outer <think>inner</think> still outer</think>visible",
+            ("visible", "outer inner still outer"),
+        );
+        check(
+            "<think>a<thought>b<think>c</think>d</thought>e</think>f</think>g",
+            ("fg", "abcde"),
+        );
+    }
+
+    #[test]
+    fn orphan_closers_are_removed() {
+        check("Use </think> here", ("Use here", ""));
+        check("x</think></think>y", ("xy", ""));
+    }
+
+    #[test]
+    fn malformed_openers_fail_closed() {
+        // Attributes without their `>`: an opener all the same.
+        check(
+            "<think type=\"internal\"Secret.</think>Visible.",
+            ("Visible.", ""),
+        );
+        check("Start <think a=1 secret to the end", ("Start ", ""));
+        // A closer without its `>` closes nothing: the block stays hidden.
+        check(
+            "<think>secret</think and more",
+            ("", "secret</think and more"),
+        );
+        // Prose with a name but no attribute syntax stays prose.
+        check(
+            "Here is how to use <think tags in your code",
+            ("Here is how to use <think tags in your code", ""),
+        );
+        check(
+            "You can start with <think and then close with </think>",
+            ("You can start with <think and then close with ", ""),
+        );
+    }
+
+    #[test]
     fn final_tags_removed_content_kept() {
-        check_all_splits("<final>The answer.</final>", false, ("The answer.", ""));
-        check_all_splits("Intro <final>x</final> outro", false, ("Intro x outro", ""));
+        check("<final>The answer.</final>", ("The answer.", ""));
+        check("Intro <final>x</final> outro", ("Intro x outro", ""));
+        check("A<final>1</final>B<final>2</final>C", ("A1B2C", ""));
     }
 
     #[test]
     fn self_closing_is_just_removed() {
-        check_all_splits("a <thinking/> b", false, ("a b", ""));
-        check_all_splits("a<thinking />b", false, ("ab", ""));
+        check("a <thinking/> b", ("a b", ""));
+        check("a<thinking />b", ("ab", ""));
     }
 
     #[test]
     fn tags_in_code_are_text() {
         let fenced = "```\n<think>not hidden</think>\n```\nafter";
-        check_all_splits(fenced, false, (fenced, ""));
+        check(fenced, (fenced, ""));
         let inline = "Use `<think>` to open and `</think>` to close.";
-        check_all_splits(inline, false, (inline, ""));
+        check(inline, (inline, ""));
         let tilde = "~~~html\n<final>\n~~~\n<think>x</think>y";
-        check_all_splits(tilde, false, ("~~~html\n<final>\n~~~\ny", "x"));
+        check(tilde, ("~~~html\n<final>\n~~~\ny", "x"));
         // A fence opener's info string is code too.
         let info = "```<think>\ncode\n```";
-        check_all_splits(info, false, (info, ""));
+        check(info, (info, ""));
+        let double = "Use ``code`` with <think>hidden</think> text";
+        check(double, ("Use ``code`` with text", "hidden"));
+        // A tilde line does not close a backtick fence.
+        let unclosed = "```\n<think>not protected\n~~~\n</think>text";
+        check(unclosed, (unclosed, ""));
+        check(
+            "`<final>` in code, <final>visible</final> outside",
+            ("`<final>` in code, visible outside", ""),
+        );
+    }
+
+    #[test]
+    fn an_unpaired_backtick_does_not_make_reasoning_visible() {
+        // The span never closes: the backtick is literal and the tags are tags.
+        check(
+            "Start `unclosed <think>hidden</think> end",
+            ("Start `unclosed end", "hidden"),
+        );
+        // The paragraph ends first: the same.
+        check(
+            "A `tick <think>hidden</think>\n\nB",
+            ("A `tick \n\nB", "hidden"),
+        );
+        // The span closes later: the tags were code all along.
+        let code = "Use `<think>literal</think>` here";
+        check(code, (code, ""));
+        // Inside reasoning, a closer in an open span waits the same way.
+        check("<think>a `b</think>Answer.", ("Answer.", "a `b"));
+    }
+
+    #[test]
+    fn a_possible_fence_line_is_decided_at_its_end() {
+        // Not a fence opener (a backtick in a backtick fence's info string): a tag.
+        check(
+            "``` a ` <think>hidden</think>\nshown",
+            ("``` a ` \nshown", "hidden"),
+        );
+        // A real opener: the line is code.
+        let fence = "~~~ <think>x</think>\ncode\n~~~";
+        check(fence, (fence, ""));
+    }
+
+    #[test]
+    fn an_open_span_fails_closed_after_the_hold() {
+        let filler = "x".repeat(CODE_HOLD);
+        // An opener inside a span still open after the hold: hidden.
+        let text = format!("a `b <think>secret {filler}` c");
+        let (answer, reasoning) = run(&text);
+        assert_eq!(answer, "a `b ");
+        assert!(reasoning.starts_with("secret"));
+        assert_eq!(run_chars(&text, false), (answer, reasoning));
+        // A closer in such a span keeps the block open.
+        let text = format!("<think>a `b </think> {filler}` c");
+        let (answer, reasoning) = run(&text);
+        assert_eq!(answer, "");
+        assert!(reasoning.ends_with("` c"));
+        assert_eq!(run_chars(&text, false), (answer, reasoning));
     }
 
     #[test]
     fn unclosed_thinking_hides_the_rest() {
-        check_all_splits(
+        check(
             "visible <think>all of\nthis is hidden",
-            false,
             ("visible ", "all of\nthis is hidden"),
         );
         let mut f = TagFilter::new(false);
@@ -519,9 +732,9 @@ mod tests {
 
     #[test]
     fn partial_tag_at_end_is_text() {
-        check_all_splits("a <thi", false, ("a <thi", ""));
-        check_all_splits("a < think", false, ("a < think", ""));
-        check_all_splits("x </final", false, ("x </final", ""));
+        check("a <thi", ("a <thi", ""));
+        check("a < think", ("a < think", ""));
+        check("x </final", ("x </final", ""));
     }
 
     #[test]
@@ -531,31 +744,24 @@ mod tests {
             "<div>html</div>",
             "<thinker>",
             "<thinkx>",
-            "<think\n>",
+            "<think-x>",
             "1 <2",
-            "<<think>>",
-            "<         think                      >",
+            "<mm:>",
+            "<div>",
         ] {
-            let expected = if text == "<<think>>" { "<" } else { text };
-            let hidden = if text == "<<think>>" { ">" } else { "" };
-            check_all_splits(text, false, (expected, hidden));
+            check(text, (text, ""));
         }
+        check("<<think>>", ("<", ">"));
+        let long = format!("<think {}>x", "a".repeat(MAX_TAG_LEN));
+        check(&long, (long.as_str(), ""));
     }
 
     #[test]
     fn tidy_after_removed_blocks() {
-        check_all_splits(
-            "<think>\nplan\n</think>\n\nAnswer",
-            false,
-            ("Answer", "plan"),
-        );
-        check_all_splits(
-            "Line1\n<think>x</think>\nLine2",
-            false,
-            ("Line1\nLine2", "x"),
-        );
-        check_all_splits("P1\n\n<think>x</think>\n\nP2", false, ("P1\n\nP2", "x"));
-        check_all_splits("Hello <think>x</think> world", false, ("Hello world", "x"));
+        check("<think>\nplan\n</think>\n\nAnswer", ("Answer", "plan"));
+        check("Line1\n<think>x</think>\nLine2", ("Line1\nLine2", "x"));
+        check("P1\n\n<think>x</think>\n\nP2", ("P1\n\nP2", "x"));
+        check("Hello <think>x</think> world", ("Hello world", "x"));
     }
 
     #[test]
@@ -572,7 +778,7 @@ mod tests {
     }
 
     #[test]
-    fn holds_at_most_a_tag() {
+    fn holds_only_a_possible_tag() {
         let mut f = TagFilter::new(false);
         let (mut a, mut r) = (String::new(), String::new());
         f.push("abc <thin", &mut a, &mut r);
@@ -583,14 +789,89 @@ mod tests {
         assert_eq!(a, "abc ");
         f.push("s and more", &mut a, &mut r);
         assert_eq!(a, "abc <thinkings and more");
+        // Inside an open code span, the text from the tag on waits for the span's fate.
+        f.push(" `x <think>y", &mut a, &mut r);
+        assert_eq!(a, "abc <thinkings and more `x ");
+        f.push("`!", &mut a, &mut r);
+        assert_eq!(a, "abc <thinkings and more `x <think>y`!");
+    }
+
+    /// Reasoning is written with letters no answer uses, so any leak is visible.
+    const SECRET: &str = "ΣΘΨ";
+
+    fn tag_form() -> impl Strategy<Value = (String, String)> {
+        let name = prop::sample::select(vec![
+            "think",
+            "THINK",
+            "Thinking",
+            "thought",
+            "antthinking",
+            "reasoning",
+            "antml:thinking",
+            "mm:think",
+        ]);
+        let ws = prop::sample::select(vec!["", " ", "\t", "\n", "  "]);
+        let attrs = prop::sample::select(vec![
+            "",
+            " type=\"internal\"",
+            " id='x' a=b",
+            " data-x=\"1\" ",
+        ]);
+        (name, ws.clone(), attrs, ws).prop_map(|(name, w1, attrs, w2)| {
+            (
+                format!("<{w1}{name}{attrs}{w2}>"),
+                format!("<{w1}/{w2}{name}{w2}>"),
+            )
+        })
+    }
+
+    /// Answer text. A backtick run only ever starts a block (after a blank line), so no
+    /// code span can close around a hidden span: every tag below is a real tag, and an
+    /// unpaired backtick sits before many of them.
+    fn answer_piece() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[a-z .,\n]{0,10}",
+            Just("\n\n`".to_string()),
+            Just("\n\n`` x".to_string()),
+            Just("\n\n".to_string()),
+            Just("<div>".to_string()),
+            Just("< b >".to_string()),
+            Just("</think>".to_string()),
+            Just("<final>".to_string()),
+            Just("</final>".to_string()),
+            Just("é".to_string()),
+        ]
+    }
+
+    /// A hidden span: reasoning wrapped in a random opener, nested or not, closed, closed
+    /// badly, never closed, or opened by an opener that lost its `>`.
+    fn hidden_span() -> impl Strategy<Value = String> {
+        (tag_form(), tag_form(), 0u8..5, "[ΣΘΨ <>\n]{1,12}").prop_map(
+            |((open, close), (inner_open, inner_close), shape, body)| {
+                let body = format!("{SECRET}{body}");
+                match shape {
+                    0 => format!("{open}{body}{close}"),
+                    1 => format!("{open}{body}{inner_open}{body}{inner_close}{body}{close}"),
+                    2 => format!("{open}{body}"),
+                    3 => format!("{open}{body}{}", &close[..close.len() - 1]),
+                    _ => format!("<think a=\"1\"{body}{close}"),
+                }
+            },
+        )
+    }
+
+    fn hiding_text() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![answer_piece(), hidden_span()];
+        prop::collection::vec(piece, 0..10).prop_map(|v| v.concat())
     }
 
     fn tagged_text() -> impl Strategy<Value = String> {
         let piece = prop_oneof![
-            "[a-z <>/`\n]{0,8}",
+            "[a-z <>/`\n=\"]{0,8}",
             Just("<think>".to_string()),
             Just("</think>".to_string()),
             Just("< Thought >".to_string()),
+            Just("<think a=\"1\">".to_string()),
             Just("<final>".to_string()),
             Just("</final>".to_string()),
             Just("<thinking/>".to_string()),
@@ -604,6 +885,16 @@ mod tests {
         prop::collection::vec(piece, 0..32).prop_map(|v| v.concat())
     }
 
+    fn cuts_of(text: &str, cuts: &[prop::sample::Index]) -> Vec<usize> {
+        let mut cuts: Vec<usize> = cuts
+            .iter()
+            .map(|ix| ix.index(text.len() + 1))
+            .filter(|&c| text.is_char_boundary(c))
+            .collect();
+        cuts.sort_unstable();
+        cuts
+    }
+
     proptest! {
         #[test]
         fn split_invariant(text in tagged_text(), require_final in any::<bool>()) {
@@ -614,13 +905,14 @@ mod tests {
         #[test]
         fn random_splits_invariant(text in tagged_text(), cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..6)) {
             let whole = run(&text);
-            let mut cuts: Vec<usize> = cuts
-                .iter()
-                .map(|ix| ix.index(text.len() + 1))
-                .filter(|&c| text.is_char_boundary(c))
-                .collect();
-            cuts.sort_unstable();
-            prop_assert_eq!(run_split(&text, &cuts, false), whole);
+            prop_assert_eq!(run_split(&text, &cuts_of(&text, &cuts), false), whole);
+        }
+
+        /// No reasoning character reaches the answer, whatever the tag form and the split.
+        #[test]
+        fn hidden_spans_never_leak(text in hiding_text(), cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..8)) {
+            let (answer, _) = run_split(&text, &cuts_of(&text, &cuts), false);
+            prop_assert!(!answer.contains(['Σ', 'Θ', 'Ψ']), "{text:?} → {answer:?}");
         }
 
         #[test]

@@ -268,6 +268,14 @@ impl MarkdownScanner {
         }
     }
 
+    /// After [`MarkdownScanner::finish`]: the end of `text` also ends its last block, so a
+    /// code span still open there is literal and the runs after it pair among themselves
+    /// (as at a blank line). Consumers that must know which text is code, rather than where
+    /// a cut is safe, call this.
+    pub(crate) fn end_block(&mut self, text: &str) {
+        self.drop_unclosed_code(text.as_bytes(), text.len());
+    }
+
     /// The fence that a cut at `p` would fall inside, if any.
     pub(crate) fn fence_at(&self, p: usize) -> Option<&FenceSpan> {
         // Fences are ordered and disjoint: the candidate is the last one starting before p.
@@ -454,7 +462,7 @@ impl MarkdownScanner {
             }
             if bytes[at] == b'\n' {
                 self.pos = at + 1;
-                self.end_text_line();
+                self.end_text_line(bytes);
                 // Go on while the next line is ordinary text too.
                 if self.pos == bytes.len() || !self.scan_line_start(bytes) {
                     return;
@@ -484,20 +492,57 @@ impl MarkdownScanner {
     }
 
     /// The end of a Text line (at its `\n`, already consumed).
-    fn end_text_line(&mut self) {
+    fn end_text_line(&mut self, bytes: &[u8]) {
         if self.line_blank {
-            self.drop_unclosed_code();
+            self.drop_unclosed_code(bytes, self.line_start);
         }
         self.start_line(self.pos);
     }
 
-    fn drop_unclosed_code(&mut self) {
+    /// The block that ends at `block_end` (a blank line or a fence line starts there) leaves
+    /// the open code span unmatched: its opening run is literal text. As in CommonMark, the
+    /// backtick runs after it in the block are then paired among themselves.
+    fn drop_unclosed_code(&mut self, bytes: &[u8], block_end: usize) {
         if self.code_open_len != 0 {
             // An unmatched backtick run is literal text, not a span.
             if let Some(c) = self.codes.pop() {
                 self.mark_newly_safe(c.start);
+                let from = (c.start + self.code_open_len).min(block_end);
+                self.pair_runs(bytes, from, block_end);
             }
             self.code_open_len = 0;
+        }
+    }
+
+    /// Pairs the backtick runs of `bytes[from..to]` (the rest of an ended block) into code
+    /// spans, left to right: each run is closed by the next run of the same length, or is
+    /// literal when there is none.
+    fn pair_runs(&mut self, bytes: &[u8], from: usize, to: usize) {
+        let run_at = |at: usize| at + bytes[at..to].iter().take_while(|&&b| b == b'`').count();
+        let mut i = from;
+        while let Some(k) = memchr(b'`', &bytes[i..to]) {
+            let start = i + k;
+            let after = run_at(start);
+            let mut j = after;
+            let mut end = None;
+            while let Some(k) = memchr(b'`', &bytes[j..to]) {
+                let s = j + k;
+                j = run_at(s);
+                if j - s == after - start {
+                    end = Some(j);
+                    break;
+                }
+            }
+            match end {
+                Some(end) => {
+                    self.codes.push(CodeSpan {
+                        start,
+                        end: Some(end),
+                    });
+                    i = end;
+                }
+                None => i = after,
+            }
         }
     }
 
@@ -524,7 +569,7 @@ impl MarkdownScanner {
                     None
                 };
                 if let Some(marker) = opener {
-                    self.drop_unclosed_code();
+                    self.drop_unclosed_code(text.as_bytes(), self.line_start);
                     self.fences.push(FenceSpan {
                         start: self.line_start,
                         open_end: end,
@@ -534,7 +579,7 @@ impl MarkdownScanner {
                     });
                 } else if line.bytes().all(|b| b == b' ' || b == b'\t' || b == b'\r') {
                     self.mark_newly_safe(self.line_start);
-                    self.drop_unclosed_code();
+                    self.drop_unclosed_code(text.as_bytes(), self.line_start);
                 } else {
                     // Ordinary text after all: scan its inline code now.
                     self.mark_newly_safe(self.line_start);
@@ -554,7 +599,7 @@ impl MarkdownScanner {
                     self.on_run(start, len);
                 }
                 if self.line_blank {
-                    self.drop_unclosed_code();
+                    self.drop_unclosed_code(text.as_bytes(), self.line_start);
                 }
             }
         }

@@ -1,6 +1,37 @@
-//! Finals and reconciliation: at the end of the turn, the model's text not confirmed delivered
-//! (mapped back to its source so the ledger stays exact), then the host's final payloads not
-//! already covered, then the error.
+//! Finals and reconciliation (SPEC §6): at the end of the turn, the model's text not
+//! confirmed delivered (mapped back to its source so the ledger stays exact), then the host's
+//! final payloads reconciled against the model's text, then the error.
+//!
+//! **The model's remainder.** The ledger knows, by source range, which of the model's text
+//! the host confirmed delivered; exactly the rest is sent, split to the platform limit. Token
+//! rules were already applied at the edges of each message (the gate), so the remainder is
+//! sent as it is: a paragraph in the middle that ends in `NO_REPLY` keeps its words.
+//!
+//! **The host's final** is compared with the model's text of the turn — what the user has
+//! or is about to get, the ledger plus the remainder — ignoring whitespace: against the whole
+//! turn and against every run of its last messages (a gateway's final is usually the whole
+//! reply or the last assistant message). Equal to one of them: its text is dropped (its media
+//! still go, unless already sent). Starting with one of them: only the extension is sent
+//! ("Hello, here is the first part." streamed, final "Hello, here is the first part. And here
+//! is more." sends "And here is more."). Anything else is sent whole, even when it happens to
+//! occur inside the streamed text ("OK" after a stream that said "TOKEN").
+//!
+//! **Late acks.** A send whose delivery timeout fired may still be acked. What happens in
+//! each ordering:
+//! 1. *Ack before `Finish`*: recorded in the ledger; the remainder leaves it out.
+//! 2. *Ack after the timeout, while the finals wait*: after `Finish`, once every block send
+//!    is settled, the engine waits for the timed-out sends, at most one delivery timeout
+//!    (an `ArmTimer` for the end of the wait). An ack in that window is recorded before the
+//!    remainder is computed, so its text is not sent again. A `DeliveryFailed` ends the wait
+//!    for that send.
+//! 3. *Ack after the finals were computed*: the ledger records it, and the remainder finals
+//!    still queued are computed again without the newly confirmed text (a final in flight
+//!    keeps its text). Only text of a final already handed to the host can reach the user
+//!    twice: the platform confirmed, after more than twice the delivery timeout, a message
+//!    the engine had to presume lost.
+//! 4. *Never acked*: never confirmed, so its text is in the remainder and sent again.
+
+use std::ops::Range;
 
 use smallvec::SmallVec;
 
@@ -9,72 +40,21 @@ use crate::action::{SendKind, SendOp};
 use crate::payload::Payload;
 use crate::stage::dispatch::Outgoing;
 use crate::stage::ledger::SourceSpan;
-use crate::stage::tokens::normalize_text;
 use crate::text::block::Block;
 use crate::text::markdown::MarkdownScanner;
 
 impl Engine {
     /// Reconciles what the user got against what the model wrote and queues the finals:
     /// exactly the text not confirmed delivered, split to the platform limit; then host
-    /// final payloads whose text was not already covered; then the error, if the model failed.
+    /// final payloads reconciled against the model's text; then the error, if the model
+    /// failed.
     pub(super) fn queue_finals(&mut self) {
-        let mut remainder_texts: Vec<(u32, String, ContentMap)> = Vec::new();
-        for (i, msg) in self.messages.iter().enumerate() {
-            let i = i as u32;
-            let gaps = self.ledger.undelivered(i, msg.text.len());
-            if gaps.is_empty() {
-                continue;
-            }
-            let mut scanner = MarkdownScanner::new();
-            scanner.finish(&msg.text);
-            for gap in gaps {
-                let slice = &msg.text[gap.clone()];
-                if slice.trim().is_empty() {
-                    continue;
-                }
-                // A gap that starts inside a fence gets the fence's opening line back.
-                let mut text = String::new();
-                if let Some(f) = scanner.fence_at(gap.start)
-                    && !f.continued
-                {
-                    text.push_str(&msg.text[f.start..f.open_end]);
-                    text.push('\n');
-                }
-                let map = ContentMap {
-                    message: i,
-                    content: text.len()..text.len() + slice.len(),
-                    source_start: gap.start,
-                };
-                text.push_str(slice);
-                remainder_texts.push((i, text, map));
-            }
-        }
-        let streamed_all = normalize_ws(
-            &self
-                .messages
-                .iter()
-                .map(|m| m.text.as_str())
-                .collect::<Vec<_>>()
-                .join("\n"),
-        );
-        for (message, text, map) in remainder_texts {
-            let (reply_to, audio_as_voice) = {
-                let m = &self.messages[message as usize];
-                (m.reply_to.clone(), m.audio_as_voice)
-            };
-            let payload = Payload {
-                text,
-                reply_to,
-                audio_as_voice,
-                ..Payload::default()
-            };
-            self.enqueue_final(payload, map);
+        for item in self.remainder_finals(&[]) {
+            self.dispatcher.enqueue(item);
         }
         for mut payload in std::mem::take(&mut self.host_finals) {
-            let text_norm = normalize_ws(&payload.text);
-            if !text_norm.is_empty() && streamed_all.contains(&text_norm) {
-                payload.text.clear();
-            }
+            self.normalize_host_text(&mut payload);
+            self.reconcile_host_final(&mut payload);
             payload.media.retain(|m| !self.media_already_sent(m));
             if payload.is_empty() {
                 continue;
@@ -91,31 +71,152 @@ impl Engine {
         }
     }
 
-    /// Queues a final made of model text: always through the splitter (which also closes a
-    /// fence left open at the end), each piece with the exact source it shows.
-    fn enqueue_final(&mut self, payload: Payload, map: ContentMap) {
-        let text = normalize_text(&self.token_config, &payload.text);
-        if text.trim().is_empty() {
+    /// A late ack recorded more of the model's text after the finals were computed: the
+    /// remainder finals still queued are computed again (module docs, ordering 3).
+    pub(super) fn requeue_remainder(&mut self) {
+        let is_remainder = |o: &Outgoing| o.kind == SendKind::Final && !o.spans.is_empty();
+        let withdrawn = self.dispatcher.withdraw(is_remainder);
+        if withdrawn.is_empty() {
             return;
         }
-        // Token stripping keeps a sub-slice: shift the map by where it starts.
-        let cut = text.as_ptr() as usize - payload.text.as_ptr() as usize;
-        let map = map.shifted(cut);
-        let text = text.to_owned();
-        for (piece, spans) in self.split_mapped(&text, Some(&map)) {
-            let mut p = Payload {
-                text: piece,
-                ..payload.clone()
+        // A withdrawn piece may have carried the response prefix: let the new first piece
+        // carry it instead.
+        if let Some(prefix) = self.config.response_prefix() {
+            let prefixed = withdrawn
+                .iter()
+                .filter(|o| o.payload.text.starts_with(prefix))
+                .count() as u32;
+            self.prefix_uses = self.prefix_uses.saturating_sub(prefixed);
+        }
+        let in_flight: Vec<SourceSpan> = self.dispatcher.in_flight_spans().cloned().collect();
+        let items = self.remainder_finals(&in_flight);
+        self.dispatcher.enqueue_front(items);
+    }
+
+    /// The finals that carry the model's text not confirmed delivered and not in `pending`,
+    /// in source order.
+    fn remainder_finals(&mut self, pending: &[SourceSpan]) -> Vec<Outgoing> {
+        let mut items = Vec::new();
+        for i in 0..self.messages.len() {
+            let message = i as u32;
+            let msg = &self.messages[i];
+            let mut gaps = self.ledger.undelivered(message, msg.text.len());
+            for span in pending.iter().filter(|s| s.message == message) {
+                gaps = subtract(gaps, &span.range);
+            }
+            if gaps.is_empty() {
+                continue;
+            }
+            let mut scanner = MarkdownScanner::new();
+            scanner.finish(&msg.text);
+            let mut texts = Vec::new();
+            for gap in gaps {
+                let slice = &msg.text[gap.clone()];
+                if slice.trim().is_empty() {
+                    continue;
+                }
+                // A gap that starts inside a fence gets the fence's opening line back.
+                let mut text = String::new();
+                if let Some(f) = scanner.fence_at(gap.start)
+                    && !f.continued
+                {
+                    text.push_str(&msg.text[f.start..f.open_end]);
+                    text.push('\n');
+                }
+                let map = ContentMap {
+                    message,
+                    content: text.len()..text.len() + slice.len(),
+                    source_start: gap.start,
+                };
+                text.push_str(slice);
+                texts.push((text, map));
+            }
+            let payload = Payload {
+                reply_to: msg.reply_to.clone(),
+                audio_as_voice: msg.audio_as_voice,
+                ..Payload::default()
             };
-            self.apply_response_prefix(&mut p);
-            self.dispatcher.enqueue(Outgoing {
-                kind: SendKind::Final,
-                op: SendOp::CREATE,
-                payload: p,
-                spans,
-            });
+            for (text, map) in texts {
+                for (piece, spans) in self.split_mapped(&text, Some(&map)) {
+                    let mut p = Payload {
+                        text: piece,
+                        ..payload.clone()
+                    };
+                    self.apply_response_prefix(&mut p);
+                    items.push(Outgoing {
+                        kind: SendKind::Final,
+                        op: SendOp::CREATE,
+                        payload: p,
+                        spans,
+                    });
+                }
+            }
+        }
+        items
+    }
+
+    /// Drops the part of a host final that the model's text already says (module docs).
+    fn reconcile_host_final(&self, payload: &mut Payload) {
+        let final_ws: String = without_ws(&payload.text).collect();
+        if final_ws.is_empty() {
+            return;
+        }
+        // The model's text without whitespace, and where each message starts in it: the
+        // candidates are the whole turn and every run of its last messages.
+        let mut model = String::new();
+        let mut starts = Vec::with_capacity(self.messages.len());
+        for msg in &self.messages {
+            starts.push(model.len());
+            model.extend(without_ws(&msg.text));
+        }
+        for said in starts.iter().map(|&s| &model[s..]) {
+            if said.is_empty() || !final_ws.starts_with(said) {
+                continue;
+            }
+            // The final's text after the first `said.chars().count()` non-space chars; it
+            // extends the model's text only if it goes on after whitespace ("OK" does not
+            // say the start of "OKAY").
+            let mut left = said.chars().count();
+            let mut cut = payload.text.len();
+            for (i, c) in payload.text.char_indices() {
+                if left == 0 {
+                    cut = i;
+                    break;
+                }
+                if !c.is_whitespace() {
+                    left -= 1;
+                }
+            }
+            let rest = &payload.text[cut..];
+            if rest.is_empty() || rest.starts_with(char::is_whitespace) {
+                payload.text = rest.trim().to_owned();
+                return;
+            }
         }
     }
+}
+
+/// `text`'s chars without whitespace, for "equal ignoring whitespace".
+fn without_ws(text: &str) -> impl Iterator<Item = char> + '_ {
+    text.chars().filter(|c| !c.is_whitespace())
+}
+
+/// `gaps` (sorted, disjoint) without `cut`.
+fn subtract(gaps: Vec<Range<usize>>, cut: &Range<usize>) -> Vec<Range<usize>> {
+    let mut out = Vec::with_capacity(gaps.len() + 1);
+    for g in gaps {
+        if g.end <= cut.start || cut.end <= g.start {
+            out.push(g);
+            continue;
+        }
+        if g.start < cut.start {
+            out.push(g.start..cut.start);
+        }
+        if cut.end < g.end {
+            out.push(cut.end..g.end);
+        }
+    }
+    out
 }
 
 /// Where the model's text sits inside a text to be split: bytes `content` of it show the
@@ -145,14 +246,6 @@ impl ContentMap {
         }
     }
 
-    /// The same map for the text with its first `cut` bytes removed.
-    fn shifted(mut self, cut: usize) -> ContentMap {
-        let skipped = cut.saturating_sub(self.content.start);
-        self.source_start += skipped;
-        self.content = self.content.start.saturating_sub(cut)..self.content.end.saturating_sub(cut);
-        self
-    }
-
     /// The source span that bytes `piece` of the text show, if any.
     pub(super) fn span_of(&self, piece: &std::ops::Range<usize>) -> Option<SourceSpan> {
         let start = piece.start.max(self.content.start);
@@ -165,7 +258,16 @@ impl ContentMap {
     }
 }
 
-/// Text with every run of whitespace removed, for "equal ignoring whitespace".
-fn normalize_ws(text: &str) -> String {
-    text.chars().filter(|c| !c.is_whitespace()).collect()
+#[cfg(test)]
+mod tests {
+    use super::subtract;
+
+    #[test]
+    #[allow(clippy::single_range_in_vec_init)]
+    fn subtract_cuts_ranges() {
+        assert_eq!(subtract(vec![0..10, 20..30], &(5..25)), vec![0..5, 25..30]);
+        assert_eq!(subtract(vec![0..10], &(0..10)), vec![]);
+        assert_eq!(subtract(vec![0..10], &(3..4)), vec![0..3, 4..10]);
+        assert_eq!(subtract(vec![0..10], &(10..12)), vec![0..10]);
+    }
 }

@@ -127,8 +127,12 @@ pub struct Engine {
     directive_out: DirectiveOutput,
     blocks: Vec<Block>,
     coalesced: Vec<CoalescedText>,
-    /// Keys of payloads confirmed delivered (host payload dedupe, media already sent).
+    /// Keys of payloads confirmed delivered (host payload dedupe).
     sent_keys: Vec<PayloadKey>,
+    /// Media URLs confirmed delivered (a host final's media is not sent again).
+    sent_media: Vec<String>,
+    /// When the wait for late acks before the finals ends (set when it begins).
+    finals_wait: Option<Time>,
 }
 
 impl Engine {
@@ -177,6 +181,8 @@ impl Engine {
             blocks: Vec::with_capacity(8),
             coalesced: Vec::with_capacity(8),
             sent_keys: Vec::new(),
+            sent_media: Vec::new(),
+            finals_wait: None,
             config,
         })
     }
@@ -322,14 +328,14 @@ impl Engine {
                 self.flush_token_gate(now);
                 self.drain_pending_text();
                 self.flush_all(now);
-                self.enqueue_host_payload(SendKind::Tool, payload);
+                self.on_tool_result(payload);
             }
             Input::Media(payload) => {
                 self.ensure_streaming("media")?;
                 self.flush_token_gate(now);
                 self.drain_pending_text();
                 self.flush_chunker(now);
-                self.on_media(payload, now);
+                self.on_host_media(payload, now);
             }
             Input::MessageEnd(full) => {
                 self.ensure_streaming("message_end")?;

@@ -3,28 +3,25 @@
 
 use smallvec::SmallVec;
 
-use super::host::PayloadKey;
 use super::{Engine, Phase};
 use crate::action::{Action, SendKind, SendOp};
 use crate::payload::Payload;
 use crate::stage::dispatch::{AckOutcome, Outgoing};
 use crate::stage::ledger::SourceSpan;
 use crate::stage::prefix::apply_prefix;
-use crate::stage::tokens::normalize_text;
 use crate::time::Time;
 
 impl Engine {
-    /// Normalizes a payload (tokens, prefix, limits) and queues it.
+    /// Queues a payload: drops it when empty, applies the response prefix, splits it to the
+    /// platform limit. Token rules are not applied here: the model's text had them at the
+    /// edges of each message (never at the seams between its blocks), and host payloads
+    /// have them on their whole text before they get here.
     pub(super) fn enqueue(
         &mut self,
         kind: SendKind,
         mut payload: Payload,
         spans: SmallVec<[SourceSpan; 2]>,
     ) {
-        let normalized = normalize_text(&self.token_config, &payload.text);
-        if normalized.len() != payload.text.len() {
-            payload.text = normalized.to_owned();
-        }
         if payload.is_empty() {
             return;
         }
@@ -95,7 +92,14 @@ impl Engine {
                 for span in &item.spans {
                     self.ledger.record(span);
                 }
-                self.sent_keys.push(PayloadKey::of(&item.payload));
+                self.remember_delivered(&item.payload);
+                if self.phase == Phase::Finals
+                    && item.kind != SendKind::Final
+                    && !item.spans.is_empty()
+                {
+                    // A late ack after the finals were computed (see `finals`).
+                    self.requeue_remainder();
+                }
             }
             AckOutcome::WillRetry | AckOutcome::Dropped => {}
         }
@@ -121,7 +125,10 @@ impl Engine {
             return;
         }
         self.dispatcher.on_time(now, &mut self.actions);
-        if self.phase == Phase::Finishing && !self.dispatcher.has_pending(SendKind::Block) {
+        if self.phase == Phase::Finishing
+            && !self.dispatcher.has_pending(SendKind::Block)
+            && !self.waits_for_late_acks(now)
+        {
             self.queue_finals();
             self.phase = Phase::Finals;
             self.dispatcher.on_time(now, &mut self.actions);
@@ -136,14 +143,26 @@ impl Engine {
         self.arm_timer();
     }
 
+    /// Before the finals: whether to keep waiting for timed-out sends to be acked, at most
+    /// one delivery timeout from when the wait began (see `finals`, ordering 2).
+    fn waits_for_late_acks(&mut self, now: Time) -> bool {
+        if !self.dispatcher.has_unresolved_timeouts() {
+            return false;
+        }
+        let timeout = self.cfg().delivery_timeout_ms;
+        let until = *self.finals_wait.get_or_insert(now.plus_millis(timeout));
+        now < until
+    }
+
     pub(super) fn next_deadline(&self) -> Option<Time> {
         if matches!(self.phase, Phase::Idle | Phase::Cancelled) {
             return None;
         }
-        match (self.coalescer.deadline(), self.dispatcher.deadline()) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let wait = self.finals_wait.filter(|_| self.phase == Phase::Finishing);
+        [self.coalescer.deadline(), self.dispatcher.deadline(), wait]
+            .into_iter()
+            .flatten()
+            .min()
     }
 
     fn arm_timer(&mut self) {

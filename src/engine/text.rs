@@ -64,7 +64,8 @@ impl Engine {
                         audio_as_voice: msg.audio_as_voice,
                         ..Payload::default()
                     };
-                    self.on_media(payload, now);
+                    // What the model wrote is never deduplicated: said twice, sent twice.
+                    self.attach_media(payload, now);
                 }
                 DirectiveEvent::ReplyTo(target) => {
                     let target = target.clone();

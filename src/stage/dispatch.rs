@@ -134,6 +134,38 @@ impl Dispatcher {
         self.queue.push_back((item, None));
     }
 
+    /// Removes and returns the queued sends (not the one in flight) that `pick` selects, in
+    /// order.
+    pub(crate) fn withdraw(&mut self, mut pick: impl FnMut(&Outgoing) -> bool) -> Vec<Outgoing> {
+        let mut taken = Vec::new();
+        self.queue.retain(|(o, _)| {
+            if pick(o) {
+                taken.push(o.clone());
+                false
+            } else {
+                true
+            }
+        });
+        taken
+    }
+
+    /// Puts `items` at the front of the queue, in their order.
+    pub(crate) fn enqueue_front(&mut self, items: Vec<Outgoing>) {
+        for item in items.into_iter().rev() {
+            self.queue.push_front((item, None));
+        }
+    }
+
+    /// The model text the send in flight carries.
+    pub(crate) fn in_flight_spans(&self) -> impl Iterator<Item = &SourceSpan> {
+        self.in_flight.iter().flat_map(|f| f.item.spans.iter())
+    }
+
+    /// Whether a send whose delivery timeout fired has not been acked (nor failed) yet.
+    pub(crate) fn has_unresolved_timeouts(&self) -> bool {
+        !self.timed_out.is_empty()
+    }
+
     /// Whether nothing is queued, held or in flight.
     pub(crate) fn is_drained(&self) -> bool {
         self.queue.is_empty() && self.in_flight.is_none()

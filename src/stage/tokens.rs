@@ -1,34 +1,57 @@
 //! The silent token (`NO_REPLY`) and the heartbeat token (`HEARTBEAT_OK`) (SPEC §2).
 //!
-//! Both are words: a token counts only where it is preceded by whitespace or the start of
-//! the text, and followed by whitespace or the end of the text. Whitespace here is ASCII
-//! whitespace. Matching is case-sensitive (`No` is a reply, never a token prefix).
+//! Token rules apply to the **edges of a reply** — the start and the end of one assistant
+//! message's answer text — and to host payloads as a whole, never at the seams between the
+//! blocks inside a reply: a paragraph in the middle of a reply that ends in `NO_REPLY` keeps
+//! its words. Tokens are matched ignoring ASCII case.
 //!
-//! The rules, applied to a whole text by [`normalize_text`] and to a stream by [`TokenGate`]
+//! The forms, applied to a whole text by [`normalize_text`] and to a stream by [`TokenGate`]
 //! (which gives exactly the same result however the text is split):
 //!
-//! 1. **Leading heartbeat.** While the text (after leading whitespace) starts with the
-//!    heartbeat token, optionally followed by up to 4 ASCII punctuation characters, that
-//!    token, the whitespace before it and the whitespace after it are removed.
-//! 2. **Trailing tokens.** While the text (ignoring trailing whitespace) ends with the silent
-//!    token, or with the heartbeat token plus up to 4 ASCII punctuation characters, and that
-//!    token follows whitespace or the start of the text, it is removed together with the
-//!    whitespace around it. So `"NO_REPLY"` → `""`, `"Done. NO_REPLY"` → `"Done."`,
-//!    `"interject.NO_REPLY"` is unchanged, `"All good. HEARTBEAT_OK!"` → `"All good."`.
-//! 3. Nothing else changes: whitespace is only removed at the seam where a token was, text
-//!    without a token passes through byte for byte, and a short reply such as `"No"` or
-//!    `"NO"` is delivered.
+//! 1. **Silent text.** The whole text (whitespace around it ignored) is silent, and nothing
+//!    is sent, when it is
+//!    - one or more silent tokens separated by whitespace (`NO_REPLY`, `no_reply`,
+//!      `NO_REPLY NO_REPLY`, `NO_REPLY\n\nNO_REPLY`), possibly wrapped in punctuation
+//!      (`"NO_REPLY"`, `**NO_REPLY**`, `NO_REPLY.`, `“NO_REPLY”`): the punctuation characters
+//!      of [`is_edge_punct`] are stripped from both ends first;
+//!    - the JSON action text `{"action": "NO_REPLY"}` (whitespace allowed between the JSON
+//!      tokens; the only key is `action`).
+//! 2. **Leading heartbeat.** While the text (after leading whitespace) starts with a heartbeat
+//!    word — the token, optionally wrapped in simple markup (`**`, `*`, `__`, `_`, `` ` ``,
+//!    `<b>`, `<strong>`, `<em>`, `<i>`, `<code>`) and followed by up to 4 ASCII punctuation
+//!    characters — that is followed by whitespace or the end, the word and the whitespace
+//!    around it are removed.
+//! 3. **Leading silent token.** A run of silent tokens at the start (`NO_REPLY`,
+//!    `NO_REPLY NO_REPLY`, `NO_REPLYNO_REPLY`) is removed when the text goes on right after it
+//!    with a letter or digit (`NO_REPLYThe user…` → `The user…`), or after whitespace that
+//!    holds a line break (`NO_REPLY NO_REPLY\nThe user…` → `The user…`). Followed by anything
+//!    else (`NO_REPLY: explanation`, `NO_REPLY -- nope`, `NO_REPLY but…`) the text is kept
+//!    whole.
+//! 4. **Trailing tokens.** While the text (ignoring trailing whitespace) ends with a silent
+//!    token or a heartbeat word that follows whitespace (or is the whole text), it is removed
+//!    with the whitespace around it: `Done. NO_REPLY` → `Done.`, `All good! <b>HEARTBEAT_OK</b>`
+//!    → `All good!`. The first silent token of such a run may instead follow a run of `*`
+//!    glued to the text before it, which goes too: `some text **NO_REPLY` → `some text`,
+//!    `reasoning**NO_REPLY` → `reasoning`. A token after other punctuation stays:
+//!    `interject.NO_REPLY` is delivered as it is.
+//! 5. Nothing else changes: whitespace is only removed at a seam where a token was, text
+//!    without a token passes through byte for byte, a token in the middle of a sentence stays,
+//!    and a short reply such as `No`, `NO` or `NO_RE` is delivered.
 //!
-//! A message whose result is empty (or only whitespace) is silent: the engine sends nothing.
-//! Trailing-token stripping looks at most [`MAX_TOKEN_HOLD`] bytes back from the end; a
-//! longer run of trailing tokens loses only the ones within that window.
+//! A text whose result is empty (or only whitespace) is silent: the engine sends nothing.
+//! Bounds: the start of a text is decided within its first [`MAX_HEAD_HOLD`] bytes (a text
+//! still undecided there keeps its start as it is), and trailing-token stripping looks at
+//! most [`MAX_TOKEN_HOLD`] bytes back from the end.
 
 use super::is_ascii_ws;
 
 /// How far back from the end of the text a trailing token run may reach, in bytes. This is
-/// also the most the [`TokenGate`] holds back once the first bytes of the message are
-/// decided.
+/// also the most the [`TokenGate`] holds back at the end of the text it has seen.
 pub(crate) const MAX_TOKEN_HOLD: usize = 256;
+
+/// How many bytes at the start of a text may decide its start (a silent form, a leading
+/// token); the [`TokenGate`] holds at most this much of a message's start.
+pub(crate) const MAX_HEAD_HOLD: usize = 512;
 
 /// Which tokens are recognised. A token that is empty or contains whitespace is disabled.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -48,38 +71,33 @@ impl Default for TokenConfig {
     }
 }
 
-impl TokenConfig {
-    fn silent_bytes(&self) -> Option<&[u8]> {
-        usable(self.silent.as_deref())
-    }
-
-    fn heartbeat_bytes(&self) -> Option<&[u8]> {
-        usable(self.heartbeat.as_deref())
-    }
-}
-
-fn usable(token: Option<&str>) -> Option<&[u8]> {
+fn usable(token: Option<&str>) -> Option<Box<[u8]>> {
     token
         .map(str::as_bytes)
         .filter(|t| !t.is_empty() && !t.iter().copied().any(is_ascii_ws))
+        .map(Into::into)
 }
 
-/// Whether `text` is silent: trimmed of ASCII whitespace, it is exactly the silent token.
+/// Whether `text` is silent: nothing of it is left to send (module docs).
 #[cfg(test)]
 pub(crate) fn is_silent(config: &TokenConfig, text: &str) -> bool {
-    config
-        .silent_bytes()
-        .is_some_and(|s| trim_ws(text.as_bytes()) == s)
+    normalize_text(config, text).trim().is_empty()
 }
 
-/// Applies the token rules (module docs) to a whole text: the result is `text` without a
-/// leading heartbeat token, without trailing silent/heartbeat tokens, and without the
-/// whitespace that touched them. Always a sub-slice of `text`; empty when nothing is left
-/// to send. The dispatcher calls this on every outgoing payload's text; [`TokenGate`] gives
-/// the same result for a streamed message.
+/// Applies the token rules (module docs) to a whole text: the result is `text` without its
+/// silent forms, leading tokens and trailing tokens, and without the whitespace that touched
+/// them. Always a sub-slice of `text`; empty when nothing is left to send. The engine calls
+/// this on host payloads; [`TokenGate`] gives the same result for a streamed message.
 pub(crate) fn normalize_text<'a>(config: &TokenConfig, text: &'a str) -> &'a str {
     let tokens = Tokens::new(config);
-    let drop = tokens.head_scan(text.as_bytes(), true).unwrap_or_default();
+    let bytes = text.as_bytes();
+    let drop = if bytes.len() <= MAX_HEAD_HOLD {
+        tokens.head_scan(bytes, true).unwrap_or(0)
+    } else {
+        tokens
+            .head_scan(&bytes[..MAX_HEAD_HOLD], false)
+            .unwrap_or(0)
+    };
     let rest = &text[drop..];
     let q = tokens.candidate_start(rest.as_bytes(), true);
     let keep = tokens.tail_keep(&rest.as_bytes()[q..], q == 0);
@@ -87,15 +105,15 @@ pub(crate) fn normalize_text<'a>(config: &TokenConfig, text: &'a str) -> &'a str
 }
 
 /// The token rules applied to a stream of text: holds back text that may still turn out to
-/// be a token (the start of the message while it may be a heartbeat or silent token, and a
-/// trailing whitespace-plus-token-prefix run) and decides it when more text arrives or the
-/// message ends. One per stream; [`TokenGate::finish`] at the end of each message.
+/// be part of a token form (the start of the message until it is decided, and a trailing
+/// candidate run) and decides it when more text arrives or the message ends. One per stream;
+/// [`TokenGate::finish`] at the end of each message.
 #[derive(Clone, Debug)]
 pub(crate) struct TokenGate {
     tokens: Tokens,
-    /// The start of the message has been decided (no leading heartbeat can come any more).
+    /// The start of the message has been decided.
     head_decided: bool,
-    /// The start of the message, held while it may still be a leading heartbeat token.
+    /// The start of the message, held while undecided.
     head: String,
     /// The held trailing candidate.
     tail: String,
@@ -125,44 +143,43 @@ impl TokenGate {
             return;
         }
         self.head.push_str(delta);
-        if let Some(drop) = self.tokens.head_scan(self.head.as_bytes(), false) {
-            self.head_decided = true;
-            let head = std::mem::take(&mut self.head);
-            self.feed_tail(&head[drop..], out);
-            self.head = head;
-            self.head.clear();
+        let bytes = self.head.as_bytes();
+        let drop = if bytes.len() > MAX_HEAD_HOLD {
+            Some(
+                self.tokens
+                    .head_scan(&bytes[..MAX_HEAD_HOLD], false)
+                    .unwrap_or(0),
+            )
+        } else {
+            self.tokens.head_scan(bytes, false)
+        };
+        if let Some(drop) = drop {
+            self.release_head(drop, out);
         }
     }
 
     /// A boundary inside the message where buffered text must go out first (before a media
-    /// payload or a tool call): decides what is held as if the text ended here (a trailing
-    /// token is stripped, as the dispatcher would strip it from that payload) and appends
-    /// the rest to `out`. Later text continues the same message.
+    /// payload or a tool call). The start of the message is decided as if the text ended
+    /// here (a caption that is only the silent token is silent); held trailing text is
+    /// released as it is, since this is a seam inside the reply, not its end. Later text
+    /// continues the same message.
     pub(crate) fn flush(&mut self, out: &mut String) {
-        if !self.head_decided {
-            self.head_decided = true;
-            let head = std::mem::take(&mut self.head);
-            let drop = self
-                .tokens
-                .head_scan(head.as_bytes(), true)
-                .unwrap_or_default();
-            self.feed_tail(&head[drop..], out);
-            self.head = head;
-            self.head.clear();
+        self.decide_head_at_end(out);
+        if !self.tail.is_empty() {
+            out.push_str(&self.tail);
+            self.tail.clear();
+            self.released_any = true;
         }
+    }
+
+    /// Ends the message: the start is decided, trailing tokens are stripped, and the gate is
+    /// reset for the next message.
+    pub(crate) fn finish(&mut self, out: &mut String) {
+        self.decide_head_at_end(out);
         let keep = self
             .tokens
             .tail_keep(self.tail.as_bytes(), !self.released_any);
-        if keep > 0 {
-            out.push_str(&self.tail[..keep]);
-            self.released_any = true;
-        }
-        self.tail.clear();
-    }
-
-    /// Ends the message: [`TokenGate::flush`], then resets for the next message.
-    pub(crate) fn finish(&mut self, out: &mut String) {
-        self.flush(out);
+        out.push_str(&self.tail[..keep]);
         self.reset();
     }
 
@@ -172,6 +189,26 @@ impl TokenGate {
         self.head.clear();
         self.tail.clear();
         self.released_any = false;
+    }
+
+    fn decide_head_at_end(&mut self, out: &mut String) {
+        if self.head_decided {
+            return;
+        }
+        // The head never grows past the bound undecided: `push` decides it there.
+        let drop = self
+            .tokens
+            .head_scan(self.head.as_bytes(), true)
+            .unwrap_or(0);
+        self.release_head(drop, out);
+    }
+
+    fn release_head(&mut self, drop: usize, out: &mut String) {
+        self.head_decided = true;
+        let head = std::mem::take(&mut self.head);
+        self.feed_tail(&head[drop..], out);
+        self.head = head;
+        self.head.clear();
     }
 
     /// Text after the decided head: release all but the trailing candidate.
@@ -220,30 +257,135 @@ impl TokenGate {
     }
 }
 
+/// How far a piece of syntax matched the input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Match {
+    /// Matched completely, ending at this index.
+    Full(usize),
+    /// The input ends inside it: it may still match.
+    Prefix,
+    No,
+}
+
+/// Markup a heartbeat token may be wrapped in: opener and closer (ASCII case ignored).
+const MARKUP: [(&[u8], &[u8]); 11] = [
+    (b"", b""),
+    (b"**", b"**"),
+    (b"*", b"*"),
+    (b"__", b"__"),
+    (b"_", b"_"),
+    (b"`", b"`"),
+    (b"<b>", b"</b>"),
+    (b"<strong>", b"</strong>"),
+    (b"<em>", b"</em>"),
+    (b"<i>", b"</i>"),
+    (b"<code>", b"</code>"),
+];
+
+/// Up to 4 ASCII punctuation characters may follow a heartbeat word.
+const MAX_HEARTBEAT_PUNCT: usize = 4;
+
+/// Matches `lit` at `s[i..]`, ignoring ASCII case.
+fn match_lit(s: &[u8], i: usize, lit: &[u8]) -> Match {
+    let rest = &s[i.min(s.len())..];
+    if rest.len() >= lit.len() {
+        if rest[..lit.len()].eq_ignore_ascii_case(lit) {
+            Match::Full(i + lit.len())
+        } else {
+            Match::No
+        }
+    } else if lit[..rest.len()].eq_ignore_ascii_case(rest) {
+        Match::Prefix
+    } else {
+        Match::No
+    }
+}
+
+/// Characters stripped from both ends of a text before it is compared with the silent
+/// token: ASCII punctuation (Unicode category P, so `*`, `_`, quotes, brackets, `.`, but not
+/// symbols such as `` ` ``, `~`, `$`, `<`, `>`), curly quotes, guillemets, CJK brackets and
+/// the ellipsis. Returns the character's length in bytes at `s[i..]`, or 0.
+fn is_edge_punct(s: &[u8], i: usize) -> usize {
+    let Some(&b) = s.get(i) else { return 0 };
+    if b.is_ascii() {
+        let p = b.is_ascii_punctuation() && !matches!(b, b'$' | b'+' | b'<' | b'=' | b'>');
+        let p = p && !matches!(b, b'^' | b'`' | b'|' | b'~');
+        return usize::from(p);
+    }
+    let end = (i + 4).min(s.len());
+    let Some(c) = (i + 1..=end)
+        .find_map(|e| std::str::from_utf8(&s[i..e]).ok())
+        .and_then(|t| t.chars().next())
+    else {
+        return 0;
+    };
+    let punct = matches!(
+        c,
+        '\u{2018}'
+            ..='\u{201F}' | '«' | '»' | '‹' | '›' | '「' | '」' | '『' | '』' | '…' | '、' | '。'
+    );
+    if punct { c.len_utf8() } else { 0 }
+}
+
+/// Whether the char starting at `s[i]` is a letter or digit: `Some(true/false)`, or `None`
+/// when it is cut off by the end of `s`.
+fn is_word_char(s: &[u8], i: usize) -> Option<bool> {
+    let b = s[i];
+    if b.is_ascii() {
+        return Some(b.is_ascii_alphanumeric());
+    }
+    let end = (i + 4).min(s.len());
+    for e in i + 1..=end {
+        match std::str::from_utf8(&s[i..e]) {
+            Ok(t) => return t.chars().next().map(char::is_alphanumeric),
+            Err(err) if err.error_len().is_some() => return Some(false),
+            Err(_) => {}
+        }
+    }
+    None
+}
+
+fn skip_ws(s: &[u8], mut i: usize) -> usize {
+    while i < s.len() && is_ascii_ws(s[i]) {
+        i += 1;
+    }
+    i
+}
+
+fn trim_ws_end(s: &[u8], mut end: usize) -> usize {
+    while end > 0 && is_ascii_ws(s[end - 1]) {
+        end -= 1;
+    }
+    end
+}
+
 /// The usable tokens and the set of bytes a trailing token run may contain.
 #[derive(Clone, Debug)]
 struct Tokens {
     silent: Option<Box<[u8]>>,
     heartbeat: Option<Box<[u8]>>,
-    /// Bytes that may appear in a trailing run: whitespace, punctuation, token bytes.
+    /// Bytes that may appear in a trailing run: whitespace, punctuation, the letters of the
+    /// tokens and of the markup tags, in both cases.
     alphabet: [bool; 256],
 }
 
-/// Up to 4 ASCII punctuation characters may follow a heartbeat token.
-const MAX_HEARTBEAT_PUNCT: usize = 4;
-
 impl Tokens {
     fn new(config: &TokenConfig) -> Self {
-        let silent: Option<Box<[u8]>> = config.silent_bytes().map(Into::into);
-        let heartbeat: Option<Box<[u8]>> = config.heartbeat_bytes().map(Into::into);
+        let silent = usable(config.silent.as_deref());
+        let heartbeat = usable(config.heartbeat.as_deref());
         let mut alphabet = [false; 256];
         for b in 0..=255u8 {
             alphabet[b as usize] = is_ascii_ws(b) || b.is_ascii_punctuation();
         }
-        for token in [&silent, &heartbeat].into_iter().flatten() {
-            for &b in token.iter() {
-                alphabet[b as usize] = true;
-            }
+        let markup = MARKUP.iter().flat_map(|(o, c)| o.iter().chain(c.iter()));
+        let letters = [&silent, &heartbeat]
+            .into_iter()
+            .flatten()
+            .flat_map(|t| t.iter())
+            .chain(markup);
+        for &b in letters {
+            alphabet[b.to_ascii_lowercase() as usize] = true;
+            alphabet[b.to_ascii_uppercase() as usize] = true;
         }
         Tokens {
             silent,
@@ -252,13 +394,157 @@ impl Tokens {
         }
     }
 
-    /// Decides the start of a message. `None`: cannot tell yet (only when `!at_end`).
-    /// `Some(n)`: the first `n` bytes are a leading heartbeat run to drop (0 when there is
-    /// none: leading whitespace is then kept).
-    fn head_scan(&self, s: &[u8], at_end: bool) -> Option<usize> {
+    fn silent_at(&self, s: &[u8], i: usize) -> Match {
+        self.silent
+            .as_deref()
+            .map_or(Match::No, |t| match_lit(s, i, t))
+    }
+
+    /// A heartbeat word at `s[i..]`: markup, the token, the same markup, punctuation. `Full`
+    /// ends after the punctuation (the most of it, up to 4); the caller checks what follows.
+    fn heartbeat_at(&self, s: &[u8], i: usize) -> Match {
         let Some(hb) = self.heartbeat.as_deref() else {
-            return Some(0);
+            return Match::No;
         };
+        let mut prefix = false;
+        for (open, close) in MARKUP {
+            let after = match match_lit(s, i, open) {
+                Match::Full(e) => e,
+                Match::Prefix => {
+                    prefix = true;
+                    continue;
+                }
+                Match::No => continue,
+            };
+            let after = match match_lit(s, after, hb) {
+                Match::Full(e) => e,
+                Match::Prefix => {
+                    prefix = true;
+                    continue;
+                }
+                Match::No => continue,
+            };
+            let after = match match_lit(s, after, close) {
+                Match::Full(e) => e,
+                Match::Prefix => {
+                    prefix = true;
+                    continue;
+                }
+                Match::No => continue,
+            };
+            let punct = s[after..]
+                .iter()
+                .take(MAX_HEARTBEAT_PUNCT)
+                .take_while(|b| b.is_ascii_punctuation())
+                .count();
+            let end = after + punct;
+            match s.get(end) {
+                // More punctuation than allowed: not this form (another may still match).
+                Some(b) if b.is_ascii_punctuation() => {}
+                _ => return Match::Full(end),
+            }
+        }
+        if prefix { Match::Prefix } else { Match::No }
+    }
+
+    /// Whether `s` is (`Full`) or may still become (`Prefix`) a silent text (module docs,
+    /// rule 1), whitespace around it included.
+    fn silent_form(&self, s: &[u8]) -> Match {
+        let forms = [
+            self.token_run_form(s, false),
+            self.token_run_form(s, true),
+            self.json_form(s),
+        ];
+        if forms.iter().any(|m| matches!(m, Match::Full(_))) {
+            Match::Full(s.len())
+        } else if forms.contains(&Match::Prefix) {
+            Match::Prefix
+        } else {
+            Match::No
+        }
+    }
+
+    /// `ws* P* S (ws+ S)* P* ws*` where `P` is edge punctuation (only when `punct`).
+    fn token_run_form(&self, s: &[u8], punct: bool) -> Match {
+        let Some(silent) = self.silent.as_deref() else {
+            return Match::No;
+        };
+        let mut i = skip_ws(s, 0);
+        if punct {
+            while let n @ 1.. = is_edge_punct(s, i) {
+                i += n;
+            }
+        }
+        loop {
+            i = match match_lit(s, i, silent) {
+                Match::Full(e) => e,
+                Match::Prefix => return Match::Prefix,
+                Match::No => return Match::No,
+            };
+            // After a token: more tokens after whitespace, or punctuation, or the end.
+            let w = skip_ws(s, i);
+            if w == s.len() {
+                return Match::Full(w);
+            }
+            if w > i && !matches!(match_lit(s, w, silent), Match::No) {
+                i = w;
+                continue;
+            }
+            if !punct {
+                return Match::No;
+            }
+            let mut j = w;
+            while let n @ 1.. = is_edge_punct(s, j) {
+                j += n;
+            }
+            if j == w {
+                // A multi-byte punctuation char cut by the end of the text so far.
+                return if s.len() - j < 4 && !s[j..].is_ascii() {
+                    Match::Prefix
+                } else {
+                    Match::No
+                };
+            }
+            return if skip_ws(s, j) == s.len() {
+                Match::Full(s.len())
+            } else {
+                Match::No
+            };
+        }
+    }
+
+    /// `{ "action" : " S " }` with whitespace between the JSON tokens.
+    fn json_form(&self, s: &[u8]) -> Match {
+        let Some(silent) = self.silent.as_deref() else {
+            return Match::No;
+        };
+        let pieces: [&[u8]; 7] = [b"{", b"\"action\"", b":", b"\"", silent, b"\"", b"}"];
+        let mut i = 0;
+        for piece in pieces {
+            // Whitespace is allowed between JSON tokens and inside the quoted value.
+            i = skip_ws(s, i);
+            i = match match_lit(s, i, piece) {
+                Match::Full(e) => e,
+                Match::Prefix => return Match::Prefix,
+                Match::No => return Match::No,
+            };
+        }
+        if skip_ws(s, i) == s.len() {
+            Match::Full(s.len())
+        } else {
+            Match::No
+        }
+    }
+
+    /// Decides the start of a text `s`: how many bytes to drop (module docs, rules 1–3).
+    /// `None`: more text could change the answer (only when `!at_end`). Once `Some` for a
+    /// text, it is the same for every longer text that starts with it.
+    fn head_scan(&self, s: &[u8], at_end: bool) -> Option<usize> {
+        match self.silent_form(s) {
+            Match::Full(_) if at_end => return Some(s.len()),
+            Match::Full(_) | Match::Prefix if !at_end => return None,
+            _ => {}
+        }
         let mut pos = 0;
         let mut stripped = false;
         loop {
@@ -267,41 +553,84 @@ impl Tokens {
             if i == s.len() {
                 return at_end.then_some(drop);
             }
-            let rest = &s[i..];
-            if rest.len() < hb.len() {
-                return if !at_end && hb.starts_with(rest) {
-                    None
-                } else {
-                    Some(drop)
+            match self.heartbeat_at(s, i) {
+                Match::Full(e) if e == s.len() => return at_end.then_some(e),
+                Match::Full(e) if is_ascii_ws(s[e]) => {
+                    pos = e;
+                    stripped = true;
+                    continue;
+                }
+                Match::Prefix if !at_end => return None,
+                _ => {}
+            }
+            return self.leading_silent(s, i, at_end, drop);
+        }
+    }
+
+    /// A run of silent tokens at `s[i..]` (rule 3): the bytes to drop, `drop` (what the
+    /// heartbeat rule already dropped) when the run is not removed, `None` when undecided.
+    ///
+    /// A token glued to the next (`NO_REPLYNO_REPLY`) counts as glued to visible text, as the
+    /// newest OpenClaw reads it: the whole run and the whitespace after it go.
+    fn leading_silent(&self, s: &[u8], i: usize, at_end: bool, drop: usize) -> Option<usize> {
+        let mut e = match self.silent_at(s, i) {
+            Match::Full(e) => e,
+            Match::Prefix if !at_end => return None,
+            _ => return Some(drop),
+        };
+        let mut glued = false;
+        loop {
+            if e == s.len() {
+                return at_end.then_some(if glued { e } else { drop });
+            }
+            match self.silent_at(s, e) {
+                Match::Full(e2) => {
+                    glued = true;
+                    e = e2;
+                    continue;
+                }
+                Match::Prefix if !at_end => return None,
+                _ => {}
+            }
+            if !is_ascii_ws(s[e]) {
+                return match is_word_char(s, e) {
+                    Some(true) => Some(e),
+                    None if !at_end => None,
+                    _ => Some(if glued { e } else { drop }),
                 };
             }
-            if !rest.starts_with(hb) {
-                return Some(drop);
+            let w = skip_ws(s, e);
+            if w == s.len() {
+                return at_end.then_some(if glued { w } else { drop });
             }
-            let j = i + hb.len();
-            let k = count_punct(&s[j..]);
-            if j + k == s.len() {
-                // The token (and its punctuation) ends the text so far.
-                return at_end.then_some(s.len());
+            match self.silent_at(s, w) {
+                Match::Full(e2) => {
+                    e = e2;
+                    continue;
+                }
+                Match::Prefix if !at_end => return None,
+                _ => {}
             }
-            if !is_ascii_ws(s[j + k]) {
-                return Some(drop);
-            }
-            pos = j + k;
-            stripped = true;
+            let newline = s[e..w].contains(&b'\n');
+            return Some(if newline || glued { w } else { drop });
         }
     }
 
     /// Where the trailing candidate of `s` starts: the earliest position, at most
-    /// [`MAX_TOKEN_HOLD`] bytes from the end, at the start of a whitespace run (or at 0 when
-    /// `at_start`, the start of the message), from which the rest may still be a run of
-    /// tokens. `s.len()` when there is none.
+    /// [`MAX_TOKEN_HOLD`] bytes from the end, from which the rest may still be a trailing
+    /// run (module docs, rule 4). `s.len()` when there is none. A run starts at the start of
+    /// a whitespace run, at the start of a `*` run (glued to the text before), or at 0 when
+    /// `at_start` (the start of the message).
     fn candidate_start(&self, s: &[u8], at_start: bool) -> usize {
         let r = self.region_start(s);
         for q in r..s.len() {
-            let run_start = is_ascii_ws(s[q]) && (q == r || !is_ascii_ws(s[q - 1]));
-            let from_start = q == 0 && at_start;
-            if (run_start || from_start) && self.is_run_prefix(&s[q..], from_start) {
+            let first = q == r;
+            let ws_start = is_ascii_ws(s[q]) && (first || !is_ascii_ws(s[q - 1]));
+            let star_start = s[q] == b'*' && (first || s[q - 1] != b'*');
+            let viable = (ws_start && self.run_prefix(s, q, false))
+                || (q == 0 && at_start && self.run_prefix(s, q, true))
+                || (star_start && self.glued_run_prefix(s, q));
+            if viable {
                 return q;
             }
         }
@@ -319,88 +648,95 @@ impl Tokens {
         r
     }
 
-    /// Whether `s` is the beginning of (or all of) a run of tokens: whitespace, then tokens
-    /// each preceded by whitespace (the first may instead sit at the start of the message
-    /// when `at_start`), then whitespace.
-    fn is_run_prefix(&self, s: &[u8], at_start: bool) -> bool {
-        let mut i = 0;
-        let mut need_ws = !at_start;
-        'tokens: loop {
-            let ws_start = i;
-            i = skip_ws(s, i);
-            if i == s.len() {
+    /// Whether `s[i..]` is the beginning of (or all of) a trailing run: words (silent tokens
+    /// or heartbeat words) each after whitespace — the first one may instead start right at
+    /// `i` when `at_word` — and whitespace at the end.
+    ///
+    /// The first word may be a silent token behind a run of `*` (`text **NO_REPLY`).
+    fn run_prefix(&self, s: &[u8], mut i: usize, mut at_word: bool) -> bool {
+        let mut first = true;
+        loop {
+            let w = skip_ws(s, i);
+            if w == s.len() {
                 return true;
             }
-            if need_ws && i == ws_start {
+            if w == i && !at_word {
                 return false;
             }
-            need_ws = true;
-            let rest = &s[i..];
-            if let Some(silent) = self.silent.as_deref() {
-                if rest.len() <= silent.len() {
-                    if silent.starts_with(rest) {
-                        return true;
-                    }
-                } else if rest.starts_with(silent) && is_ascii_ws(rest[silent.len()]) {
-                    i += silent.len();
-                    continue 'tokens;
-                }
+            at_word = false;
+            if first && s[w] == b'*' && self.glued_run_prefix(s, w) {
+                return true;
             }
-            if let Some(hb) = self.heartbeat.as_deref() {
-                if rest.len() <= hb.len() {
-                    if hb.starts_with(rest) {
-                        return true;
-                    }
-                } else if rest.starts_with(hb) {
-                    let after = hb.len() + count_punct(&rest[hb.len()..]);
-                    if after == rest.len() {
-                        return true;
-                    }
-                    if is_ascii_ws(rest[after]) {
-                        i += after;
-                        continue 'tokens;
-                    }
-                }
-            }
-            return false;
+            first = false;
+            i = match self.word_at(s, w) {
+                Match::Full(e) => e,
+                Match::Prefix => return true,
+                Match::No => return false,
+            };
         }
     }
 
-    /// How much of the trailing candidate `s` to keep at the end of the text: trailing
-    /// tokens and the whitespace around them are cut off (module docs, rule 2).
-    fn tail_keep(&self, s: &[u8], at_start: bool) -> usize {
-        let boundary = |q: usize| {
-            if q == 0 {
-                at_start
-            } else {
-                is_ascii_ws(s[q - 1])
+    /// `*`+ then a silent token, then more words after whitespace.
+    fn glued_run_prefix(&self, s: &[u8], q: usize) -> bool {
+        let k = q + s[q..].iter().take_while(|&&b| b == b'*').count();
+        if k == s.len() {
+            return true;
+        }
+        match self.silent_at(s, k) {
+            Match::Full(e) => self.run_prefix(s, e, false),
+            Match::Prefix => true,
+            Match::No => false,
+        }
+    }
+
+    /// A silent token or a heartbeat word at `s[i..]`, followed by whitespace or the end.
+    fn word_at(&self, s: &[u8], i: usize) -> Match {
+        let ends_word = |e: usize| e == s.len() || is_ascii_ws(s[e]);
+        let silent = self.silent_at(s, i);
+        let heartbeat = self.heartbeat_at(s, i);
+        for m in [silent, heartbeat] {
+            if let Match::Full(e) = m
+                && ends_word(e)
+            {
+                return Match::Full(e);
             }
-        };
+        }
+        if silent == Match::Prefix || heartbeat == Match::Prefix {
+            Match::Prefix
+        } else {
+            Match::No
+        }
+    }
+
+    /// How much of the trailing candidate `s` to keep (module docs, rule 4): words are cut
+    /// from the end while each follows whitespace; a silent token glued to a `*` run, or a
+    /// word at the very start (`at_start`), is cut too and ends the run.
+    fn tail_keep(&self, s: &[u8], at_start: bool) -> usize {
         let mut end = s.len();
         let mut stripped = false;
-        'strip: loop {
+        loop {
             let e = trim_ws_end(s, end);
-            let silent_at_end = self
+            let Some(start) = self.word_ending_at(s, e) else {
+                break;
+            };
+            if start > 0 && is_ascii_ws(s[start - 1]) {
+                end = start;
+                stripped = true;
+                continue;
+            }
+            if start == 0 && at_start {
+                end = 0;
+                stripped = true;
+                break;
+            }
+            let stars = s[..start].iter().rev().take_while(|&&b| b == b'*').count();
+            let is_silent = self
                 .silent
                 .as_deref()
-                .filter(|silent| s[..e].ends_with(silent) && boundary(e - silent.len()));
-            if let Some(silent) = silent_at_end {
-                end = e - silent.len();
+                .is_some_and(|t| e - start == t.len() && s[start..e].eq_ignore_ascii_case(t));
+            if stars > 0 && is_silent {
+                end = start - stars;
                 stripped = true;
-                continue 'strip;
-            }
-            if let Some(hb) = self.heartbeat.as_deref() {
-                for k in 0..=MAX_HEARTBEAT_PUNCT.min(e) {
-                    if k > 0 && !s[e - k].is_ascii_punctuation() {
-                        break;
-                    }
-                    let e2 = e - k;
-                    if s[..e2].ends_with(hb) && boundary(e2 - hb.len()) {
-                        end = e2 - hb.len();
-                        stripped = true;
-                        continue 'strip;
-                    }
-                }
             }
             break;
         }
@@ -410,33 +746,38 @@ impl Tokens {
             s.len()
         }
     }
-}
 
-fn skip_ws(s: &[u8], mut i: usize) -> usize {
-    while i < s.len() && is_ascii_ws(s[i]) {
-        i += 1;
+    /// The start of a silent token or heartbeat word that ends exactly at `e`, if any.
+    fn word_ending_at(&self, s: &[u8], e: usize) -> Option<usize> {
+        if let Some(t) = self.silent.as_deref()
+            && e >= t.len()
+            && s[e - t.len()..e].eq_ignore_ascii_case(t)
+        {
+            return Some(e - t.len());
+        }
+        let hb = self.heartbeat.as_deref()?;
+        for k in 0..=MAX_HEARTBEAT_PUNCT.min(e) {
+            if k > 0 && !s[e - k].is_ascii_punctuation() {
+                break;
+            }
+            let e2 = e - k;
+            for (open, close) in MARKUP {
+                let n = open.len() + hb.len() + close.len();
+                if e2 < n {
+                    continue;
+                }
+                let w = e2 - n;
+                let word = &s[w..e2];
+                let fits = word[..open.len()].eq_ignore_ascii_case(open)
+                    && word[open.len()..open.len() + hb.len()].eq_ignore_ascii_case(hb)
+                    && word[open.len() + hb.len()..].eq_ignore_ascii_case(close);
+                if fits && self.heartbeat_at(s, w) == Match::Full(e) {
+                    return Some(w);
+                }
+            }
+        }
+        None
     }
-    i
-}
-
-fn trim_ws_end(s: &[u8], mut end: usize) -> usize {
-    while end > 0 && is_ascii_ws(s[end - 1]) {
-        end -= 1;
-    }
-    end
-}
-
-#[cfg(test)]
-fn trim_ws(s: &[u8]) -> &[u8] {
-    let start = skip_ws(s, 0);
-    &s[start..trim_ws_end(s, s.len()).max(start)]
-}
-
-fn count_punct(s: &[u8]) -> usize {
-    s.iter()
-        .take(MAX_HEARTBEAT_PUNCT)
-        .take_while(|b| b.is_ascii_punctuation())
-        .count()
 }
 
 #[cfg(test)]
@@ -492,7 +833,79 @@ mod tests {
             "NO_REPLY is what I would say",
             "NO_REPLY is what I would say",
         );
-        check("NO_REPLYING", "NO_REPLYING");
+        check("NO_REPLYING", "ING");
+        check("😄 NO_REPLY", "😄");
+        check("NO_REPLY ok NO_REPLY", "NO_REPLY ok");
+    }
+
+    #[test]
+    fn silent_forms_of_the_newest_openclaw() {
+        for text in [
+            "no_reply",
+            "  No_RePlY  ",
+            "\"NO_REPLY\"",
+            "'NO_REPLY'",
+            "**NO_REPLY**",
+            "*NO_REPLY*",
+            "_NO_REPLY_",
+            "NO_REPLY.",
+            "NO_REPLY!",
+            "(NO_REPLY)",
+            "“NO_REPLY”",
+            "NO_REPLY NO_REPLY",
+            "NO_REPLY\n\nNO_REPLY",
+            "NO_REPLYNO_REPLY",
+            "{\"action\":\"NO_REPLY\"}",
+            "{\n  \"action\": \"NO_REPLY\"\n}",
+            "{ \"action\" : \" NO_REPLY \" }",
+            "**NO_REPLY",
+        ] {
+            check(text, "");
+        }
+        check(
+            "{\"action\":\"SOMETHING_ELSE\"}",
+            "{\"action\":\"SOMETHING_ELSE\"}",
+        );
+        check(
+            "{\"action\":\"NO_REPLY\",\"x\":1}",
+            "{\"action\":\"NO_REPLY\",\"x\":1}",
+        );
+    }
+
+    #[test]
+    fn leading_silent_token() {
+        check("NO_REPLYThe user is saying", "The user is saying");
+        check("No_RePlYThe user is saying", "The user is saying");
+        check("no_reply42 items", "42 items");
+        check(
+            "NO_REPLY NO_REPLY\nThe user is saying hello",
+            "The user is saying hello",
+        );
+        check("NO_REPLY\n\nHere is more.", "Here is more.");
+        check("NO_REPLY NO_REPLYActually here", "Actually here");
+        // A separator on the same line keeps everything.
+        for kept in [
+            "NO_REPLY -- nope",
+            "NO_REPLY: explanation",
+            "NO_REPLY—note",
+            "NO_REPLY but here is more content",
+            "NO_REPLY 👍",
+        ] {
+            check(kept, kept);
+        }
+    }
+
+    #[test]
+    fn trailing_strip_with_wrappers() {
+        check("some text **NO_REPLY", "some text");
+        check("reasoning**NO_REPLY", "reasoning");
+        check(
+            "Here is a helpful response.\n\nNO_REPLY",
+            "Here is a helpful response.",
+        );
+        check("done no_reply", "done");
+        check("x**NO_REPLY**NO_REPLY", "x**NO_REPLY");
+        check("a NO_REPLY NO_REPLY", "a");
     }
 
     #[test]
@@ -505,8 +918,10 @@ mod tests {
             "No.",
             "NO!",
             "Nope",
-            "NO_REPLY.",
             "ok NO_",
+            "`NO_REPLY`",
+            "Please NO_REPLY to this",
+            "这条消息里有 NO_REPLY 看你能不能收到",
         ] {
             check(text, text);
         }
@@ -516,6 +931,7 @@ mod tests {
     fn heartbeat_token() {
         check("HEARTBEAT_OK", "");
         check("HEARTBEAT_OK.", "");
+        check("heartbeat_ok", "");
         check("HEARTBEAT_OK Status is fine.", "Status is fine.");
         check("HEARTBEAT_OK\n\nStatus is fine.", "Status is fine.");
         check("HEARTBEAT_OK... all quiet", "all quiet");
@@ -528,6 +944,24 @@ mod tests {
         check("HEARTBEAT_OK\nNO_REPLY", "");
         check("Report. NO_REPLY HEARTBEAT_OK", "Report.");
         check("Hi  HEARTBEAT_OK  ", "Hi");
+    }
+
+    #[test]
+    fn heartbeat_in_simple_markup() {
+        for text in [
+            "<b>HEARTBEAT_OK</b>",
+            "**HEARTBEAT_OK**",
+            "<code>HEARTBEAT_OK</code>",
+            "<strong>HEARTBEAT_OK</strong>",
+            "`HEARTBEAT_OK`",
+            "_HEARTBEAT_OK_.",
+        ] {
+            check(text, "");
+        }
+        check("All good! <b>HEARTBEAT_OK</b>", "All good!");
+        check("<code>HEARTBEAT_OK</code> all good", "all good");
+        check("**HEARTBEAT_OK** fine", "fine");
+        check("x <b>HEARTBEAT_OK</i>", "x <b>HEARTBEAT_OK</i>");
     }
 
     #[test]
@@ -556,6 +990,7 @@ mod tests {
             heartbeat: Some("".into()),
         };
         assert_eq!(run_split_with(&custom, "ok [silent]", &[5]), "ok");
+        assert_eq!(run_split_with(&custom, "[silent]", &[3]), "");
         assert_eq!(run_split_with(&custom, "HEARTBEAT_OK", &[]), "HEARTBEAT_OK");
         let spaced = TokenConfig {
             silent: Some("NO REPLY".into()),
@@ -586,20 +1021,25 @@ mod tests {
     }
 
     #[test]
-    fn flush_releases_held_text_and_continues() {
+    fn flush_is_a_seam_not_an_end() {
         let mut gate = TokenGate::new(&TokenConfig::default());
         let mut out = String::new();
         gate.push("Chart:\n\n", &mut out);
         assert_eq!(out, "Chart:");
         gate.flush(&mut out);
         assert_eq!(out, "Chart:\n\n");
+        // Text before a seam keeps a trailing token: it is not the reply's end.
         gate.push("More. NO_REPLY", &mut out);
         gate.flush(&mut out);
-        assert_eq!(out, "Chart:\n\nMore.");
+        assert_eq!(out, "Chart:\n\nMore. NO_REPLY");
         // Not at the start of the message any more: a leading heartbeat is plain text now.
-        gate.push("HEARTBEAT_OK x", &mut out);
+        gate.push(" HEARTBEAT_OK x", &mut out);
         gate.finish(&mut out);
-        assert_eq!(out, "Chart:\n\nMore.HEARTBEAT_OK x");
+        assert_eq!(out, "Chart:\n\nMore. NO_REPLY HEARTBEAT_OK x");
+        // A caption that is only a silent form is silent at the seam.
+        gate.push("{\"action\":\"NO_REPLY\"}", &mut out);
+        gate.flush(&mut out);
+        assert_eq!(out, "Chart:\n\nMore. NO_REPLY HEARTBEAT_OK x");
     }
 
     #[test]
@@ -610,18 +1050,31 @@ mod tests {
         assert!(got.len() < long.len());
         let spaces = " ".repeat(10_000);
         assert_eq!(run_split(&spaces, &[]), spaces);
+        let tokens = "NO_REPLY ".repeat(100) + "then text";
+        assert_eq!(
+            run_chars(&tokens),
+            normalize_text(&TokenConfig::default(), &tokens)
+        );
     }
 
     fn token_text() -> impl Strategy<Value = String> {
         let piece = prop_oneof![
-            "[a-zA-Z .!\n]{0,6}",
+            "[a-zA-Z .!*_\"\n]{0,6}",
             Just("NO_REPLY".to_string()),
+            Just("no_reply".to_string()),
             Just("NO".to_string()),
             Just("HEARTBEAT_OK".to_string()),
             Just("HEARTBEAT".to_string()),
+            Just("<b>".to_string()),
+            Just("</b>".to_string()),
+            Just("**".to_string()),
+            Just("{\"action\":\"".to_string()),
+            Just("\"}".to_string()),
             Just(" ".to_string()),
+            Just("\n".to_string()),
             Just("!!".to_string()),
             Just("é".to_string()),
+            Just("“".to_string()),
         ];
         prop::collection::vec(piece, 0..12).prop_map(|v| v.concat())
     }
@@ -645,9 +1098,18 @@ mod tests {
             prop_assert_eq!(run_split(&text, &cuts), run_split(&text, &[]));
         }
 
+        /// Tokens only ever leave at the edges: the result is one contiguous piece of the
+        /// text.
+        #[test]
+        fn result_is_a_piece_of_the_text(text in token_text()) {
+            let got = normalize_text(&TokenConfig::default(), &text);
+            prop_assert!(got.is_empty() || text.contains(got));
+        }
+
         #[test]
         fn text_without_tokens_passes_through(text in any::<String>()) {
-            prop_assume!(!text.contains("NO_REPLY") && !text.contains("HEARTBEAT_OK"));
+            let lower = text.to_ascii_lowercase();
+            prop_assume!(!lower.contains("no_reply") && !lower.contains("heartbeat_ok"));
             prop_assert_eq!(run_chars(&text), text.clone());
             prop_assert_eq!(normalize_text(&TokenConfig::default(), &text), text.as_str());
         }

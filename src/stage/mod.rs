@@ -43,7 +43,7 @@ use crate::text::markdown::MarkdownScanner;
 /// front. The scanner only ever looks at text up to the byte being asked about, so whether a
 /// byte is code depends on the text before it, never on how much text has arrived after it:
 /// that keeps every stage independent of how its input was split.
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub(crate) struct CodeTracker {
     /// Input not yet dropped; positions handed out are indices into it.
     pub(crate) text: String,
@@ -76,6 +76,15 @@ pub(crate) fn skip_blanks(s: &[u8], mut i: usize, end: usize) -> usize {
 /// `names` (ASCII case ignored): then the stage holds it back instead of releasing it.
 pub(crate) fn may_become<'n>(word: &[u8], mut names: impl Iterator<Item = &'n [u8]>) -> bool {
     names.any(|full| full.len() >= word.len() && full[..word.len()].eq_ignore_ascii_case(word))
+}
+
+impl Default for CodeTracker {
+    fn default() -> Self {
+        CodeTracker {
+            text: String::new(),
+            scanner: MarkdownScanner::with_late_pairs(),
+        }
+    }
 }
 
 /// How many decided bytes a [`CodeTracker`] holds before it scans and drops them.

@@ -164,6 +164,9 @@ pub(crate) struct MarkdownScanner {
     /// [`MarkdownScanner::take_newly_safe`] (an unmatched backtick run dropped, an undecided
     /// fence line that turned out to be text).
     newly_safe: Option<usize>,
+    /// When a block ends with an unmatched run, pair the runs after it (see
+    /// [`MarkdownScanner::with_late_pairs`]).
+    late_pairs: bool,
 }
 
 impl Default for MarkdownScanner {
@@ -185,6 +188,19 @@ impl MarkdownScanner {
             code_open_len: 0,
             run: None,
             newly_safe: None,
+            late_pairs: false,
+        }
+    }
+
+    /// A scanner that, when a block ends with an unmatched backtick run, pairs the runs
+    /// after it in that block among themselves, as CommonMark does (`` ```` x `a` `` holds
+    /// the span `` `a` ``). The plain scanner leaves them unpaired, which only ever makes
+    /// cuts safer; consumers that must know exactly which text is code (the tag and
+    /// directive stages) use this one.
+    pub(crate) fn with_late_pairs() -> Self {
+        MarkdownScanner {
+            late_pairs: true,
+            ..Self::new()
         }
     }
 
@@ -500,15 +516,17 @@ impl MarkdownScanner {
     }
 
     /// The block that ends at `block_end` (a blank line or a fence line starts there) leaves
-    /// the open code span unmatched: its opening run is literal text. As in CommonMark, the
+    /// the open code span unmatched: its opening run is literal text. With `late_pairs`, the
     /// backtick runs after it in the block are then paired among themselves.
     fn drop_unclosed_code(&mut self, bytes: &[u8], block_end: usize) {
         if self.code_open_len != 0 {
             // An unmatched backtick run is literal text, not a span.
             if let Some(c) = self.codes.pop() {
                 self.mark_newly_safe(c.start);
-                let from = (c.start + self.code_open_len).min(block_end);
-                self.pair_runs(bytes, from, block_end);
+                if self.late_pairs {
+                    let from = (c.start + self.code_open_len).min(block_end);
+                    self.pair_runs(bytes, from, block_end);
+                }
             }
             self.code_open_len = 0;
         }

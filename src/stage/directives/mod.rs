@@ -1,20 +1,14 @@
 //! Reply directives (SPEC §2): `MEDIA:` lines, `[[media:…]]`, `[[reply_to_current]]`,
 //! `[[reply_to: ID]]` and `[[audio_as_voice]]`, found outside code, removed from the text and
-//! reported as events in the order they appear.
+//! reported as events in the order they appear. This module is the streaming parser; its
+//! parts have their own modules: [`media`] (where a `MEDIA:` line starts and how its payload
+//! splits into items), [`policy`] (which URLs and paths may be sent) and [`tidy`] (the
+//! whitespace left where something was removed).
 //!
-//! **`MEDIA:` lines.** A line that starts (after at most 3 spaces) with `MEDIA:` (upper case,
-//! as the model is instructed to write it; `Media:` in prose is text) is decided when its end
-//! of line arrives. The rest of the line holds items separated by spaces or tabs; an item that
-//! starts with `"` or `'` runs to the matching quote, so one quoted item may hold spaces. Each
-//! item is
-//! - an allowed `https://` URL (see [`is_allowed_media_url`]) → a media event;
-//! - a local path starting `/`, `./`, `~/` or a drive (`C:\`) with no `..` component → a
-//!   media event; a path-like item with a `..` component (or starting `../`) is removed and
-//!   not sent;
-//! - anything else, including a URL that is not allowed → stays as text.
-//!
-//! If no item is media or a removed path, the line is prose and stays untouched. A line of
-//! more than [`MAX_MEDIA_LINE_LEN`] bytes is never a directive.
+//! **`MEDIA:` lines** are decided when their line break arrives. Each item of the line (see
+//! [`media`]) is judged by [`policy`]: an allowed URL or path becomes a media event; a path
+//! that is not allowed is removed and not sent; anything else stays as text. A line with no
+//! media and nothing removed is prose and stays untouched.
 //!
 //! **Bracket directives** `[[keyword]]` / `[[keyword: value]]`: keywords are matched ignoring
 //! ASCII case, with spaces allowed around the keyword, the colon and the value. The reply tags
@@ -24,30 +18,33 @@
 //! held back until it does, the line ends, [`MAX_BRACKET_LEN`] bytes pass, or the message ends;
 //! then it is text. Unknown keywords (`[[wiki]]`) are text at once.
 //!
+//! **Malformed reply tags at the start.** When a message's text begins (after whitespace
+//! only) with a reply tag that is broken — `[[reply_to_current]` with one closing bracket,
+//! `[[reply_to:` with no id or no `]]` before the line ends — the broken tag is removed and
+//! takes no effect, as the newest OpenClaw does (`[[reply_to_current] Visible reply` →
+//! `Visible reply`). Anywhere else such text is left as it is.
+//!
 //! **Reply target.** `[[reply_to: ID]]` sets an explicit target; the last explicit id wins.
 //! `[[reply_to_current]]` sets the current message only while no explicit id was seen. The
 //! target is sticky until [`DirectiveParser::reset`] (the next assistant message); a
 //! [`DirectiveEvent::ReplyTo`] is emitted each time the effective target changes.
-//!
-//! **Tidying** (only where something was removed; text without directives passes through
-//! byte for byte): the spaces around a removed directive collapse to one space, or to none at
-//! the start or end of a line; a line that held only directives disappears with its line
-//! break; a blank line that would follow another blank line (or the start of the output)
-//! because a directive line disappeared is dropped.
 
-use std::net::{Ipv4Addr, Ipv6Addr};
+pub(crate) mod media;
+pub(crate) mod policy;
+mod tidy;
+
 use std::ops::Range;
 
-use memchr::{memchr, memchr2};
+use memchr::memchr2;
 
+use self::media::{LineStart, media_items, media_line_start, unquote};
+use self::policy::{Verdict, classify};
+use self::tidy::LineTidy;
 use super::{CodeTracker, find_byte2, is_ascii_ws, may_become, skip_blanks};
 use crate::payload::ReplyTarget;
 
 /// The longest bracket directive, in bytes, from `[[` through `]]`.
 pub(crate) const MAX_BRACKET_LEN: usize = 4096;
-
-/// The longest `MEDIA:` line, in bytes, indentation included, line break excluded.
-pub(crate) const MAX_MEDIA_LINE_LEN: usize = 8192;
 
 /// One step of the parser's output, in text order.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -119,6 +116,9 @@ pub(crate) struct DirectiveParser {
     reply_target: Option<ReplyTarget>,
     reply_explicit: bool,
     audio_as_voice: bool,
+    /// Text other than whitespace was released in this message (a broken reply tag is
+    /// removed only before that).
+    started: bool,
 }
 
 impl Default for DirectiveParser {
@@ -149,6 +149,7 @@ impl DirectiveParser {
             reply_target: None,
             reply_explicit: false,
             audio_as_voice: false,
+            started: false,
         }
     }
 
@@ -203,6 +204,7 @@ impl DirectiveParser {
         self.reply_target = None;
         self.reply_explicit = false;
         self.audio_as_voice = false;
+        self.started = false;
     }
 
     fn run(&mut self, at_end: bool, out: &mut DirectiveOutput) {
@@ -271,6 +273,10 @@ impl DirectiveParser {
     /// Releases input bytes `start..end` (no line break among them) as text.
     fn emit_text(&mut self, start: usize, end: usize, out: &mut DirectiveOutput) {
         if start < end {
+            if !self.started {
+                let bytes = &self.input.text.as_bytes()[start..end];
+                self.started = bytes.iter().any(|&b| !is_ascii_ws(b));
+            }
             self.tidy.text(&self.input.text[start..end], out);
             self.prev_byte = Some(self.input.text.as_bytes()[end - 1]);
         }
@@ -291,7 +297,17 @@ impl DirectiveParser {
         let bytes = &self.input.text.as_bytes()[p..];
         let (kind, value, len) = match match_bracket(bytes) {
             BracketMatch::Partial if !at_end => return BracketOutcome::Hold,
-            BracketMatch::Partial | BracketMatch::NotDirective => return BracketOutcome::Text,
+            BracketMatch::Partial | BracketMatch::NotDirective => {
+                // A broken reply tag that begins the message is removed without effect.
+                let leading = !self.started && self.prev_byte.is_none_or(is_ascii_ws);
+                return match malformed_reply_len(bytes).filter(|_| leading) {
+                    Some(len) => {
+                        self.tidy.removal();
+                        BracketOutcome::Removed(len)
+                    }
+                    None => BracketOutcome::Text,
+                };
+            }
             BracketMatch::Directive { kind, value, len } => (kind, value, len),
         };
         // Values are ASCII-delimited ranges of valid UTF-8, so this slice is on boundaries.
@@ -324,10 +340,10 @@ impl DirectiveParser {
             }
             BracketKind::Media => {
                 let value = unquote(value);
-                match classify_media_item(value) {
-                    MediaItem::Keep => return BracketOutcome::Text,
-                    MediaItem::Drop => {}
-                    MediaItem::Send => out.events.push(DirectiveEvent::Media(value.to_string())),
+                match classify(value) {
+                    Verdict::Keep => return BracketOutcome::Text,
+                    Verdict::Drop => {}
+                    Verdict::Send => out.events.push(DirectiveEvent::Media(value.to_string())),
                 }
             }
         }
@@ -347,434 +363,33 @@ impl DirectiveParser {
         let line = &self.input.text[marker + b"MEDIA:".len()..end];
         // A line break written as CRLF: the CR belongs to the break, not to the last item.
         let line = line.strip_suffix('\r').unwrap_or(line);
-        if !MediaItems::new(line).any(|item| classify_media_item(item.value) != MediaItem::Keep) {
+        let items = media_items(line);
+        if items
+            .iter()
+            .all(|item| classify(&line[item.value.clone()]) == Verdict::Keep)
+        {
             return false;
         }
         let tidy = &mut self.tidy;
         tidy.text(&self.input.text[start..marker], out);
         tidy.removal();
         let mut pos = 0;
-        for item in MediaItems::new(line) {
+        for item in items {
             tidy.text(&line[pos..item.raw.start], out);
-            match classify_media_item(item.value) {
-                MediaItem::Send => {
-                    out.events
-                        .push(DirectiveEvent::Media(item.value.to_string()));
+            let value = &line[item.value.clone()];
+            match classify(value) {
+                Verdict::Send => {
+                    out.events.push(DirectiveEvent::Media(value.to_string()));
                     tidy.removal();
                 }
-                MediaItem::Drop => tidy.removal(),
-                MediaItem::Keep => tidy.text(&line[item.raw.clone()], out),
+                Verdict::Drop => tidy.removal(),
+                Verdict::Keep => tidy.text(&line[item.raw.clone()], out),
             }
             pos = item.raw.end;
         }
         tidy.text(&line[pos..], out);
         true
     }
-}
-
-/// Whitespace bookkeeping so removed directives leave no double spaces or empty lines.
-#[derive(Clone, Debug)]
-struct LineTidy {
-    /// Spaces and tabs not yet released: what they become depends on what follows.
-    pending_ws: String,
-    /// The current line has released non-space text.
-    line_has_text: bool,
-    /// A directive was removed on the current line.
-    line_had_removal: bool,
-    /// A directive was removed since the last released text.
-    removed_since_text: bool,
-    /// The last released line was blank, or nothing was released yet.
-    prev_line_blank: bool,
-    /// A directive-only line disappeared and no text followed yet: a blank line that would
-    /// sit after another blank line is dropped.
-    squeeze_blank: bool,
-}
-
-impl LineTidy {
-    fn new() -> Self {
-        LineTidy {
-            pending_ws: String::new(),
-            line_has_text: false,
-            line_had_removal: false,
-            removed_since_text: false,
-            prev_line_blank: true,
-            squeeze_blank: false,
-        }
-    }
-
-    fn reset(&mut self) {
-        let mut ws = std::mem::take(&mut self.pending_ws);
-        ws.clear();
-        *self = LineTidy {
-            pending_ws: ws,
-            ..LineTidy::new()
-        };
-    }
-
-    /// Text without a line break.
-    fn text(&mut self, seg: &str, out: &mut DirectiveOutput) {
-        // A CR counts as trailing space so that a CRLF directive-only line disappears whole.
-        // The spaces are ASCII bytes, which never occur inside a multi-byte char, so
-        // trimming bytes cuts `seg` exactly where trimming chars would.
-        let is_space = |b: &u8| matches!(b, b' ' | b'\t' | b'\r');
-        let bytes = seg.as_bytes();
-        let Some(body_start) = bytes.iter().position(|b| !is_space(b)) else {
-            self.pending_ws.push_str(seg);
-            return;
-        };
-        let body_end = bytes
-            .iter()
-            .rposition(|b| !is_space(b))
-            .map_or(body_start, |i| i + 1);
-        if self.removed_since_text {
-            // Spaces that touch a removed directive collapse to one, or to none at the
-            // start of a line.
-            if self.line_has_text && !(self.pending_ws.is_empty() && body_start == 0) {
-                out.push_text(" ");
-            }
-            out.push_text(&seg[body_start..body_end]);
-        } else {
-            out.push_text(&self.pending_ws);
-            // The leading spaces and the body in one piece: pushed one after the other they
-            // would extend the same text event anyway.
-            out.push_text(&seg[..body_end]);
-        }
-        self.pending_ws.clear();
-        self.pending_ws.push_str(&seg[body_end..]);
-        self.line_has_text = true;
-        self.removed_since_text = false;
-        self.squeeze_blank = false;
-    }
-
-    fn removal(&mut self) {
-        self.line_had_removal = true;
-        self.removed_since_text = true;
-    }
-
-    fn newline(&mut self, out: &mut DirectiveOutput) {
-        if self.line_has_text {
-            if !self.line_had_removal {
-                out.push_text(&self.pending_ws);
-            }
-            out.push_text("\n");
-            self.prev_line_blank = false;
-        } else if self.line_had_removal {
-            // The line held only directives: it disappears, line break included.
-            self.squeeze_blank = true;
-        } else if !(self.squeeze_blank && self.prev_line_blank) {
-            out.push_text(&self.pending_ws);
-            out.push_text("\n");
-            self.prev_line_blank = true;
-        }
-        self.pending_ws.clear();
-        self.line_has_text = false;
-        self.line_had_removal = false;
-        self.removed_since_text = false;
-    }
-
-    /// The end of the text (the last line has no line break).
-    fn finish(&mut self, out: &mut DirectiveOutput) {
-        let keep_ws = if self.line_has_text {
-            !self.line_had_removal
-        } else {
-            !(self.line_had_removal || (self.squeeze_blank && self.prev_line_blank))
-        };
-        if keep_ws {
-            out.push_text(&self.pending_ws);
-        }
-        self.reset();
-    }
-}
-
-/// How a `MEDIA:` line's start looks.
-#[derive(Debug, PartialEq, Eq)]
-enum LineStart {
-    /// Could still be a `MEDIA:` line: wait for more text.
-    Hold,
-    NotMedia,
-    /// A `MEDIA:` line: marker at `marker`, line content ends at `end` (the line break or
-    /// the end of the text), offsets from the line start.
-    Line {
-        marker: usize,
-        end: usize,
-        newline: bool,
-    },
-}
-
-fn media_line_start(s: &[u8], at_end: bool) -> LineStart {
-    let wait = if at_end {
-        LineStart::NotMedia
-    } else {
-        LineStart::Hold
-    };
-    let indent = s.iter().take(4).take_while(|&&b| b == b' ').count();
-    if indent > 3 {
-        return LineStart::NotMedia;
-    }
-    for (k, &want) in b"MEDIA:".iter().enumerate() {
-        match s.get(indent + k) {
-            None => return wait,
-            Some(&b) if b != want => return LineStart::NotMedia,
-            Some(_) => {}
-        }
-    }
-    let after = indent + b"MEDIA:".len();
-    match memchr(b'\n', &s[after..]) {
-        Some(j) if after + j <= MAX_MEDIA_LINE_LEN => LineStart::Line {
-            marker: indent,
-            end: after + j,
-            newline: true,
-        },
-        Some(_) => LineStart::NotMedia,
-        None if s.len() > MAX_MEDIA_LINE_LEN => LineStart::NotMedia,
-        None if at_end => LineStart::Line {
-            marker: indent,
-            end: s.len(),
-            newline: false,
-        },
-        None => LineStart::Hold,
-    }
-}
-
-/// One item of a `MEDIA:` line.
-struct MediaItemSpan<'a> {
-    /// The item as written, quotes included (offsets into the line).
-    raw: Range<usize>,
-    /// The item without its quotes.
-    value: &'a str,
-}
-
-/// Splits the rest of a `MEDIA:` line into items (see the module docs).
-struct MediaItems<'a> {
-    line: &'a str,
-    pos: usize,
-}
-
-impl<'a> MediaItems<'a> {
-    fn new(line: &'a str) -> Self {
-        MediaItems { line, pos: 0 }
-    }
-}
-
-impl<'a> Iterator for MediaItems<'a> {
-    type Item = MediaItemSpan<'a>;
-
-    fn next(&mut self) -> Option<MediaItemSpan<'a>> {
-        let bytes = self.line.as_bytes();
-        let mut i = self.pos;
-        while i < bytes.len() && (bytes[i] == b' ' || bytes[i] == b'\t') {
-            i += 1;
-        }
-        if i == bytes.len() {
-            self.pos = i;
-            return None;
-        }
-        let start = i;
-        let quote = bytes[i];
-        let close = match quote {
-            b'"' | b'\'' => memchr(quote, &bytes[i + 1..]),
-            _ => None,
-        };
-        if let Some(close) = close {
-            let end = i + 1 + close + 1;
-            self.pos = end;
-            return Some(MediaItemSpan {
-                raw: start..end,
-                value: &self.line[start + 1..end - 1],
-            });
-        }
-        while i < bytes.len() && bytes[i] != b' ' && bytes[i] != b'\t' {
-            i += 1;
-        }
-        self.pos = i;
-        Some(MediaItemSpan {
-            raw: start..i,
-            value: &self.line[start..i],
-        })
-    }
-}
-
-/// What to do with one media item.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum MediaItem {
-    /// An allowed URL or local path: send it.
-    Send,
-    /// A local path that is not allowed: remove it, send nothing.
-    Drop,
-    /// Not media (or a URL that is not allowed): leave it as text.
-    Keep,
-}
-
-fn classify_media_item(item: &str) -> MediaItem {
-    let item = item.trim_matches([' ', '\t']);
-    if has_prefix_ignore_case(item, "https://") {
-        return if is_allowed_media_url(item) {
-            MediaItem::Send
-        } else {
-            MediaItem::Keep
-        };
-    }
-    match is_allowed_local_path(item) {
-        Some(true) => MediaItem::Send,
-        Some(false) => MediaItem::Drop,
-        None => MediaItem::Keep,
-    }
-}
-
-/// Strips one pair of matching quotes around a bracket directive's value.
-fn unquote(value: &str) -> &str {
-    let b = value.as_bytes();
-    if b.len() >= 2 && (b[0] == b'"' || b[0] == b'\'') && b[b.len() - 1] == b[0] {
-        &value[1..value.len() - 1]
-    } else {
-        value
-    }
-}
-
-fn has_prefix_ignore_case(s: &str, prefix: &str) -> bool {
-    s.len() >= prefix.len() && s.as_bytes()[..prefix.len()].eq_ignore_ascii_case(prefix.as_bytes())
-}
-
-fn has_suffix_ignore_case(s: &str, suffix: &str) -> bool {
-    s.len() >= suffix.len()
-        && s.as_bytes()[s.len() - suffix.len()..].eq_ignore_ascii_case(suffix.as_bytes())
-}
-
-/// Whether `item` looks like a local path (`Some`), and if so whether it is allowed: it
-/// starts with `/`, `./`, `~/` or a drive letter and `:\`, has no `..` component and no
-/// control character. `../x` is a path that is not allowed.
-pub(crate) fn is_allowed_local_path(item: &str) -> Option<bool> {
-    let b = item.as_bytes();
-    let drive = b.len() >= 3 && b[0].is_ascii_alphabetic() && b[1] == b':' && b[2] == b'\\';
-    let path_like = item.starts_with('/')
-        || item.starts_with("./")
-        || item.starts_with("~/")
-        || item.starts_with("../")
-        || drive;
-    if !path_like {
-        return None;
-    }
-    let traversal = item.split(['/', '\\']).any(|part| part == "..");
-    Some(!traversal && !item.chars().any(char::is_control))
-}
-
-/// Whether `url` is an `https://` URL that may be fetched and sent: no userinfo, a host that
-/// is public — not `localhost` (or under it), not an IP literal that is loopback, private,
-/// link-local, shared (CGNAT), unspecified, multicast, documentation or otherwise reserved,
-/// not a single label, not under `.local` or `.internal`, not a cloud metadata name — and
-/// only ASCII hostname characters (international names must be in punycode). A host whose
-/// last label is numeric must be a plain dotted-quad IPv4 address (no `127.1`, `0x7f.1`).
-pub(crate) fn is_allowed_media_url(url: &str) -> bool {
-    if !has_prefix_ignore_case(url, "https://")
-        || url.chars().any(|c| c.is_control() || c.is_whitespace())
-    {
-        return false;
-    }
-    let rest = &url["https://".len()..];
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let authority = &rest[..authority_end];
-    if authority.contains(['@', '\\']) {
-        return false;
-    }
-    let (host, port) = if let Some(inner) = authority.strip_prefix('[') {
-        let Some(close) = inner.find(']') else {
-            return false;
-        };
-        let Ok(ip) = inner[..close].parse::<Ipv6Addr>() else {
-            return false;
-        };
-        if !is_public_ipv6(ip) {
-            return false;
-        }
-        (None, &inner[close + 1..])
-    } else {
-        match authority.find(':') {
-            Some(colon) => (Some(&authority[..colon]), &authority[colon..]),
-            None => (Some(authority), ""),
-        }
-    };
-    if !port.is_empty() {
-        let Some(digits) = port.strip_prefix(':') else {
-            return false;
-        };
-        if digits.is_empty() || digits.len() > 5 || !digits.bytes().all(|b| b.is_ascii_digit()) {
-            return false;
-        }
-    }
-    host.is_none_or(is_public_hostname)
-}
-
-/// Host names that answer with cloud instance metadata.
-const METADATA_HOSTS: [&str; 4] = [
-    "metadata.google.internal",
-    "metadata.goog",
-    "metadata.tencentyun.com",
-    "instance-data.ec2.internal",
-];
-
-fn is_public_hostname(host: &str) -> bool {
-    let host = host.strip_suffix('.').unwrap_or(host);
-    if host.is_empty()
-        || host.len() > 253
-        || !host
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.' || b == b'_')
-    {
-        return false;
-    }
-    if host
-        .split('.')
-        .any(|label| label.is_empty() || label.len() > 63)
-    {
-        return false;
-    }
-    let Some((_, last)) = host.rsplit_once('.') else {
-        return false; // a single label
-    };
-    let numeric_last =
-        last.bytes().all(|b| b.is_ascii_digit()) || has_prefix_ignore_case(last, "0x");
-    if numeric_last {
-        return host.parse::<Ipv4Addr>().is_ok_and(is_public_ipv4);
-    }
-    let private_suffix = [".localhost", ".local", ".internal"]
-        .iter()
-        .any(|s| has_suffix_ignore_case(host, s));
-    !private_suffix && !METADATA_HOSTS.iter().any(|m| m.eq_ignore_ascii_case(host))
-}
-
-fn is_public_ipv4(ip: Ipv4Addr) -> bool {
-    let [a, b, c, _] = ip.octets();
-    let reserved = a == 0
-        || a == 10
-        || a == 127
-        || (a == 100 && (64..=127).contains(&b)) // shared address space (CGNAT, Alibaba metadata)
-        || (a == 169 && b == 254) // link-local, cloud metadata
-        || (a == 172 && (16..=31).contains(&b))
-        || (a == 192 && b == 168)
-        || (a == 192 && b == 0 && (c == 0 || c == 2)) // IETF assignments, documentation
-        || (a == 198 && (b == 18 || b == 19)) // benchmarking
-        || (a == 198 && b == 51 && c == 100) // documentation
-        || (a == 203 && b == 0 && c == 113) // documentation
-        || a >= 224; // multicast, reserved, broadcast
-    !reserved
-}
-
-fn is_public_ipv6(ip: Ipv6Addr) -> bool {
-    if let Some(v4) = ip.to_ipv4_mapped() {
-        return is_public_ipv4(v4);
-    }
-    let s = ip.segments();
-    // Only global unicast (2000::/3) is public; that excludes loopback, unspecified,
-    // unique-local (fc00::/7, where AWS metadata lives), link-local, multicast, NAT64.
-    let global = (s[0] & 0xe000) == 0x2000;
-    let documentation = s[0] == 0x2001 && s[1] == 0x0db8;
-    let teredo = s[0] == 0x2001 && s[1] == 0;
-    let six_to_four_private = s[0] == 0x2002 && {
-        let [a, b] = s[1].to_be_bytes();
-        let [c, d] = s[2].to_be_bytes();
-        !is_public_ipv4(Ipv4Addr::new(a, b, c, d))
-    };
-    global && !documentation && !teredo && !six_to_four_private
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -805,6 +420,49 @@ const BRACKET_KEYWORDS: [(&[u8], BracketKind, bool); 4] = [
     (b"audio_as_voice", BracketKind::AudioAsVoice, false),
     (b"media", BracketKind::Media, true),
 ];
+
+/// The length of a broken reply tag at the start of `s` (which starts with `[[` and is no
+/// valid directive): the reply keyword, then a lone `]`, or a value without its `]]`, up to
+/// the line's end. `None` when `s` is no reply tag at all.
+fn malformed_reply_len(s: &[u8]) -> Option<usize> {
+    let n = s.len().min(MAX_BRACKET_LEN);
+    let mut i = skip_blanks(s, 2, n);
+    let kw_start = i;
+    while i < n && (s[i].is_ascii_alphabetic() || s[i] == b'_') {
+        i += 1;
+    }
+    let kw = &s[kw_start..i];
+    let takes_value = if kw.eq_ignore_ascii_case(b"reply_to") {
+        true
+    } else if kw.eq_ignore_ascii_case(b"reply_to_current") {
+        false
+    } else {
+        return None;
+    };
+    i = skip_blanks(s, i, n);
+    let line_end = |from: usize| {
+        (from..n)
+            .find(|&k| s[k] == b'\n' || s[k] == b'\r')
+            .unwrap_or(n)
+    };
+    match s.get(i).filter(|_| i < n) {
+        None | Some(b'\n' | b'\r') => Some(i),
+        Some(b']') => Some(if s.get(i + 1) == Some(&b']') {
+            i + 2
+        } else {
+            i + 1
+        }),
+        Some(b':') if takes_value => {
+            let end = line_end(i + 1);
+            match s[i + 1..end].iter().position(|&b| b == b']') {
+                Some(k) if s.get(i + 2 + k) == Some(&b']') => Some(i + 3 + k),
+                Some(k) => Some(i + 2 + k),
+                None => Some(end),
+            }
+        }
+        _ => None,
+    }
+}
 
 /// Matches a bracket directive at the start of `s` (which starts with `[[`).
 fn match_bracket(s: &[u8]) -> BracketMatch {
@@ -1002,51 +660,6 @@ mod tests {
 
     #[test]
     fn invalid_urls_stay_invalid_paths_go() {
-        for bad in [
-            "https://localhost/a.png",
-            "https://foo.localhost/a.png",
-            "https://127.0.0.1/a.png",
-            "https://10.1.2.3/a.png",
-            "https://172.16.0.1/a.png",
-            "https://192.168.1.1/a.png",
-            "https://169.254.169.254/latest/meta-data",
-            "https://100.100.100.200/x",
-            "https://0.0.0.0/x",
-            "https://127.1/x",
-            "https://0x7f.0.0.1/x",
-            "https://2130706433.0/x",
-            "https://[::1]/x",
-            "https://[fe80::1]/x",
-            "https://[fd00:ec2::254]/x",
-            "https://[::ffff:127.0.0.1]/x",
-            "https://[::ffff:10.0.0.1]/x",
-            "https://printer.local/x",
-            "https://db.internal/x",
-            "https://metadata.google.internal/computeMetadata/v1/",
-            "https://metadata.goog/x",
-            "https://intranet/x",
-            "https://user:pw@example.com/x",
-            "https://user@example.com/x",
-            "https://example.com:abc/x",
-            "https://exa mple.com/x",
-            "https://bücher.de/x",
-            "http://example.com/a.png",
-            "https:///x",
-            "https://",
-        ] {
-            assert!(!is_allowed_media_url(bad), "{bad}");
-        }
-        for good in [
-            "https://example.com/a.png",
-            "https://EXAMPLE.com./a.png",
-            "https://cdn.example.com:8443/a.png?x=1#f",
-            "https://8.8.8.8/a.png",
-            "https://[2606:4700::1111]/a.png",
-            "https://xn--bcher-kva.de/x",
-            "HTTPS://example.com",
-        ] {
-            assert!(is_allowed_media_url(good), "{good}");
-        }
         // An invalid URL stays as text: the line is prose.
         let line = "MEDIA: https://localhost/a.png\nnext";
         check_all_splits(line, &[t(line)]);
@@ -1074,9 +687,11 @@ mod tests {
             "Write `[[audio_as_voice]]` to send voice.",
             "a[[reply_to_current]]",
             "[[wiki link]] and [[unknown]]",
-            "[[reply_to: ]]",
             "[[media: https://localhost/x.png]]",
-            "[[reply_to_current",
+            "x [[reply_to: ]]",
+            "x [[reply_to_current",
+            "Visible reply\n[[reply_to_current] literally",
+            "[[reply_to_currently]]",
             "x [[reply_to: abc\n]]",
             "MEDI",
             "[",
@@ -1084,6 +699,64 @@ mod tests {
         ] {
             check_all_splits(text, &[t(text)]);
         }
+    }
+
+    #[test]
+    fn broken_reply_tags_at_the_start_are_removed_without_effect() {
+        check_all_splits("[[reply_to_current] Visible reply", &[t("Visible reply")]);
+        check_all_splits("[[reply_to:", &[]);
+        check_all_splits("  [[reply_to: ]] Hi", &[t("Hi")]);
+        check_all_splits("[[reply_to: abc\nHello", &[t("Hello")]);
+        check_all_splits("[[reply_to: abc] Hello", &[t("Hello")]);
+        check_all_splits("[[Reply_To_Current\nHello", &[t("Hello")]);
+        // In code, or after text, such text stays.
+        let fenced = "```text\n[[reply_to_current]\n```";
+        check_all_splits(fenced, &[t(fenced)]);
+        // A valid tag after a broken one still counts.
+        check_all_splits(
+            "[[reply_to_current] [[reply_to: 7]] Hi",
+            &[id("7"), t("Hi")],
+        );
+    }
+
+    #[test]
+    fn media_items_as_the_newest_openclaw_reads_them() {
+        check_all_splits(
+            "See:\nMEDIA: https://example.com/a.png,\nok",
+            &[t("See:\n"), m("https://example.com/a.png"), t("ok")],
+        );
+        check_all_splits(
+            "MEDIA: https://example.com/a.png)",
+            &[m("https://example.com/a.png")],
+        );
+        check_all_splits(
+            "MEDIA:/path/to/image.png\"}],\"details\":{\"provider\":\"openai\"}",
+            &[m("/path/to/image.png")],
+        );
+        check_all_splits(
+            "MEDIA:'https://example.com/v.mp4?token=it's' /tmp/second.png",
+            &[
+                m("https://example.com/v.mp4?token=it's"),
+                m("/tmp/second.png"),
+            ],
+        );
+        check_all_splits(
+            "MEDIA:/tmp/project screenshots/../../.env /tmp/safe/second.png\nok",
+            &[m("/tmp/safe/second.png"), t("ok")],
+        );
+        check_all_splits("MEDIA:/tmp/project screenshots/../../.env", &[]);
+        check_all_splits(
+            "MEDIA:/Users/pete/My Files/render final.png",
+            &[m("/Users/pete/My Files/render final.png")],
+        );
+        check_all_splits(
+            "MEDIA:[\"/tmp/a.png\",\"/tmp/b.png\"]",
+            &[m("/tmp/a.png"), m("/tmp/b.png")],
+        );
+        check_all_splits(
+            "MEDIA:\"/tmp/first.png\" \"second\"",
+            &[m("/tmp/first.png"), t("\"second\"")],
+        );
     }
 
     #[test]

@@ -1,0 +1,174 @@
+//! Line tidying for the directive parser: removed directives leave no double spaces and no
+//! empty lines behind (SPEC §2).
+//!
+//! Only where something was removed: the spaces around a removed directive collapse to one
+//! space, or to none at the start or end of a line; a line that held only directives
+//! disappears with its line break; a blank line that would follow another blank line (or the
+//! start of the output) because a directive line disappeared is dropped. Text without
+//! directives passes through byte for byte.
+
+use super::DirectiveOutput;
+
+/// Whitespace bookkeeping so removed directives leave no double spaces or empty lines.
+#[derive(Clone, Debug)]
+pub(super) struct LineTidy {
+    /// Spaces and tabs not yet released: what they become depends on what follows.
+    pending_ws: String,
+    /// The current line has released non-space text.
+    line_has_text: bool,
+    /// A directive was removed on the current line.
+    line_had_removal: bool,
+    /// A directive was removed since the last released text.
+    removed_since_text: bool,
+    /// The last released line was blank, or nothing was released yet.
+    prev_line_blank: bool,
+    /// A directive-only line disappeared and no text followed yet: a blank line that would
+    /// sit after another blank line is dropped.
+    squeeze_blank: bool,
+}
+
+impl LineTidy {
+    pub(super) fn new() -> Self {
+        LineTidy {
+            pending_ws: String::new(),
+            line_has_text: false,
+            line_had_removal: false,
+            removed_since_text: false,
+            prev_line_blank: true,
+            squeeze_blank: false,
+        }
+    }
+
+    pub(super) fn reset(&mut self) {
+        let mut ws = std::mem::take(&mut self.pending_ws);
+        ws.clear();
+        *self = LineTidy {
+            pending_ws: ws,
+            ..LineTidy::new()
+        };
+    }
+
+    /// Text without a line break.
+    pub(super) fn text(&mut self, seg: &str, out: &mut DirectiveOutput) {
+        // A CR counts as trailing space so that a CRLF directive-only line disappears whole.
+        // The spaces are ASCII bytes, which never occur inside a multi-byte char, so
+        // trimming bytes cuts `seg` exactly where trimming chars would.
+        let is_space = |b: &u8| matches!(b, b' ' | b'\t' | b'\r');
+        let bytes = seg.as_bytes();
+        let Some(body_start) = bytes.iter().position(|b| !is_space(b)) else {
+            self.pending_ws.push_str(seg);
+            return;
+        };
+        let body_end = bytes
+            .iter()
+            .rposition(|b| !is_space(b))
+            .map_or(body_start, |i| i + 1);
+        if self.removed_since_text {
+            // Spaces that touch a removed directive collapse to one, or to none at the
+            // start of a line.
+            if self.line_has_text && !(self.pending_ws.is_empty() && body_start == 0) {
+                out.push_text(" ");
+            }
+            out.push_text(&seg[body_start..body_end]);
+        } else {
+            out.push_text(&self.pending_ws);
+            // The leading spaces and the body in one piece: pushed one after the other they
+            // would extend the same text event anyway.
+            out.push_text(&seg[..body_end]);
+        }
+        self.pending_ws.clear();
+        self.pending_ws.push_str(&seg[body_end..]);
+        self.line_has_text = true;
+        self.removed_since_text = false;
+        self.squeeze_blank = false;
+    }
+
+    pub(super) fn removal(&mut self) {
+        self.line_had_removal = true;
+        self.removed_since_text = true;
+    }
+
+    pub(super) fn newline(&mut self, out: &mut DirectiveOutput) {
+        if self.line_has_text {
+            if !self.line_had_removal {
+                out.push_text(&self.pending_ws);
+            }
+            out.push_text("\n");
+            self.prev_line_blank = false;
+        } else if self.line_had_removal {
+            // The line held only directives: it disappears, line break included.
+            self.squeeze_blank = true;
+        } else if !(self.squeeze_blank && self.prev_line_blank) {
+            out.push_text(&self.pending_ws);
+            out.push_text("\n");
+            self.prev_line_blank = true;
+        }
+        self.pending_ws.clear();
+        self.line_has_text = false;
+        self.line_had_removal = false;
+        self.removed_since_text = false;
+    }
+
+    /// The end of the text (the last line has no line break).
+    pub(super) fn finish(&mut self, out: &mut DirectiveOutput) {
+        let keep_ws = if self.line_has_text {
+            !self.line_had_removal
+        } else {
+            !(self.line_had_removal || (self.squeeze_blank && self.prev_line_blank))
+        };
+        if keep_ws {
+            out.push_text(&self.pending_ws);
+        }
+        self.reset();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Feeds `pieces`: `Ok(text)` is a line's text (a `\n` in it ends the line), `Err(())`
+    /// a removed directive.
+    fn tidy(pieces: &[Result<&str, ()>]) -> String {
+        let mut t = LineTidy::new();
+        let mut out = DirectiveOutput::default();
+        for piece in pieces {
+            match piece {
+                Ok(text) => {
+                    let mut lines = text.split('\n').peekable();
+                    while let Some(line) = lines.next() {
+                        t.text(line, &mut out);
+                        if lines.peek().is_some() {
+                            t.newline(&mut out);
+                        }
+                    }
+                }
+                Err(()) => t.removal(),
+            }
+        }
+        t.finish(&mut out);
+        out.text
+    }
+
+    #[test]
+    fn spaces_around_a_removal_collapse() {
+        assert_eq!(tidy(&[Ok("Hi "), Err(()), Ok(" there")]), "Hi there");
+        assert_eq!(tidy(&[Err(()), Ok("  Hello")]), "Hello");
+        assert_eq!(tidy(&[Ok("Hello "), Err(())]), "Hello");
+        assert_eq!(tidy(&[Ok("a"), Err(()), Ok("b")]), "ab");
+    }
+
+    #[test]
+    fn directive_only_lines_disappear() {
+        assert_eq!(tidy(&[Err(()), Ok("\nHello")]), "Hello");
+        assert_eq!(tidy(&[Ok("P1\n\n"), Err(()), Ok("\n\nP2")]), "P1\n\nP2");
+        assert_eq!(tidy(&[Ok("P1\n"), Err(()), Ok("\n\nP2")]), "P1\n\nP2");
+        assert_eq!(tidy(&[Ok("x\r\n"), Err(()), Ok("\r\ny")]), "x\r\ny");
+    }
+
+    #[test]
+    fn text_without_removals_is_untouched() {
+        let text = "a  \nb\n\n\n  \nc   ";
+        assert_eq!(tidy(&[Ok(text)]), text);
+    }
+}

@@ -27,8 +27,10 @@ const CORPUS: &[&str] = &[
     "unicode-mix.md",
 ];
 
+/// A file of the repository's shared sample data (`tests/data/` at the workspace root).
 fn data_path(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
         .join("tests")
         .join("data")
         .join(name)

@@ -3,179 +3,94 @@
 //!
 //! By default the run is simulated on a virtual clock (instant, deterministic); `--live` runs
 //! the real thread driver on real time, so a person watches the blocks arrive with their
-//! pacing.
+//! pacing. Every engine setting of [`EngineArgs`] applies, so a chunking or coalescing
+//! setting can be tried on a real reply.
 
 use std::io::{self, Write};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use clap::Args;
 use replystream::driver::{
     AckHandle, Delivery, Driver, DriverOptions, Sink, StreamEvent, StreamId,
 };
 use replystream::sim::{Ack, Sim};
-use replystream::{
-    ChannelProfile, Config, Engine, HumanDelay, Input, LengthMetric, Send, SendKind,
-};
+use replystream::{Engine, FenceMarker, Input, Lane, LengthMetric, ResolvedConfig, Send, SendKind};
 
-use crate::args::{Arg, ArgReader};
-use crate::text::{char_deltas, parse_count, require_file, set_file, unknown_option};
-use crate::{CliError, print_usage, read_input};
+use crate::settings::{EngineArgs, describe};
+use crate::text::char_deltas;
+use crate::values::{self, MAX_MS, MAX_UNITS};
+use crate::{CliError, read_input};
 
-/// Options shared by `demo` and `replay`: which channel and how the host behaves.
-pub struct HostOptions {
-    /// The channel profile's name.
-    pub channel: &'static str,
-    /// The engine's configuration, channel defaults plus the options given.
-    pub config: Config,
-    /// The RNG seed.
-    pub seed: u64,
-    /// Every send is acked after this many ms.
-    pub ack_ms: u64,
-}
-
-impl HostOptions {
-    fn new() -> HostOptions {
-        HostOptions {
-            channel: "generic",
-            config: Config::default(),
-            seed: 1,
-            ack_ms: 150,
-        }
-    }
-
-    /// The replay's defaults: acks come at once unless a trace says otherwise.
-    pub fn new_for_replay() -> HostOptions {
-        HostOptions {
-            ack_ms: 0,
-            ..HostOptions::new()
-        }
-    }
-
-    /// Reads one of the shared options; `false` if `name` is not one of them.
-    pub fn read(&mut self, name: &str, args: &mut ArgReader) -> Result<bool, CliError> {
-        match name {
-            "channel" => {
-                let value = args.value("channel")?;
-                let profile = ChannelProfile::by_name(&value).ok_or_else(|| {
-                    CliError::usage(format!(
-                        "unknown channel {value:?} (expected one of: {})",
-                        ChannelProfile::NAMES.join(", ")
-                    ))
-                })?;
-                let keep = self.config.human_delay;
-                self.channel = profile.name;
-                self.config = Config::for_channel(&profile);
-                self.config.human_delay = keep;
-            }
-            "seed" => self.seed = args.parsed("seed", "a whole number")?,
-            "ack-ms" => self.ack_ms = args.parsed("ack-ms", "a whole number of milliseconds")?,
-            "human-delay" => {
-                self.config.human_delay = match args.value("human-delay")?.trim() {
-                    "off" => HumanDelay::Off,
-                    "natural" => HumanDelay::Natural,
-                    other => {
-                        return Err(CliError::usage(format!(
-                            "invalid value {other:?} for --human-delay (expected off or natural)"
-                        )));
-                    }
-                }
-            }
-            _ => return Ok(false),
-        }
-        Ok(true)
-    }
-
-    /// Builds the engine; an invalid configuration is a usage error.
-    pub fn engine(&self) -> Result<Engine, CliError> {
-        Engine::new(self.config.clone(), self.seed).map_err(|e| CliError::usage(e.to_string()))
-    }
-}
-
-struct DemoOptions {
+/// `replystream demo`: stream FILE through a channel and show the timeline.
+#[derive(Args, Debug)]
+#[command(after_help = TIMELINE_COLUMNS)]
+pub struct DemoArgs {
+    /// The reply to stream: a path, or - for standard input (UTF-8)
+    #[arg(value_name = "FILE")]
     file: String,
-    host: HostOptions,
+
+    /// Deltas per second from the model [1..=100000]
+    #[arg(long, value_name = "R", default_value_t = 50,
+          value_parser = values::number(1, 100_000))]
     rate: u64,
-    token_chars: usize,
+
+    /// Characters per delta [1..=1000000]
+    #[arg(long, value_name = "K", default_value_t = 4,
+          value_parser = values::units(1, MAX_UNITS))]
+    token: usize,
+
+    /// The chat platform acknowledges each message after MS [0..=86400000]
+    #[arg(long, value_name = "MS", default_value_t = 150,
+          value_parser = values::millis(MAX_MS))]
+    ack_ms: u64,
+
+    /// Run the real thread driver on real time and print messages as they arrive (the
+    /// default is an instant simulation on a virtual clock)
+    #[arg(long)]
     live: bool,
+
+    #[command(flatten)]
+    engine: EngineArgs,
 }
 
-fn parse(mut args: ArgReader) -> Result<Option<DemoOptions>, CliError> {
-    let mut file = None;
-    let mut host = HostOptions::new();
-    let mut rate = 50;
-    let mut token_chars = 4;
-    let mut live = false;
-    while let Some(arg) = args.next_arg()? {
-        match arg {
-            Arg::Help => return Ok(None),
-            Arg::Positional(value) => set_file(&mut file, value)?,
-            Arg::Long(name) => {
-                if host.read(&name, &mut args)? {
-                    continue;
-                }
-                match name.as_str() {
-                    "help" => return Ok(None),
-                    "rate" => {
-                        rate = parse_count(&mut args, "rate")? as u64;
-                        if rate == 0 || rate > 100_000 {
-                            return Err(CliError::usage(
-                                "--rate must be between 1 and 100000 deltas per second",
-                            ));
-                        }
-                    }
-                    "token" => {
-                        token_chars = parse_count(&mut args, "token")?;
-                        if token_chars == 0 {
-                            return Err(CliError::usage("--token must be at least 1"));
-                        }
-                    }
-                    "live" => live = true,
-                    _ => return Err(unknown_option("demo", &name)),
-                }
-            }
-        }
-    }
-    Ok(Some(DemoOptions {
-        file: require_file(file, "demo")?,
-        host,
-        rate,
-        token_chars,
-        live,
-    }))
-}
+/// What `demo` prints, shown after its help.
+const TIMELINE_COLUMNS: &str = "\
+Output: one line per message: when it was sent, its kind (block, tool, final), its length in
+the channel's metric, its line count, and its first line of content (quoted; a trailing …
+means more follows). A message that starts inside a code block shows its first code line after
+the block's language, e.g. ‹rust› \"fn main() {…\"; a reasoning message is marked (reasoning).
+Then a summary: message counts and when the first and last messages went out.";
 
 /// Runs `replystream demo`.
-pub fn run_demo(args: ArgReader) -> Result<(), CliError> {
-    let Some(options) = parse(args)? else {
-        return print_usage();
-    };
-    let text = read_input(&options.file)?;
-    let engine = options.host.engine()?;
-    let limits = describe_limits(engine.config());
+pub fn run_demo(args: DemoArgs) -> Result<(), CliError> {
+    let resolved = args.engine.resolve()?;
+    let engine = args.engine.engine(&resolved)?;
+    let text = read_input(&args.file)?;
     let mut out = io::stdout().lock();
     let header = format!(
-        "replystream demo: {} on {} ({limits}), {}-char deltas at {}/s, acks after {} ms, human delay {}, seed {}{}\n\n",
-        options.file,
-        options.host.channel,
-        options.token_chars,
-        options.rate,
-        options.host.ack_ms,
-        options.host.config.human_delay.name(),
-        options.host.seed,
-        if options.live { ", live" } else { "" },
+        "replystream demo: {} on {} ({}), {}-char deltas at {}/s, acks after {} ms, seed {}{}\n\n",
+        args.file,
+        args.engine.channel.name,
+        describe(&resolved),
+        args.token,
+        args.rate,
+        args.ack_ms,
+        args.engine.seed,
+        if args.live { ", live" } else { "" },
     );
     out.write_all(header.as_bytes()).map_err(CliError::output)?;
     out.write_all(b"      time  kind    len  lines  text\n")
         .map_err(CliError::output)?;
     drop(out);
-    let metric = engine.config().metric;
-    let timeline = if options.live {
-        run_live(&options, &text, metric)?
+    let metric = resolved.config().metric;
+    let timeline = if args.live {
+        run_live(&args, &resolved, &text, metric)?
     } else {
-        run_simulated(&options, &text, engine)
+        run_simulated(&args, &text, engine)
     };
     let mut out = io::stdout().lock();
-    if !options.live {
+    if !args.live {
         for entry in &timeline.entries {
             out.write_all(entry.line(metric).as_bytes())
                 .map_err(CliError::output)?;
@@ -190,30 +105,45 @@ pub fn run_demo(args: ArgReader) -> Result<(), CliError> {
 struct Entry {
     at_ms: u64,
     kind: SendKind,
+    lane: Lane,
     text: String,
     media: usize,
 }
 
 impl Entry {
+    fn new(at_ms: u64, send: &Send) -> Entry {
+        Entry {
+            at_ms,
+            kind: send.kind,
+            lane: send.payload.lane,
+            text: send.payload.text.clone(),
+            media: send.payload.media.len(),
+        }
+    }
+
     fn line(&self, metric: LengthMetric) -> String {
-        let first = self
-            .text
-            .lines()
-            .find(|l| !l.trim().is_empty())
-            .unwrap_or("");
-        let mut shown: String = first.chars().take(60).collect();
-        if first.chars().count() > 60
-            || self.text.lines().filter(|l| !l.trim().is_empty()).count() > 1
-        {
+        /// The longest stretch of the first line shown, in chars.
+        const SHOWN_CHARS: usize = 60;
+        let first = FirstLine::of(&self.text);
+        let mut shown: String = first.line.chars().take(SHOWN_CHARS).collect();
+        if first.more || first.line.chars().count() > SHOWN_CHARS {
             shown.push('…');
         }
+        let lane = match self.lane {
+            Lane::Reasoning => "(reasoning) ",
+            Lane::Status => "(status) ",
+            _ => "",
+        };
+        let code = first
+            .code
+            .map_or(String::new(), |language| format!("‹{language}› "));
         let media = if self.media > 0 {
             format!(" [+{} media]", self.media)
         } else {
             String::new()
         };
         format!(
-            "{:>9.3}s  {:<5} {:>5}  {:>5}  {:?}{media}\n",
+            "{:>9.3}s  {:<5} {:>5}  {:>5}  {lane}{code}{:?}{media}\n",
             self.at_ms as f64 / 1000.0,
             self.kind.name(),
             metric.len(&self.text),
@@ -221,6 +151,70 @@ impl Entry {
             shown,
         )
     }
+}
+
+/// The first line of a message a reader would take for its content.
+#[derive(Debug, PartialEq, Eq)]
+struct FirstLine<'a> {
+    /// The line, without its line break.
+    line: &'a str,
+    /// The language of the code block the line is in (the fence's info word, or `code`);
+    /// `None` outside code.
+    code: Option<&'a str>,
+    /// More content follows the line.
+    more: bool,
+}
+
+impl<'a> FirstLine<'a> {
+    /// Blank lines and fence lines are skipped: a piece of a long code block starts with a
+    /// reopened fence line such as "```python", which says nothing about the message, so the
+    /// first code line is shown instead, with the block's language. A message of nothing but
+    /// fence and blank lines shows its first non-blank line.
+    fn of(text: &'a str) -> FirstLine<'a> {
+        let mut open: Option<(FenceMarker, &str)> = None;
+        let mut found: Option<FirstLine<'a>> = None;
+        for line in text.split('\n') {
+            let line = line.strip_suffix('\r').unwrap_or(line);
+            let fence_line = match open {
+                Some((marker, _)) if marker.is_closed_by(line) => {
+                    open = None;
+                    true
+                }
+                Some(_) => false,
+                None => FenceMarker::parse_open(line).is_some_and(|marker| {
+                    open = Some((marker, fence_language(line, marker)));
+                    true
+                }),
+            };
+            if fence_line || line.trim().is_empty() {
+                continue;
+            }
+            if let Some(first) = found {
+                return FirstLine {
+                    more: true,
+                    ..first
+                };
+            }
+            found = Some(FirstLine {
+                line,
+                code: open.map(|(_, language)| language),
+                more: false,
+            });
+        }
+        found.unwrap_or_else(|| FirstLine {
+            line: text.lines().find(|l| !l.trim().is_empty()).unwrap_or(""),
+            code: None,
+            more: false,
+        })
+    }
+}
+
+/// The language an opening fence line names: the first word of its info string, or `code`.
+fn fence_language(line: &str, marker: FenceMarker) -> &str {
+    let after_marker = line
+        .trim_start_matches(' ')
+        .trim_start_matches(char::from(marker.ch));
+    after_marker.split_whitespace().next().unwrap_or("code")
 }
 
 struct Timeline {
@@ -248,24 +242,16 @@ impl Timeline {
     }
 }
 
-fn describe_limits(config: &Config) -> String {
-    let mut s = format!("limit {} {}", config.text_limit, config.metric.name());
-    if let Some(lines) = config.max_lines {
-        s.push_str(&format!(", {lines} lines"));
-    }
-    s
-}
-
 /// The whole run on a virtual clock: instant and deterministic.
-fn run_simulated(options: &DemoOptions, text: &str, engine: Engine) -> Timeline {
-    let ack_ms = options.host.ack_ms;
+fn run_simulated(args: &DemoArgs, text: &str, engine: Engine) -> Timeline {
+    let ack_ms = args.ack_ms;
     let mut sim = Sim::with_policy(
         engine,
         Box::new(move |_, _| Ack::Deliver { after_ms: ack_ms }),
     );
-    let gap_ms = (1000 / options.rate).max(1);
+    let gap_ms = (1000 / args.rate).max(1);
     let mut t = 0;
-    for delta in char_deltas(text, options.token_chars) {
+    for delta in char_deltas(text, args.token) {
         sim.at(t);
         sim.push(Input::TextDelta(delta));
         t += gap_ms;
@@ -274,13 +260,8 @@ fn run_simulated(options: &DemoOptions, text: &str, engine: Engine) -> Timeline 
     sim.push(Input::Finish).run_until_idle();
     let entries = sim
         .sends()
-        .into_iter()
-        .map(|(at_ms, s)| Entry {
-            at_ms,
-            kind: s.kind,
-            media: s.payload.media.len(),
-            text: s.payload.text,
-        })
+        .iter()
+        .map(|(at_ms, send)| Entry::new(*at_ms, send))
         .collect();
     let end_ms = sim.delivered.last().map_or(sim.now, |(t, _)| *t);
     Timeline {
@@ -301,12 +282,7 @@ struct TerminalSink {
 
 impl Sink for TerminalSink {
     fn deliver(&mut self, stream: StreamId, send: &Send, acks: &AckHandle) -> Delivery {
-        let entry = Entry {
-            at_ms: self.started.elapsed().as_millis() as u64,
-            kind: send.kind,
-            text: send.payload.text.clone(),
-            media: send.payload.media.len(),
-        };
+        let entry = Entry::new(self.started.elapsed().as_millis() as u64, send);
         let line = entry.line(self.metric);
         let _ = io::stdout().lock().write_all(line.as_bytes());
         self.entries.lock().expect("not poisoned").push(entry);
@@ -359,24 +335,29 @@ mod crossbeam_done {
 
 /// The whole run on the real driver and real time.
 #[allow(clippy::disallowed_methods)] // live mode is a host: it reads its own clock
-fn run_live(options: &DemoOptions, text: &str, metric: LengthMetric) -> Result<Timeline, CliError> {
+fn run_live(
+    args: &DemoArgs,
+    resolved: &ResolvedConfig,
+    text: &str,
+    metric: LengthMetric,
+) -> Result<Timeline, CliError> {
     let started = Instant::now();
     let entries = Arc::new(Mutex::new(Vec::new()));
     let done = crossbeam_done::Flag::default();
     let sink = TerminalSink {
         started,
-        ack_ms: options.host.ack_ms,
+        ack_ms: args.ack_ms,
         metric,
         entries: entries.clone(),
         done: done.clone(),
     };
     let driver = Driver::spawn(sink, DriverOptions::default());
     let stream = driver
-        .open("demo", options.host.config.clone(), options.host.seed)
+        .open("demo", resolved.config().clone(), args.engine.seed)
         .map_err(|e| CliError::usage(e.to_string()))?;
-    let gap = Duration::from_micros(1_000_000 / options.rate);
+    let gap = Duration::from_micros(1_000_000 / args.rate);
     let mut next = Instant::now();
-    for delta in char_deltas(text, options.token_chars) {
+    for delta in char_deltas(text, args.token) {
         stream
             .text(delta)
             .map_err(|e| CliError::runtime(e.to_string()))?;
@@ -403,4 +384,69 @@ fn run_live(options: &DemoOptions, text: &str, metric: LengthMetric) -> Result<T
         model_done_ms,
         end_ms,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn first(text: &str) -> (Option<&str>, &str, bool) {
+        let f = FirstLine::of(text);
+        (f.code, f.line, f.more)
+    }
+
+    #[test]
+    fn prose_shows_its_first_non_blank_line() {
+        assert_eq!(first("\n\nHello.\n\nMore."), (None, "Hello.", true));
+        assert_eq!(first("Only line"), (None, "Only line", false));
+        assert_eq!(first("Line\r\n\r\n"), (None, "Line", false));
+    }
+
+    #[test]
+    fn a_reopened_fence_shows_its_first_code_line() {
+        let piece = "```python\n\n    x = compute()\n    y = x + 1\n```";
+        assert_eq!(first(piece), (Some("python"), "    x = compute()", true));
+        assert_eq!(
+            first("~~~~ rust title=\"a\"\nfn a() {}\n~~~~"),
+            (Some("rust"), "fn a() {}", false)
+        );
+        assert_eq!(first("  ```\nplain\n  ```"), (Some("code"), "plain", false));
+    }
+
+    #[test]
+    fn code_after_a_closed_fence_is_prose_again() {
+        assert_eq!(first("```\n\n```\n\nAfter."), (None, "After.", false));
+        // A longer fence is not closed by a shorter marker line, which is code.
+        assert_eq!(first("````md\n```\n````"), (Some("md"), "```", false));
+    }
+
+    #[test]
+    fn only_fence_lines_fall_back_to_the_first_non_blank_line() {
+        assert_eq!(first("\n```js\n\n```\n"), (None, "```js", false));
+        assert_eq!(first(""), (None, "", false));
+    }
+
+    #[test]
+    fn timeline_line_marks_code_and_reasoning() {
+        let entry = |text: &str, lane: Lane| Entry {
+            at_ms: 1500,
+            kind: SendKind::Block,
+            lane,
+            text: text.to_owned(),
+            media: 0,
+        };
+        let line = entry("```rust\nfn main() {\n}\n```", Lane::Answer).line(LengthMetric::Chars);
+        assert_eq!(
+            line,
+            "    1.500s  block    25      4  ‹rust› \"fn main() {…\"\n"
+        );
+        let line = entry("Thinking hard", Lane::Reasoning).line(LengthMetric::Chars);
+        assert!(line.ends_with("(reasoning) \"Thinking hard\"\n"), "{line}");
+        let long = "x".repeat(61);
+        let line = entry(&long, Lane::Answer).line(LengthMetric::Chars);
+        assert!(
+            line.ends_with(&format!("\"{}…\"\n", "x".repeat(60))),
+            "{line}"
+        );
+    }
 }

@@ -2,14 +2,15 @@
 
 use std::io::{self, BufWriter, Write};
 
+use clap::Args;
 use replystream::{
     Block, BlockChunker, BreakPreference, ChunkerConfig, LengthMetric, PlatformSplitter,
     SplitConfig, SplitMode,
 };
 use serde::Serialize;
 
-use crate::args::{Arg, ArgReader};
-use crate::{CliError, print_usage, read_input};
+use crate::values::{self, BREAK_PREFERENCES, LineCap, MAX_UNITS, METRICS, SPLIT_MODES};
+use crate::{CliError, read_input};
 
 /// One output line: a block or a piece, with its place in the input.
 #[derive(Serialize)]
@@ -62,101 +63,69 @@ fn json_lines(metric: LengthMetric) -> JsonLines<BufWriter<io::StdoutLock<'stati
     }
 }
 
-const METRIC_NAMES: &str = "utf16, chars, bytes or graphemes";
-
-fn parse_metric(args: &mut ArgReader) -> Result<LengthMetric, CliError> {
-    args.parsed("metric", METRIC_NAMES)
-}
-
-/// A count option that must be a whole number (`0` allowed; the library decides whether it
-/// is a valid configuration).
-pub fn parse_count(args: &mut ArgReader, name: &str) -> Result<usize, CliError> {
-    args.parsed(name, "a whole number")
-}
-
-/// Takes the single FILE argument; a second one is an error.
-pub fn set_file(file: &mut Option<String>, value: String) -> Result<(), CliError> {
-    match file {
-        Some(first) => Err(CliError::usage(format!(
-            "unexpected argument {value:?} (FILE is already {first:?})"
-        ))),
-        None => {
-            *file = Some(value);
-            Ok(())
-        }
-    }
-}
-
-pub fn require_file(file: Option<String>, subcommand: &str) -> Result<String, CliError> {
-    file.ok_or_else(|| {
-        CliError::usage(format!(
-            "{subcommand}: missing FILE (a path, or - for standard input)"
-        ))
-    })
-}
-
-/// Options of `chunk`.
-struct ChunkOptions {
+/// `replystream chunk`: stream FILE through the block chunker.
+#[derive(Args, Debug)]
+#[command(after_help = OUTPUT_FIELDS)]
+pub struct ChunkArgs {
+    /// The text to chunk: a path, or - for standard input (UTF-8)
+    #[arg(value_name = "FILE")]
     file: String,
-    config: ChunkerConfig,
-    token_chars: usize,
+
+    /// Emit no block before N units are buffered [0..=1000000; 0 counts as 1]
+    #[arg(long, value_name = "N", default_value_t = 800,
+          value_parser = values::units(0, MAX_UNITS))]
+    min: usize,
+
+    /// No block longer than N units, fence lines included [0..=1000000; raised to --min]
+    #[arg(long, value_name = "N", default_value_t = 1200,
+          value_parser = values::units(0, MAX_UNITS))]
+    max: usize,
+
+    /// Preferred cut
+    #[arg(long = "break", value_name = "B", default_value = "paragraph",
+          value_parser = BREAK_PREFERENCES)]
+    break_preference: BreakPreference,
+
+    /// Length unit
+    #[arg(long, value_name = "M", default_value = "chars", value_parser = METRICS)]
+    metric: LengthMetric,
+
+    /// Feed the text as deltas of K characters [1..=1000000]
+    #[arg(long, value_name = "K", default_value_t = 4,
+          value_parser = values::units(1, MAX_UNITS))]
+    token: usize,
+
+    /// Emit each paragraph as soon as its blank line arrives
+    #[arg(long)]
+    flush_on_paragraph: bool,
 }
 
-fn parse_chunk(mut args: ArgReader) -> Result<Option<ChunkOptions>, CliError> {
-    let mut file = None;
-    let mut config = ChunkerConfig::default();
-    let mut token_chars = 4;
-    while let Some(arg) = args.next_arg()? {
-        match arg {
-            Arg::Help => return Ok(None),
-            Arg::Positional(value) => set_file(&mut file, value)?,
-            Arg::Long(name) => match name.as_str() {
-                "help" => return Ok(None),
-                "min" => config.min = parse_count(&mut args, "min")?,
-                "max" => config.max = parse_count(&mut args, "max")?,
-                "break" => {
-                    config.break_preference = match args.value("break")?.trim() {
-                        "paragraph" => BreakPreference::Paragraph,
-                        "newline" => BreakPreference::Newline,
-                        "sentence" => BreakPreference::Sentence,
-                        other => {
-                            return Err(CliError::usage(format!(
-                                "invalid value {other:?} for --break \
-                                 (expected paragraph, newline or sentence)"
-                            )));
-                        }
-                    }
-                }
-                "metric" => config.metric = parse_metric(&mut args)?,
-                "token" => {
-                    token_chars = parse_count(&mut args, "token")?;
-                    if token_chars == 0 {
-                        return Err(CliError::usage("--token must be at least 1"));
-                    }
-                }
-                "flush-on-paragraph" => config.flush_on_paragraph = true,
-                _ => return Err(unknown_option("chunk", &name)),
-            },
-        }
-    }
-    Ok(Some(ChunkOptions {
-        file: require_file(file, "chunk")?,
-        config,
-        token_chars,
-    }))
-}
+/// The fields of `chunk` and `split` output, shown after their help.
+const OUTPUT_FIELDS: &str = "\
+Output: one JSON object per line, one per block (chunk) or piece (split):
+  text            the piece as displayed (synthetic fence lines included)
+  sep             the source text between this piece and the next
+  len             the length of text in the metric
+  start, end      the byte range of FILE that text shows (synthetic lines excluded)
+  fence_reopened  text starts with a synthetic fence opening line
+  fence_closed    text ends with a synthetic fence closing line
+  flushed         (chunk) the block came from the final forced drain";
 
 /// `replystream chunk FILE [OPTIONS]`: feeds FILE to a [`BlockChunker`] in deltas of
 /// `--token` characters, then drains it, printing every block as it comes out.
-pub fn run_chunk(args: ArgReader) -> Result<(), CliError> {
-    let Some(options) = parse_chunk(args)? else {
-        return print_usage();
+pub fn run_chunk(args: ChunkArgs) -> Result<(), CliError> {
+    let config = ChunkerConfig {
+        min: args.min,
+        max: args.max,
+        break_preference: args.break_preference,
+        flush_on_paragraph: args.flush_on_paragraph,
+        metric: args.metric,
     };
-    let text = read_input(&options.file)?;
-    let mut chunker = BlockChunker::new(options.config);
-    let mut out = json_lines(options.config.metric);
+    let text = read_input(&args.file)?;
+    let mut chunker = BlockChunker::new(config);
+    let mut out = json_lines(config.metric);
     let mut blocks = Vec::new();
-    for delta in char_deltas(&text, options.token_chars) {
+    for delta in char_deltas(&text, args.token) {
         chunker.push(delta, &mut blocks);
         for block in blocks.drain(..) {
             out.write(&block, Some(false))?;
@@ -183,66 +152,51 @@ pub fn char_deltas(text: &str, k: usize) -> impl Iterator<Item = &str> {
     })
 }
 
-/// Options of `split`.
-struct SplitOptions {
+/// `replystream split`: split FILE to a platform's text limit.
+#[derive(Args, Debug)]
+#[command(after_help = OUTPUT_FIELDS)]
+pub struct SplitArgs {
+    /// The text to split: a path, or - for standard input (UTF-8)
+    #[arg(value_name = "FILE")]
     file: String,
-    config: SplitConfig,
-}
 
-fn parse_split(mut args: ArgReader) -> Result<Option<SplitOptions>, CliError> {
-    let mut file = None;
-    let mut config = SplitConfig::default();
-    while let Some(arg) = args.next_arg()? {
-        match arg {
-            Arg::Help => return Ok(None),
-            Arg::Positional(value) => set_file(&mut file, value)?,
-            Arg::Long(name) => match name.as_str() {
-                "help" => return Ok(None),
-                "limit" => config.limit = parse_count(&mut args, "limit")?,
-                "metric" => config.metric = parse_metric(&mut args)?,
-                "mode" => {
-                    config.mode = match args.value("mode")?.trim() {
-                        "length" => SplitMode::Length,
-                        "newline" => SplitMode::Newline,
-                        other => {
-                            return Err(CliError::usage(format!(
-                                "invalid value {other:?} for --mode (expected length or newline)"
-                            )));
-                        }
-                    }
-                }
-                "max-lines" => config.max_lines = Some(parse_count(&mut args, "max-lines")?),
-                _ => return Err(unknown_option("split", &name)),
-            },
-        }
-    }
-    Ok(Some(SplitOptions {
-        file: require_file(file, "split")?,
-        config,
-    }))
+    /// The platform's text limit, fence lines included [1..=1000000]
+    #[arg(long, value_name = "N", default_value_t = 4000,
+          value_parser = values::units(1, MAX_UNITS))]
+    limit: usize,
+
+    /// Length unit
+    #[arg(long, value_name = "M", default_value = "chars", value_parser = METRICS)]
+    metric: LengthMetric,
+
+    /// Fill pieces to the limit, or split at every paragraph first
+    #[arg(long, value_name = "MODE", default_value = "length", value_parser = SPLIT_MODES)]
+    mode: SplitMode,
+
+    /// At most N lines per piece (Discord: 17), or none [1..=1000000]
+    #[arg(long, value_name = "N|none",
+          value_parser = values::line_cap(1))]
+    max_lines: Option<LineCap>,
 }
 
 /// `replystream split FILE [OPTIONS]`: splits FILE with a [`PlatformSplitter`] and prints
 /// every piece.
-pub fn run_split(args: ArgReader) -> Result<(), CliError> {
-    let Some(options) = parse_split(args)? else {
-        return print_usage();
+pub fn run_split(args: SplitArgs) -> Result<(), CliError> {
+    let config = SplitConfig {
+        limit: args.limit,
+        metric: args.metric,
+        mode: args.mode,
+        max_lines: args.max_lines.and_then(|LineCap(cap)| cap),
     };
     // An invalid configuration is the caller's mistake: report it before reading input.
-    let splitter = PlatformSplitter::new(options.config)
-        .map_err(|err| CliError::usage(format!("split: {err}")))?;
-    let text = read_input(&options.file)?;
-    let mut out = json_lines(options.config.metric);
+    let splitter =
+        PlatformSplitter::new(config).map_err(|err| CliError::usage(format!("split: {err}")))?;
+    let text = read_input(&args.file)?;
+    let mut out = json_lines(config.metric);
     for piece in splitter.split(&text) {
         out.write(&piece, None)?;
     }
     out.finish()
-}
-
-pub fn unknown_option(subcommand: &str, name: &str) -> CliError {
-    CliError::usage(format!(
-        "{subcommand}: unknown option --{name} (try `replystream --help`)"
-    ))
 }
 
 #[cfg(test)]

@@ -11,14 +11,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use replystream::driver::{AckHandle, Delivery, Driver, DriverOptions, Sink, StreamId};
-use replystream::{ChannelProfile, Config, Send};
+use replystream::{ChannelProfile, Config, SendRequest};
 
 struct CountingSink {
     sends: Arc<AtomicU64>,
 }
 
 impl Sink for CountingSink {
-    fn deliver(&mut self, _stream: StreamId, _send: &Send, _acks: &AckHandle) -> Delivery {
+    fn deliver(&mut self, _stream: StreamId, _send: &SendRequest, _acks: &AckHandle) -> Delivery {
         self.sends.fetch_add(1, Ordering::Relaxed);
         Delivery::Delivered { message_ref: None }
     }

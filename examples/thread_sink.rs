@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use replystream::driver::{
     AckHandle, Delivery, Driver, DriverOptions, Sink, StreamEvent, StreamId,
 };
-use replystream::{ChannelProfile, Config, HumanDelay, Send};
+use replystream::{ChannelProfile, Config, HumanDelay, SendRequest};
 
 /// A pretend chat API: each call takes 80 ms on a worker thread; the second message gets a
 /// 429 asking to retry after 700 ms.
@@ -19,7 +19,7 @@ struct FakeChatApi {
 }
 
 impl Sink for FakeChatApi {
-    fn deliver(&mut self, stream: StreamId, send: &Send, acks: &AckHandle) -> Delivery {
+    fn deliver(&mut self, stream: StreamId, send: &SendRequest, acks: &AckHandle) -> Delivery {
         self.calls += 1;
         let call = self.calls;
         let t = self.started.elapsed().as_millis();

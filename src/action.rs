@@ -6,6 +6,7 @@ use crate::time::Time;
 
 /// Which stream a send belongs to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum SendKind {
     /// A tool summary.
     Tool,
@@ -13,51 +14,101 @@ pub enum SendKind {
     Block,
     /// A final message, sent when the turn finishes.
     Final,
+    /// A live preview message (SPEC §10): created, then edited in place as the reply grows,
+    /// or a native draft bubble.
+    Preview,
 }
 
 impl SendKind {
-    /// The kind's name: `tool`, `block` or `final`.
+    /// The kind's name: `tool`, `block`, `final` or `preview`.
     pub fn name(self) -> &'static str {
         match self {
             SendKind::Tool => "tool",
             SendKind::Block => "block",
             SendKind::Final => "final",
+            SendKind::Preview => "preview",
         }
     }
 }
 
-/// A platform message the engine refers to by its own key; the host maps keys to platform
-/// ids through `Delivered::message_ref`.
+/// A platform message the engine refers to by its own key. The host does not need to map
+/// keys to platform ids: the `message_ref` it acks a keyed `Create` with comes back on every
+/// later send for that key ([`SendRequest::message_ref`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct MessageKey(pub u32);
 
 /// What to do on the platform.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum SendOp {
-    /// Post a new message.
-    Create,
-    /// Edit the message created under this key.
-    Edit(MessageKey),
-    /// Delete the message created under this key.
-    Delete(MessageKey),
+    /// Post a new message. With a `key`, the engine will edit or delete that message later:
+    /// ack the send with the platform's id in `Input::Delivered { message_ref }`.
+    Create {
+        /// The name later edits and deletes use, if any.
+        key: Option<MessageKey>,
+    },
+    /// Replace the text of the message created under `key`.
+    Edit {
+        /// Which message.
+        key: MessageKey,
+    },
+    /// Delete the message created under `key`.
+    Delete {
+        /// Which message.
+        key: MessageKey,
+    },
+    /// Show or update an ephemeral draft bubble (a `sendMessageDraft`-style transport):
+    /// nothing is posted to the chat; the final is always a normal `Create`.
+    Draft {
+        /// Which draft bubble.
+        key: MessageKey,
+    },
+}
+
+impl SendOp {
+    /// A plain new message that is never edited.
+    pub const CREATE: SendOp = SendOp::Create { key: None };
+
+    /// The message key the operation names, if any.
+    pub fn key(self) -> Option<MessageKey> {
+        match self {
+            SendOp::Create { key } => key,
+            SendOp::Edit { key } | SendOp::Delete { key } | SendOp::Draft { key } => Some(key),
+        }
+    }
+
+    /// The operation's name: `create`, `edit`, `delete` or `draft`.
+    pub fn name(self) -> &'static str {
+        match self {
+            SendOp::Create { .. } => "create",
+            SendOp::Edit { .. } => "edit",
+            SendOp::Delete { .. } => "delete",
+            SendOp::Draft { .. } => "draft",
+        }
+    }
 }
 
 /// One message for the host to deliver. Report its outcome with `Input::Delivered` or
 /// `Input::DeliveryFailed` carrying the same `send_id`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Send {
+#[non_exhaustive]
+pub struct SendRequest {
     /// Echo this in the ack.
     pub send_id: SendId,
-    /// Tool, block or final.
+    /// Tool, block, final or preview.
     pub kind: SendKind,
-    /// Create, edit or delete.
+    /// Create, edit, delete or draft.
     pub op: SendOp,
-    /// What to deliver.
+    /// What to deliver (for `Delete`, the payload is empty).
     pub payload: Payload,
+    /// For an operation on a keyed message: the platform id the host gave in the
+    /// `Delivered { message_ref }` ack of that message's `Create` (`None` if it gave none).
+    pub message_ref: Option<String>,
 }
 
 /// Why the engine stopped streaming.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum AbortReason {
     /// The host cancelled the turn (`Input::Cancel`).
     Cancelled,
@@ -78,14 +129,15 @@ impl AbortReason {
 
 /// One thing for the host to do, in order.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Action {
     /// Deliver a message, then ack it.
-    Send(Send),
-    /// The earliest deadline changed: push `Input::Timer` at (or after) this time.
-    /// [`Time::NEVER`] cancels the previous request.
+    Send(SendRequest),
+    /// The earliest deadline changed: push `Input::Timer` at (or after) `deadline`.
+    /// `None` cancels the previous request (no deadline).
     ArmTimer {
-        /// When to wake the engine.
-        deadline: Time,
+        /// When to wake the engine, if ever.
+        deadline: Option<Time>,
     },
     /// Streaming stopped.
     Abort {

@@ -16,6 +16,7 @@ impl std::fmt::Display for SendId {
 ///
 /// Text is borrowed: pushing a delta copies only what the engine must keep.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Input<'a> {
     /// A new assistant message begins; per-message state resets. Blocks of two messages
     /// are never merged.
@@ -102,6 +103,7 @@ impl Input<'_> {
 
 /// An [`Input`] that owns its text, for sending across threads or reading from a trace.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum OwnedInput {
     /// See [`Input::MessageStart`].
     MessageStart,

@@ -3,7 +3,12 @@
 //! The text core cuts a reply into chat-sized pieces that never break Markdown fences or
 //! inline code, never split a grapheme cluster, never exceed a platform's limit in that
 //! platform's own length unit, and never lose or duplicate text.
-#![warn(missing_docs)]
+//!
+//! The public surface is the flat list of re-exports below, plus two modules: [`driver`] (run
+//! engines on a thread) and [`sim`] (drive an engine on a virtual clock). Everything else is
+//! private, so the pipeline's stages can change without breaking callers.
+#![cfg_attr(not(test), forbid(unsafe_code))]
+#![cfg_attr(test, deny(unsafe_code))]
 
 mod action;
 mod config;
@@ -13,11 +18,14 @@ mod error;
 mod input;
 mod payload;
 pub mod sim;
-pub mod stage;
-pub mod text;
+mod stage;
+mod text;
 mod time;
 
-pub use action::{AbortReason, Action, MessageKey, Send, SendKind, SendOp};
+#[cfg(test)]
+mod test_alloc;
+
+pub use action::{AbortReason, Action, MessageKey, SendKind, SendOp, SendRequest};
 pub use config::{
     BreakMode, ChannelProfile, ChunkMode, Config, ConfigOverrides, HumanDelay, MAX_IDLE_MS,
     MAX_PREVIEW_THROTTLE_MS, MIN_MAX_LINES, MIN_PREVIEW_THROTTLE_MS, MIN_TEXT_LIMIT, PreviewMode,
@@ -27,18 +35,11 @@ pub use engine::{Actions, Engine, Stats};
 pub use error::Error;
 pub use input::{Input, OwnedInput, SendId};
 pub use payload::{Lane, Payload, ReplyTarget};
-pub use stage::assembly::{DeltaAssembler, SequenceFilter};
-pub use stage::coalescer::{BlockMeta, CoalescedText, Coalescer, CoalescerConfig, SourceRanges};
-pub use stage::prefix::{
-    PrefixContext, apply_prefix, prefix_cost, render_prefix, short_model_name,
-};
-pub use stage::{
-    DirectiveEvent, DirectiveOutput, DirectiveParser, TagEvents, TagFilter, TokenConfig, TokenGate,
-    is_silent, normalize_text,
-};
+pub use stage::dispatch::DispatchStats;
+pub use stage::prefix::{PrefixContext, render_prefix, short_model_name};
 pub use text::block::Block;
 pub use text::chunker::{BlockChunker, BreakPreference, ChunkerConfig};
-pub use text::markdown::{CodeSpan, FenceMarker, FenceSpan, MarkdownScanner};
+pub use text::markdown::FenceMarker;
 pub use text::metric::LengthMetric;
 pub use text::splitter::{PlatformSplitter, SplitConfig, SplitMode};
 pub use time::Time;

@@ -3,6 +3,7 @@
 /// Which visibility class a payload belongs to. Payloads of different lanes are never
 /// merged into one message.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum Lane {
     /// The answer the user asked for.
     #[default]
@@ -33,11 +34,23 @@ pub struct Payload {
 
 /// Which message a payload replies to.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ReplyTarget {
     /// The user message this turn answers (`[[reply_to_current]]`).
     Current,
     /// A platform message id (`[[reply_to: ID]]`).
     Id(String),
+}
+
+impl Lane {
+    /// The lane's name: `answer`, `reasoning` or `status`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Lane::Answer => "answer",
+            Lane::Reasoning => "reasoning",
+            Lane::Status => "status",
+        }
+    }
 }
 
 impl Payload {

@@ -17,13 +17,14 @@
 //! Everything here is deterministic: the same inputs, times, policy and seed give the same
 //! log.
 
-use crate::action::{AbortReason, Action, Send, SendKind};
+use crate::action::{AbortReason, Action, SendKind, SendRequest};
 use crate::engine::Engine;
 use crate::input::{Input, SendId};
 use crate::time::Time;
 
 /// What the simulated host does with one send.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Ack {
     /// Delivered after this many milliseconds.
     Deliver {
@@ -44,7 +45,7 @@ pub enum Ack {
 }
 
 /// Chooses the fate of the n-th send (0-based, retries included).
-pub type AckPolicy = Box<dyn FnMut(&Send, usize) -> Ack>;
+pub type AckPolicy = Box<dyn FnMut(&SendRequest, usize) -> Ack>;
 
 #[derive(Debug)]
 struct PendingAck {
@@ -63,7 +64,7 @@ pub struct Sim {
     /// Every action with the time it was emitted.
     pub log: Vec<(u64, Action)>,
     /// Sends confirmed delivered, with the time of the ack.
-    pub delivered: Vec<(u64, Send)>,
+    pub delivered: Vec<(u64, SendRequest)>,
     /// Errors returned by `push`, with the input's name.
     pub errors: Vec<(u64, String)>,
     policy: AckPolicy,
@@ -76,7 +77,7 @@ pub struct Sim {
     /// The largest number of sends in flight at once.
     pub max_in_flight: usize,
     /// Texts of sends in flight, by id (for the delivered log).
-    outstanding: Vec<Send>,
+    outstanding: Vec<SendRequest>,
 }
 
 impl Sim {
@@ -162,7 +163,7 @@ impl Sim {
             self.push(Input::TextDelta(&text[start..end]));
             start = end;
             if start < text.len() && gap_ms > 0 {
-                let t = self.now + gap_ms;
+                let t = self.now.saturating_add(gap_ms);
                 self.at(t);
             }
         }
@@ -205,14 +206,14 @@ impl Sim {
 
     /// Advances the clock by `ms`.
     pub fn wait(&mut self, ms: u64) -> &mut Sim {
-        let t = self.now + ms;
+        let t = self.now.saturating_add(ms);
         self.at(t)
     }
 
     /// Runs acks and timers until the engine is idle or nothing more can happen
     /// (bounded: gives up after an hour of virtual time).
     pub fn run_until_idle(&mut self) -> &mut Sim {
-        let limit = self.now + 3_600_000;
+        let limit = self.now.saturating_add(3_600_000);
         while !self.is_idle() && self.now < limit {
             let next_ack = self.pending.iter().map(|p| p.due).min();
             let next = match (next_ack, self.deadline) {
@@ -281,7 +282,7 @@ impl Sim {
                 self.max_in_flight = self.max_in_flight.max(self.in_flight);
                 let due = match ack {
                     Ack::Deliver { after_ms } | Ack::Fail { after_ms, .. } => {
-                        Some(self.now + after_ms)
+                        Some(self.now.saturating_add(after_ms))
                     }
                     Ack::Hang => None,
                 };
@@ -297,7 +298,7 @@ impl Sim {
                 }
             }
             Action::ArmTimer { deadline } => {
-                self.deadline = (deadline != Time::NEVER).then(|| deadline.as_millis());
+                self.deadline = deadline.map(Time::as_millis);
             }
             Action::Abort { .. } | Action::Idle => {}
         }
@@ -309,7 +310,7 @@ impl Sim {
     }
 
     /// Every send, in emission order, with its time.
-    pub fn sends(&self) -> Vec<(u64, Send)> {
+    pub fn sends(&self) -> Vec<(u64, SendRequest)> {
         self.log
             .iter()
             .filter_map(|(t, a)| match a {

@@ -12,8 +12,9 @@ pub struct Time(u64);
 impl Time {
     /// The clock's origin.
     pub const ZERO: Time = Time(0);
-    /// A time that never comes (no deadline).
-    pub const NEVER: Time = Time(u64::MAX);
+    /// The latest representable time. Arithmetic saturates here, so a deadline far in the
+    /// future is still a deadline (there is no sentinel: "no deadline" is `None`).
+    pub const MAX: Time = Time(u64::MAX);
 
     /// The time `ms` milliseconds after the origin.
     pub const fn from_millis(ms: u64) -> Time {
@@ -25,7 +26,7 @@ impl Time {
         self.0
     }
 
-    /// This time plus `ms` milliseconds, saturating at [`Time::NEVER`].
+    /// This time plus `ms` milliseconds, saturating at [`Time::MAX`].
     pub const fn plus_millis(self, ms: u64) -> Time {
         Time(self.0.saturating_add(ms))
     }

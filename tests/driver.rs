@@ -9,12 +9,12 @@ use std::time::{Duration, Instant};
 use replystream::driver::{
     AckHandle, BusyChat, Delivery, Driver, DriverError, DriverOptions, Sink, StreamEvent, StreamId,
 };
-use replystream::{ChannelProfile, Config, HumanDelay, OwnedInput, Send};
+use replystream::{ChannelProfile, Config, HumanDelay, OwnedInput, SendRequest};
 
 /// What a recording sink saw.
 #[derive(Default)]
 struct Record {
-    sends: Vec<(StreamId, Send, Instant)>,
+    sends: Vec<(StreamId, SendRequest, Instant)>,
     events: Vec<(StreamId, StreamEvent)>,
 }
 
@@ -36,7 +36,7 @@ struct Recorder {
 }
 
 impl Sink for Recorder {
-    fn deliver(&mut self, stream: StreamId, send: &Send, acks: &AckHandle) -> Delivery {
+    fn deliver(&mut self, stream: StreamId, send: &SendRequest, acks: &AckHandle) -> Delivery {
         let n = {
             let mut r = self.record.lock().unwrap();
             r.sends.push((stream, send.clone(), Instant::now()));

@@ -15,7 +15,9 @@ use replystream::driver::{
     AckHandle, Delivery, Driver, DriverOptions, Sink, StreamEvent, StreamId,
 };
 use replystream::sim::{Ack, Sim};
-use replystream::{Engine, FenceMarker, Input, Lane, LengthMetric, ResolvedConfig, Send, SendKind};
+use replystream::{
+    Engine, FenceMarker, Input, Lane, LengthMetric, ResolvedConfig, SendKind, SendRequest,
+};
 
 use crate::settings::{EngineArgs, describe};
 use crate::text::char_deltas;
@@ -25,7 +27,7 @@ use crate::{CliError, read_input};
 /// `replystream demo`: stream FILE through a channel and show the timeline.
 #[derive(Args, Debug)]
 #[command(after_help = TIMELINE_COLUMNS)]
-pub struct DemoArgs {
+pub(crate) struct DemoArgs {
     /// The reply to stream: a path, or - for standard input (UTF-8)
     #[arg(value_name = "FILE")]
     file: String,
@@ -63,7 +65,7 @@ the block's language, e.g. ‹rust› \"fn main() {…\"; a reasoning message is
 Then a summary: message counts and when the first and last messages went out.";
 
 /// Runs `replystream demo`.
-pub fn run_demo(args: DemoArgs) -> Result<(), CliError> {
+pub(crate) fn run_demo(args: DemoArgs) -> Result<(), CliError> {
     let resolved = args.engine.resolve()?;
     let engine = args.engine.engine(&resolved)?;
     let text = read_input(&args.file)?;
@@ -111,7 +113,7 @@ struct Entry {
 }
 
 impl Entry {
-    fn new(at_ms: u64, send: &Send) -> Entry {
+    fn new(at_ms: u64, send: &SendRequest) -> Entry {
         Entry {
             at_ms,
             kind: send.kind,
@@ -129,10 +131,10 @@ impl Entry {
         if first.more || first.line.chars().count() > SHOWN_CHARS {
             shown.push('…');
         }
-        let lane = match self.lane {
-            Lane::Reasoning => "(reasoning) ",
-            Lane::Status => "(status) ",
-            _ => "",
+        let lane = if self.lane == Lane::Answer {
+            String::new()
+        } else {
+            format!("({}) ", self.lane.name())
         };
         let code = first
             .code
@@ -281,7 +283,7 @@ struct TerminalSink {
 }
 
 impl Sink for TerminalSink {
-    fn deliver(&mut self, stream: StreamId, send: &Send, acks: &AckHandle) -> Delivery {
+    fn deliver(&mut self, stream: StreamId, send: &SendRequest, acks: &AckHandle) -> Delivery {
         let entry = Entry::new(self.started.elapsed().as_millis() as u64, send);
         let line = entry.line(self.metric);
         let _ = io::stdout().lock().write_all(line.as_bytes());
@@ -312,17 +314,17 @@ mod crossbeam_done {
     use std::time::Duration;
 
     #[derive(Clone, Default)]
-    pub struct Flag(Arc<(Mutex<bool>, Condvar)>);
+    pub(super) struct Flag(Arc<(Mutex<bool>, Condvar)>);
 
     impl Flag {
-        pub fn set(&self) {
+        pub(super) fn set(&self) {
             let (m, c) = &*self.0;
             *m.lock().expect("not poisoned") = true;
             c.notify_all();
         }
 
         /// Waits until set or `limit` passes; true if set.
-        pub fn wait(&self, limit: Duration) -> bool {
+        pub(super) fn wait(&self, limit: Duration) -> bool {
             let (m, c) = &*self.0;
             let guard = m.lock().expect("not poisoned");
             let (guard, _) = c

@@ -25,7 +25,7 @@ use std::io::{self, BufWriter, Write};
 
 use clap::Args;
 use replystream::sim::{Ack, Sim};
-use replystream::{Action, Lane, OwnedInput, Payload, ReplyTarget, SendId, SendOp};
+use replystream::{Action, OwnedInput, Payload, ReplyTarget, SendId};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -36,7 +36,7 @@ use crate::{CliError, read_input};
 /// `replystream replay`: timed inputs in, actions out.
 #[derive(Args, Debug)]
 #[command(after_help = TRACE_FORMAT)]
-pub struct ReplayArgs {
+pub(crate) struct ReplayArgs {
     /// The trace: JSON lines of timed inputs; a path, or - for standard input
     #[arg(value_name = "TRACE")]
     file: String,
@@ -150,7 +150,7 @@ impl TraceLine {
 }
 
 /// Runs `replystream replay`.
-pub fn run_replay(args: ReplayArgs) -> Result<(), CliError> {
+pub(crate) fn run_replay(args: ReplayArgs) -> Result<(), CliError> {
     let resolved = args.engine.resolve()?;
     let engine = args.engine.engine(&resolved)?;
     let trace = read_input(&args.file)?;
@@ -209,33 +209,27 @@ fn flush(
 fn action_json(t: u64, action: &Action) -> Value {
     match action {
         Action::Send(s) => {
-            let (op, key) = match s.op {
-                SendOp::Create => ("create", None),
-                SendOp::Edit(k) => ("edit", Some(k.0)),
-                SendOp::Delete(k) => ("delete", Some(k.0)),
-            };
+            let (op, key) = (s.op.name(), s.op.key().map(|k| k.0));
             let reply_to = match &s.payload.reply_to {
                 None => Value::Null,
                 Some(ReplyTarget::Current) => json!("current"),
                 Some(ReplyTarget::Id(id)) => json!(id),
+                Some(_) => Value::Null,
             };
-            let lane = match s.payload.lane {
-                Lane::Answer => "answer",
-                Lane::Reasoning => "reasoning",
-                Lane::Status => "status",
-            };
+            let lane = s.payload.lane.name();
             json!({
                 "t": t, "action": "send", "send_id": s.send_id.0, "kind": s.kind.name(),
                 "op": op, "key": key, "text": s.payload.text, "media": s.payload.media,
                 "reply_to": reply_to, "audio_as_voice": s.payload.audio_as_voice,
-                "is_error": s.payload.is_error, "lane": lane,
+                "is_error": s.payload.is_error, "lane": lane, "message_ref": s.message_ref,
             })
         }
         Action::ArmTimer { deadline } => {
-            let deadline = (*deadline != replystream::Time::NEVER).then(|| deadline.as_millis());
+            let deadline = deadline.map(|d| d.as_millis());
             json!({ "t": t, "action": "arm_timer", "deadline": deadline })
         }
         Action::Abort { reason } => json!({ "t": t, "action": "abort", "reason": reason.name() }),
         Action::Idle => json!({ "t": t, "action": "idle" }),
+        other => json!({ "t": t, "action": "unknown", "debug": format!("{other:?}") }),
     }
 }

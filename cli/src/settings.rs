@@ -20,7 +20,7 @@ use crate::values::{
 
 /// The channel and the engine's settings.
 #[derive(Args, Debug)]
-pub struct EngineArgs {
+pub(crate) struct EngineArgs {
     /// The channel profile whose limits and defaults apply
     #[arg(long, value_name = "NAME", default_value = "generic", value_parser = CHANNELS)]
     pub channel: ChannelProfile,
@@ -36,7 +36,7 @@ pub struct EngineArgs {
 /// Every engine setting the CLI exposes; each one not given keeps the channel's value.
 #[derive(Args, Debug, Default)]
 #[command(next_help_heading = "Engine settings (default: the channel's)")]
-pub struct EngineSettings {
+pub(crate) struct EngineSettings {
     /// The longest message, in the metric's units [16..=1000000; generic 4000, discord 2000]
     #[arg(long, value_name = "N",
           value_parser = values::units(MIN_TEXT_LIMIT as u64, MAX_UNITS))]
@@ -113,7 +113,7 @@ pub struct EngineSettings {
 
 impl EngineSettings {
     /// The options given, as one override layer.
-    pub fn overrides(&self) -> ConfigOverrides {
+    pub(crate) fn overrides(&self) -> ConfigOverrides {
         ConfigOverrides {
             text_limit: self.text_limit,
             metric: self.metric,
@@ -139,20 +139,20 @@ impl EngineArgs {
     /// The configuration: library defaults, the channel profile, then the options given.
     /// A setting the library refuses (e.g. a text limit too small for the metric) is a usage
     /// error, reported before any input is read.
-    pub fn resolve(&self) -> Result<ResolvedConfig, CliError> {
+    pub(crate) fn resolve(&self) -> Result<ResolvedConfig, CliError> {
         Config::resolve(&self.channel, &[&self.settings.overrides()])
             .map_err(|err| CliError::usage(err.to_string()))
     }
 
     /// A fresh engine with the resolved configuration and the seed.
-    pub fn engine(&self, resolved: &ResolvedConfig) -> Result<Engine, CliError> {
+    pub(crate) fn engine(&self, resolved: &ResolvedConfig) -> Result<Engine, CliError> {
         Engine::new(resolved.config().clone(), self.seed)
             .map_err(|err| CliError::usage(err.to_string()))
     }
 }
 
 /// The resolved settings in one line, for `demo`'s header: what the timeline was made with.
-pub fn describe(resolved: &ResolvedConfig) -> String {
+pub(crate) fn describe(resolved: &ResolvedConfig) -> String {
     let c = resolved.config();
     let mut s = format!("limit {} {}", c.text_limit, c.metric.name());
     if let Some(lines) = c.max_lines {

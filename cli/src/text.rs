@@ -66,7 +66,7 @@ fn json_lines(metric: LengthMetric) -> JsonLines<BufWriter<io::StdoutLock<'stati
 /// `replystream chunk`: stream FILE through the block chunker.
 #[derive(Args, Debug)]
 #[command(after_help = OUTPUT_FIELDS)]
-pub struct ChunkArgs {
+pub(crate) struct ChunkArgs {
     /// The text to chunk: a path, or - for standard input (UTF-8)
     #[arg(value_name = "FILE")]
     file: String,
@@ -113,7 +113,7 @@ Output: one JSON object per line, one per block (chunk) or piece (split):
 
 /// `replystream chunk FILE [OPTIONS]`: feeds FILE to a [`BlockChunker`] in deltas of
 /// `--token` characters, then drains it, printing every block as it comes out.
-pub fn run_chunk(args: ChunkArgs) -> Result<(), CliError> {
+pub(crate) fn run_chunk(args: ChunkArgs) -> Result<(), CliError> {
     let config = ChunkerConfig {
         min: args.min,
         max: args.max,
@@ -139,7 +139,7 @@ pub fn run_chunk(args: ChunkArgs) -> Result<(), CliError> {
 }
 
 /// `text` in consecutive pieces of `k` characters (the last may be shorter); `k >= 1`.
-pub fn char_deltas(text: &str, k: usize) -> impl Iterator<Item = &str> {
+pub(crate) fn char_deltas(text: &str, k: usize) -> impl Iterator<Item = &str> {
     let mut rest = text;
     std::iter::from_fn(move || {
         if rest.is_empty() {
@@ -155,7 +155,7 @@ pub fn char_deltas(text: &str, k: usize) -> impl Iterator<Item = &str> {
 /// `replystream split`: split FILE to a platform's text limit.
 #[derive(Args, Debug)]
 #[command(after_help = OUTPUT_FIELDS)]
-pub struct SplitArgs {
+pub(crate) struct SplitArgs {
     /// The text to split: a path, or - for standard input (UTF-8)
     #[arg(value_name = "FILE")]
     file: String,
@@ -181,7 +181,7 @@ pub struct SplitArgs {
 
 /// `replystream split FILE [OPTIONS]`: splits FILE with a [`PlatformSplitter`] and prints
 /// every piece.
-pub fn run_split(args: SplitArgs) -> Result<(), CliError> {
+pub(crate) fn run_split(args: SplitArgs) -> Result<(), CliError> {
     let config = SplitConfig {
         limit: args.limit,
         metric: args.metric,

@@ -14,11 +14,11 @@ use replystream::{
 /// The largest size option accepted, in the metric's units (limits, chunk and coalesce
 /// sizes, line caps, delta sizes): a million units is far beyond any chat message, and
 /// larger values are taken for a typo.
-pub const MAX_UNITS: u64 = 1_000_000;
+pub(crate) const MAX_UNITS: u64 = 1_000_000;
 
 /// The longest time option accepted, in ms: one day. A host that waits longer than that for
 /// an ack, or a model that pauses longer, is a configuration mistake.
-pub const MAX_MS: u64 = 86_400_000;
+pub(crate) const MAX_MS: u64 = 86_400_000;
 
 /// Parses `text` as a whole number in `min..=max`; the error says why not and what is
 /// accepted.
@@ -40,7 +40,7 @@ fn whole_number(text: &str, min: u64, max: u64) -> Result<u64, String> {
 }
 
 /// A count of units (or characters, or lines) in `min..=max`.
-pub fn units(
+pub(crate) fn units(
     min: u64,
     max: u64,
 ) -> impl Fn(&str) -> Result<usize, String> + Clone + Send + Sync + 'static {
@@ -51,7 +51,7 @@ pub fn units(
 }
 
 /// A whole number in `min..=max` (a rate, a time).
-pub fn number(
+pub(crate) fn number(
     min: u64,
     max: u64,
 ) -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync + 'static {
@@ -59,17 +59,19 @@ pub fn number(
 }
 
 /// A time in ms in `0..=max`.
-pub fn millis(max: u64) -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync + 'static {
+pub(crate) fn millis(
+    max: u64,
+) -> impl Fn(&str) -> Result<u64, String> + Clone + Send + Sync + 'static {
     number(0, max)
 }
 
 /// Any whole number that fits 64 bits (a seed).
-pub fn any_u64(text: &str) -> Result<u64, String> {
+pub(crate) fn any_u64(text: &str) -> Result<u64, String> {
     whole_number(text, 0, u64::MAX)
 }
 
 /// A line cap: a number of lines in `min..=MAX_UNITS`, or `none` for no cap.
-pub fn line_cap(min: u64) -> impl Fn(&str) -> Result<LineCap, String> + Clone + Send + Sync {
+pub(crate) fn line_cap(min: u64) -> impl Fn(&str) -> Result<LineCap, String> + Clone + Send + Sync {
     move |text| {
         if text.trim().eq_ignore_ascii_case("none") {
             return Ok(LineCap(None));
@@ -82,11 +84,11 @@ pub fn line_cap(min: u64) -> impl Fn(&str) -> Result<LineCap, String> + Clone + 
 
 /// The value of a line-cap option: `None` removes the channel's cap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LineCap(pub Option<usize>);
+pub(crate) struct LineCap(pub Option<usize>);
 
 /// `--human-delay`: `off`, `natural`, or a custom range `MIN-MAX` in ms (also written
 /// `custom:MIN-MAX`), each bound at most [`HumanDelay::CUSTOM_LIMIT_MS`] and `MIN <= MAX`.
-pub fn human_delay(text: &str) -> Result<HumanDelay, String> {
+pub(crate) fn human_delay(text: &str) -> Result<HumanDelay, String> {
     let text = text.trim();
     if text.eq_ignore_ascii_case("off") {
         return Ok(HumanDelay::Off);
@@ -118,14 +120,14 @@ pub fn human_delay(text: &str) -> Result<HumanDelay, String> {
 /// (the library's own `from_name` where it has one, so the CLI accepts what the C ABI
 /// accepts, aliases included).
 #[derive(Clone, Copy)]
-pub struct Named<T: 'static> {
+pub(crate) struct Named<T: 'static> {
     names: &'static [&'static str],
     parse: fn(&str) -> Option<T>,
 }
 
 impl<T: PartialEq> Named<T> {
     /// The listed name that reads as `value`.
-    pub fn name_of(&self, value: &T) -> Option<&'static str> {
+    pub(crate) fn name_of(&self, value: &T) -> Option<&'static str> {
         self.names
             .iter()
             .copied()
@@ -158,13 +160,13 @@ impl<T: Clone + Send + Sync + 'static> TypedValueParser for Named<T> {
 }
 
 /// `--metric`: how the channel counts length.
-pub const METRICS: Named<LengthMetric> = Named {
+pub(crate) const METRICS: Named<LengthMetric> = Named {
     names: &["utf16", "chars", "bytes", "graphemes"],
     parse: LengthMetric::from_name,
 };
 
 /// `--break`: where the chunker prefers to cut.
-pub const BREAK_PREFERENCES: Named<BreakPreference> = Named {
+pub(crate) const BREAK_PREFERENCES: Named<BreakPreference> = Named {
     names: &["paragraph", "newline", "sentence"],
     parse: |name| match name.trim().to_ascii_lowercase().as_str() {
         "paragraph" => Some(BreakPreference::Paragraph),
@@ -175,7 +177,7 @@ pub const BREAK_PREFERENCES: Named<BreakPreference> = Named {
 };
 
 /// `--mode` of `split`: fill pieces to the limit, or split at every paragraph first.
-pub const SPLIT_MODES: Named<SplitMode> = Named {
+pub(crate) const SPLIT_MODES: Named<SplitMode> = Named {
     names: &["length", "newline"],
     parse: |name| match name.trim().to_ascii_lowercase().as_str() {
         "length" => Some(SplitMode::Length),
@@ -185,26 +187,26 @@ pub const SPLIT_MODES: Named<SplitMode> = Named {
 };
 
 /// `--chunk-mode`: length or paragraph chunking.
-pub const CHUNK_MODES: Named<ChunkMode> = Named {
+pub(crate) const CHUNK_MODES: Named<ChunkMode> = Named {
     names: &["length", "newline"],
     parse: ChunkMode::from_name,
 };
 
 /// `--break-mode`: when streamed blocks are emitted.
-pub const BREAK_MODES: Named<BreakMode> = Named {
+pub(crate) const BREAK_MODES: Named<BreakMode> = Named {
     names: &["text-end", "message-end"],
     parse: BreakMode::from_name,
 };
 
 /// `--reasoning`: what happens to the model's reasoning.
-pub const REASONING_MODES: Named<ReasoningMode> = Named {
+pub(crate) const REASONING_MODES: Named<ReasoningMode> = Named {
     names: &["off", "on", "stream"],
     parse: ReasoningMode::from_name,
 };
 
 /// An on/off switch given as a value (`--block-streaming off`), so it can override a
 /// channel's setting either way.
-pub const SWITCH: Named<bool> = Named {
+pub(crate) const SWITCH: Named<bool> = Named {
     names: &["on", "off"],
     parse: |name| match name.trim().to_ascii_lowercase().as_str() {
         "on" => Some(true),
@@ -214,7 +216,7 @@ pub const SWITCH: Named<bool> = Named {
 };
 
 /// `--channel`: a channel profile by name.
-pub const CHANNELS: Named<ChannelProfile> = Named {
+pub(crate) const CHANNELS: Named<ChannelProfile> = Named {
     names: &ChannelProfile::NAMES,
     parse: ChannelProfile::by_name,
 };

@@ -164,6 +164,10 @@ enum replystream_send_kind
      * A final message, sent when the turn finishes.
      */
     REPLYSTREAM_SEND_FINAL = 2,
+    /**
+     * A live preview message (created, then edited in place), or a draft bubble.
+     */
+    REPLYSTREAM_SEND_PREVIEW = 3,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -182,7 +186,8 @@ enum replystream_send_op
 #endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
  {
     /**
-     * Post a new message.
+     * Post a new message. A nonzero `message_key` names it for later edits and deletes:
+     * ack it with the platform's message id.
      */
     REPLYSTREAM_OP_CREATE = 0,
     /**
@@ -193,6 +198,10 @@ enum replystream_send_op
      * Delete the message created under `message_key`.
      */
     REPLYSTREAM_OP_DELETE = 2,
+    /**
+     * Show or update the ephemeral draft bubble `message_key` (nothing is posted).
+     */
+    REPLYSTREAM_OP_DRAFT = 3,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L

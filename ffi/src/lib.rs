@@ -18,7 +18,7 @@ use convert::{overrides_from, str_arg};
 
 use replystream::{
     AbortReason, Action, ChannelProfile, Config, Engine, Error, Input, Lane, Payload, ReplyTarget,
-    Send, SendId, SendKind, SendOp, Time,
+    SendId, SendKind, SendOp, SendRequest, Time,
 };
 
 /// "No value" for the 64-bit arguments and fields that document it: no deadline, no
@@ -167,18 +167,23 @@ pub enum replystream_send_kind {
     REPLYSTREAM_SEND_BLOCK = 1,
     /// A final message, sent when the turn finishes.
     REPLYSTREAM_SEND_FINAL = 2,
+    /// A live preview message (created, then edited in place), or a draft bubble.
+    REPLYSTREAM_SEND_PREVIEW = 3,
 }
 
 /// What to do on the platform.
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum replystream_send_op {
-    /// Post a new message.
+    /// Post a new message. A nonzero `message_key` names it for later edits and deletes:
+    /// ack it with the platform's message id.
     REPLYSTREAM_OP_CREATE = 0,
     /// Edit the message created under `message_key`.
     REPLYSTREAM_OP_EDIT = 1,
     /// Delete the message created under `message_key`.
     REPLYSTREAM_OP_DELETE = 2,
+    /// Show or update the ephemeral draft bubble `message_key` (nothing is posted).
+    REPLYSTREAM_OP_DRAFT = 3,
 }
 
 /// Which visibility class a send belongs to.
@@ -408,7 +413,7 @@ pub struct replystream_engine {
     /// Set when a call panicked; every later call but free and last_error is refused.
     poisoned: bool,
     /// The last polled SEND, its strings NUL-terminated; views in the last action point here.
-    last_send: Option<Send>,
+    last_send: Option<SendRequest>,
     /// The detail of the last failed call, NUL-terminated (empty: just "\0").
     last_error: String,
     /// The sequence number for the next push (`replystream_engine_set_seq`).
@@ -1141,11 +1146,14 @@ fn fill_action(h: &mut replystream_engine, action: Action) -> replystream_action
                 SendKind::Tool => replystream_send_kind::REPLYSTREAM_SEND_TOOL,
                 SendKind::Block => replystream_send_kind::REPLYSTREAM_SEND_BLOCK,
                 SendKind::Final => replystream_send_kind::REPLYSTREAM_SEND_FINAL,
+                SendKind::Preview | _ => replystream_send_kind::REPLYSTREAM_SEND_PREVIEW,
             };
-            (out.op, out.message_key) = match send.op {
-                SendOp::Create => (replystream_send_op::REPLYSTREAM_OP_CREATE, 0),
-                SendOp::Edit(key) => (replystream_send_op::REPLYSTREAM_OP_EDIT, key.0),
-                SendOp::Delete(key) => (replystream_send_op::REPLYSTREAM_OP_DELETE, key.0),
+            out.message_key = send.op.key().map_or(0, |k| k.0);
+            out.op = match send.op {
+                SendOp::Create { .. } => replystream_send_op::REPLYSTREAM_OP_CREATE,
+                SendOp::Edit { .. } => replystream_send_op::REPLYSTREAM_OP_EDIT,
+                SendOp::Delete { .. } => replystream_send_op::REPLYSTREAM_OP_DELETE,
+                SendOp::Draft { .. } | _ => replystream_send_op::REPLYSTREAM_OP_DRAFT,
             };
             let payload = &send.payload;
             out.text = replystream_str::of_nul_terminated(&payload.text);
@@ -1154,7 +1162,7 @@ fn fill_action(h: &mut replystream_engine, action: Action) -> replystream_action
             out.lane = match payload.lane {
                 Lane::Answer => replystream_lane::REPLYSTREAM_LANE_ANSWER,
                 Lane::Reasoning => replystream_lane::REPLYSTREAM_LANE_REASONING,
-                Lane::Status => replystream_lane::REPLYSTREAM_LANE_STATUS,
+                Lane::Status | _ => replystream_lane::REPLYSTREAM_LANE_STATUS,
             };
             (out.reply_to, out.reply_to_id) = match &payload.reply_to {
                 None => (
@@ -1169,23 +1177,29 @@ fn fill_action(h: &mut replystream_engine, action: Action) -> replystream_action
                     replystream_reply_to::REPLYSTREAM_REPLY_ID,
                     replystream_str::of_nul_terminated(id),
                 ),
+                Some(_) => (
+                    replystream_reply_to::REPLYSTREAM_REPLY_NONE,
+                    replystream_str::EMPTY,
+                ),
             };
             out.media_count = payload.media.len();
         }
         Action::ArmTimer { deadline } => {
             out.kind = REPLYSTREAM_ACTION_ARM_TIMER;
-            out.deadline_ms = deadline.as_millis();
+            out.deadline_ms = deadline.map_or(u64::MAX, |d| d.as_millis());
         }
         Action::Abort { reason } => {
             out.kind = REPLYSTREAM_ACTION_ABORT;
             out.abort_reason = match reason {
                 AbortReason::Cancelled => replystream_abort_reason::REPLYSTREAM_ABORT_CANCELLED,
-                AbortReason::DeliveryTimeout => {
+                AbortReason::DeliveryTimeout | _ => {
                     replystream_abort_reason::REPLYSTREAM_ABORT_DELIVERY_TIMEOUT
                 }
             };
         }
         Action::Idle => out.kind = REPLYSTREAM_ACTION_IDLE,
+        // A variant this version of the C ABI does not know yet: reported as NONE.
+        _ => {}
     }
     out
 }

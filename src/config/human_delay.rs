@@ -4,6 +4,7 @@
 /// never for tool or final sends; that policy belongs to the dispatcher, this type only
 /// draws the number.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum HumanDelay {
     /// No pause (the default).
     #[default]

@@ -23,6 +23,7 @@ use crate::{Error, LengthMetric};
 
 /// How the model's text is chunked.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ChunkMode {
     /// Blocks are cut by length, between `chunk_min` and `chunk_max` (the default).
     #[default]
@@ -34,6 +35,7 @@ pub enum ChunkMode {
 
 /// When streamed blocks are emitted.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum BreakMode {
     /// While streaming; each `TextEnd` force-drains the chunker (the default).
     #[default]
@@ -44,6 +46,7 @@ pub enum BreakMode {
 
 /// What happens to the model's reasoning (SPEC §8).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum ReasoningMode {
     /// Hidden reasoning is dropped (the default).
     #[default]
@@ -56,6 +59,7 @@ pub enum ReasoningMode {
 
 /// Live preview streaming (SPEC §10).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum PreviewMode {
     /// No preview (the default).
     #[default]

@@ -12,11 +12,11 @@
 //!
 //! ```no_run
 //! use replystream::driver::{Delivery, Driver, DriverOptions, Sink, AckHandle, StreamId};
-//! use replystream::{Config, Send};
+//! use replystream::{Config, SendRequest};
 //!
 //! struct Stdout;
 //! impl Sink for Stdout {
-//!     fn deliver(&mut self, _stream: StreamId, send: &Send, _acks: &AckHandle) -> Delivery {
+//!     fn deliver(&mut self, _stream: StreamId, send: &SendRequest, _acks: &AckHandle) -> Delivery {
 //!         println!("{}", send.payload.text);
 //!         Delivery::Delivered { message_ref: None }
 //!     }
@@ -39,7 +39,7 @@ use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender};
 
-use crate::action::{AbortReason, Send};
+use crate::action::{AbortReason, SendRequest};
 use crate::config::Config;
 use crate::engine::Engine;
 use crate::error::Error;
@@ -57,6 +57,7 @@ impl std::fmt::Display for StreamId {
 
 /// What a [`Sink`] did with a send.
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Delivery {
     /// Delivered; `message_ref` is the platform's id for the message, if it has one.
     Delivered {
@@ -76,6 +77,7 @@ pub enum Delivery {
 
 /// Something that happened to a stream, reported to [`Sink::event`].
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum StreamEvent {
     /// The stream became active (a waiting turn for a busy chat starts now).
     Started,
@@ -98,7 +100,7 @@ pub enum StreamEvent {
 pub trait Sink: std::marker::Send + 'static {
     /// Delivers `send` for `stream`: return the outcome, or `Pending` and report it later
     /// through `acks`.
-    fn deliver(&mut self, stream: StreamId, send: &Send, acks: &AckHandle) -> Delivery;
+    fn deliver(&mut self, stream: StreamId, send: &SendRequest, acks: &AckHandle) -> Delivery;
 
     /// Reports a stream event. The default ignores it.
     fn event(&mut self, stream: StreamId, event: &StreamEvent) {
@@ -108,6 +110,7 @@ pub trait Sink: std::marker::Send + 'static {
 
 /// What to do with a turn opened for a chat that already has an active turn.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum BusyChat {
     /// Queue it; it starts when the active turn is idle (its inputs wait too).
     #[default]
@@ -149,6 +152,7 @@ impl std::error::Error for DriverError {}
 
 /// What a shutdown left undone, and how punctual the timers were.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ShutdownReport {
     /// Streams that reached idle before the driver stopped (over its whole life).
     pub completed: u64,
@@ -165,6 +169,7 @@ pub struct ShutdownReport {
 /// Kept as a fixed histogram (100 µs buckets up to 100 ms), so recording costs no
 /// allocation and the memory is bounded however long the driver runs.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct Lateness {
     /// Timers fired.
     pub count: u64,

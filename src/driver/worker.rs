@@ -231,10 +231,8 @@ impl Worker {
             }
             Action::ArmTimer { deadline } => {
                 if let Some(stream) = self.streams.get_mut(&id) {
-                    if deadline == Time::NEVER {
-                        stream.armed = None;
-                    } else {
-                        stream.armed = Some(deadline);
+                    stream.armed = deadline;
+                    if let Some(deadline) = deadline {
                         self.deadlines.push(Reverse((deadline, id)));
                     }
                 }

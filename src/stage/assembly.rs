@@ -33,7 +33,7 @@ use memchr::memmem;
 /// length plus appending the new part; the accepted text is kept, its buffer reused across
 /// messages. A contained snapshot costs a linear substring search. Deltas cost their length.
 #[derive(Debug, Default)]
-pub struct DeltaAssembler {
+pub(crate) struct DeltaAssembler {
     accepted: String,
     divergences: u64,
     resends: u64,
@@ -41,13 +41,14 @@ pub struct DeltaAssembler {
 
 impl DeltaAssembler {
     /// An empty assembler.
-    pub fn new() -> DeltaAssembler {
+    pub(crate) fn new() -> DeltaAssembler {
         DeltaAssembler::default()
     }
 
     /// An empty assembler whose accepted-text buffer can hold `bytes` bytes before it grows,
     /// so that accepting deltas of a message of up to that size never allocates.
-    pub fn with_capacity(bytes: usize) -> DeltaAssembler {
+    #[cfg(test)]
+    pub(crate) fn with_capacity(bytes: usize) -> DeltaAssembler {
         DeltaAssembler {
             accepted: String::with_capacity(bytes),
             ..DeltaAssembler::default()
@@ -55,14 +56,14 @@ impl DeltaAssembler {
     }
 
     /// Accepts an incremental piece of text and returns it (all of it is new).
-    pub fn delta<'t>(&mut self, text: &'t str) -> &'t str {
+    pub(crate) fn delta<'t>(&mut self, text: &'t str) -> &'t str {
         self.accepted.push_str(text);
         text
     }
 
     /// Accepts a cumulative snapshot of the message text and returns the part of it that is
     /// new (possibly empty). See the type's documentation for the rules.
-    pub fn snapshot<'t>(&mut self, full: &'t str) -> &'t str {
+    pub(crate) fn snapshot<'t>(&mut self, full: &'t str) -> &'t str {
         let accepted = self.accepted.as_bytes();
         let bytes = full.as_bytes();
         if bytes.len() >= accepted.len() && &bytes[..accepted.len()] == accepted {
@@ -93,23 +94,25 @@ impl DeltaAssembler {
     }
 
     /// Forgets the accepted text (a new assistant message begins). Counters are kept.
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         self.accepted.clear();
     }
 
     /// The text accepted so far in the current message.
-    pub fn accepted(&self) -> &str {
+    #[cfg(test)]
+    pub(crate) fn accepted(&self) -> &str {
         &self.accepted
     }
 
     /// How many snapshots diverged from the accepted text.
-    pub fn divergences(&self) -> u64 {
+    pub(crate) fn divergences(&self) -> u64 {
         self.divergences
     }
 
     /// How many snapshots added nothing because they were contained in the accepted text
     /// (snapshots equal to the accepted text included).
-    pub fn resends(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn resends(&self) -> u64 {
         self.resends
     }
 }
@@ -136,7 +139,7 @@ fn common_prefix_len(a: &[u8], b: &[u8]) -> usize {
 /// continues; cumulative snapshots heal gaps); a repeated or older number is rejected and
 /// counted as stale. An event without a number is always accepted and changes nothing.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SequenceFilter {
+pub(crate) struct SequenceFilter {
     last: Option<u64>,
     stale: u64,
     gaps: u64,
@@ -145,12 +148,12 @@ pub struct SequenceFilter {
 
 impl SequenceFilter {
     /// A filter that has seen nothing.
-    pub fn new() -> SequenceFilter {
+    pub(crate) fn new() -> SequenceFilter {
         SequenceFilter::default()
     }
 
     /// Whether the event numbered `seq` should be processed.
-    pub fn accept(&mut self, seq: Option<u64>) -> bool {
+    pub(crate) fn accept(&mut self, seq: Option<u64>) -> bool {
         let Some(seq) = seq else {
             return true;
         };
@@ -175,28 +178,25 @@ impl SequenceFilter {
     }
 
     /// The last number accepted, if any.
-    pub fn last(&self) -> Option<u64> {
+    #[cfg(test)]
+    pub(crate) fn last(&self) -> Option<u64> {
         self.last
     }
 
     /// How many events were rejected as repeated or older.
-    pub fn stale(&self) -> u64 {
+    pub(crate) fn stale(&self) -> u64 {
         self.stale
     }
 
     /// How many times the numbers jumped by more than one.
-    pub fn gaps(&self) -> u64 {
+    pub(crate) fn gaps(&self) -> u64 {
         self.gaps
     }
 
     /// How many numbers the gaps skipped in total.
-    pub fn missing(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn missing(&self) -> u64 {
         self.missing
-    }
-
-    /// Forgets the last number (a new turn); counters are kept.
-    pub fn reset(&mut self) {
-        self.last = None;
     }
 }
 
@@ -298,9 +298,6 @@ mod tests {
         assert_eq!(f.last(), Some(9));
         assert!(f.accept(Some(u64::MAX)));
         assert!(!f.accept(Some(u64::MAX)));
-        f.reset();
-        assert!(f.accept(Some(0)));
-        assert_eq!(f.gaps(), 2);
     }
 }
 

@@ -75,7 +75,7 @@ impl CoalescerConfig {
 /// How a payload is to be delivered. Blocks whose metadata differ are never merged: a
 /// different assistant message, reply target, voice flag or lane is a conflict.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
-pub struct BlockMeta {
+pub(crate) struct BlockMeta {
     /// The index of the assistant message (within the turn) the block came from.
     pub message: usize,
     /// The platform message the payload replies to.
@@ -87,12 +87,12 @@ pub struct BlockMeta {
 }
 
 /// The source ranges of the blocks merged into one [`CoalescedText`], in order.
-pub type SourceRanges = SmallVec<[Range<usize>; 4]>;
+pub(crate) type SourceRanges = SmallVec<[Range<usize>; 4]>;
 
 /// One merged text the coalescer hands on: one or more blocks joined, with their metadata
 /// and where they came from.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct CoalescedText {
+pub(crate) struct CoalescedText {
     /// The merged text: the blocks joined by the configured joiner.
     pub text: String,
     /// The source range of each merged block, as given to [`Coalescer::push`], in order.
@@ -106,7 +106,8 @@ pub struct CoalescedText {
 impl CoalescedText {
     /// The span of source text covered, from the start of the first merged block to the end
     /// of the last one.
-    pub fn covered(&self) -> Range<usize> {
+    #[cfg(test)]
+    pub(crate) fn covered(&self) -> Range<usize> {
         match (self.sources.first(), self.sources.last()) {
             (Some(first), Some(last)) => first.start..last.end,
             _ => 0..0,
@@ -134,7 +135,7 @@ impl CoalescedText {
 /// `" "` joiner), so separators are never doubled while the indentation of a first line is
 /// kept. A block that is empty or only whitespace is ignored.
 #[derive(Debug)]
-pub struct Coalescer {
+pub(crate) struct Coalescer {
     config: CoalescerConfig,
     buffer: Option<CoalescedText>,
     /// The buffer's length in `metric` units (for graphemes an upper bound: joining may only
@@ -152,7 +153,7 @@ pub struct Coalescer {
 
 impl Coalescer {
     /// A coalescer with `config`, clamped (see [`CoalescerConfig::clamped`]).
-    pub fn new(config: CoalescerConfig) -> Coalescer {
+    pub(crate) fn new(config: CoalescerConfig) -> Coalescer {
         Coalescer {
             config: config.clamped(),
             buffer: None,
@@ -165,14 +166,15 @@ impl Coalescer {
     }
 
     /// The effective (clamped) configuration.
-    pub fn config(&self) -> &CoalescerConfig {
+    #[cfg(test)]
+    pub(crate) fn config(&self) -> &CoalescerConfig {
         &self.config
     }
 
     /// Offers one block: its display text, the source range it came from and its metadata.
     /// Pushes every merged text that is now due onto `out`, in order, and moves the idle
     /// deadline to `now + idle_ms` when something stays buffered.
-    pub fn push(
+    pub(crate) fn push(
         &mut self,
         text: String,
         source: Range<usize>,
@@ -189,7 +191,7 @@ impl Coalescer {
     /// a synthetic fence line, the separator that stood between them in the source joins
     /// them, so merged text reads exactly as the model wrote it: a sentence cut is joined by
     /// its space, not by a paragraph break. Otherwise the configured joiner is used.
-    pub fn push_block(
+    pub(crate) fn push_block(
         &mut self,
         block: Block,
         meta: &BlockMeta,
@@ -214,7 +216,7 @@ impl Coalescer {
 
     /// The text the blocks came from ended (a `TextEnd`, a tool call, media): the next
     /// block does not continue the previous one and is joined by the configured joiner.
-    pub fn end_of_text(&mut self) {
+    pub(crate) fn end_of_text(&mut self) {
         self.last_sep_end = None;
     }
 
@@ -300,7 +302,7 @@ impl Coalescer {
     /// The idle timer: when the deadline has passed, flushes a buffer of at least `min`
     /// units, or re-arms the timer `idle_ms` after `now` for a smaller one. A call before the
     /// deadline, or with no deadline armed, does nothing.
-    pub fn on_timer(&mut self, now: Time, out: &mut Vec<CoalescedText>) {
+    pub(crate) fn on_timer(&mut self, now: Time, out: &mut Vec<CoalescedText>) {
         match self.deadline {
             Some(deadline) if now >= deadline => {}
             _ => return,
@@ -314,7 +316,7 @@ impl Coalescer {
     }
 
     /// Forced flush: pushes the buffer, if any, onto `out` and disarms the timer.
-    pub fn flush(&mut self, out: &mut Vec<CoalescedText>) {
+    pub(crate) fn flush(&mut self, out: &mut Vec<CoalescedText>) {
         if let Some(buffer) = self.take() {
             out.push(buffer);
         }
@@ -322,7 +324,7 @@ impl Coalescer {
 
     /// Takes the buffer out without emitting it (e.g. to use it as a media caption) and
     /// disarms the timer.
-    pub fn take(&mut self) -> Option<CoalescedText> {
+    pub(crate) fn take(&mut self) -> Option<CoalescedText> {
         self.buffer_len = 0;
         self.buffer_breaks = 0;
         self.deadline = None;
@@ -330,23 +332,25 @@ impl Coalescer {
     }
 
     /// The text buffered now, if any.
-    pub fn buffered(&self) -> Option<&CoalescedText> {
+    pub(crate) fn buffered(&self) -> Option<&CoalescedText> {
         self.buffer.as_ref()
     }
 
     /// The length of the buffered text in the metric (0 when empty). For graphemes this may
     /// be an upper bound.
-    pub fn buffered_len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn buffered_len(&self) -> usize {
         self.buffer_len
     }
 
     /// True when nothing is buffered.
-    pub fn is_empty(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn is_empty(&self) -> bool {
         self.buffer.is_none()
     }
 
     /// When the idle timer wants [`Coalescer::on_timer`] to be called, if armed.
-    pub fn deadline(&self) -> Option<Time> {
+    pub(crate) fn deadline(&self) -> Option<Time> {
         self.deadline
     }
 
@@ -675,6 +679,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(test)]
     fn config_is_clamped() {
         let c = Coalescer::new(CoalescerConfig {
             min: 0,

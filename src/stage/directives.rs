@@ -44,14 +44,14 @@ use super::{CodeTracker, find_byte2, is_ascii_ws, may_become, skip_blanks};
 use crate::payload::ReplyTarget;
 
 /// The longest bracket directive, in bytes, from `[[` through `]]`.
-pub const MAX_BRACKET_LEN: usize = 4096;
+pub(crate) const MAX_BRACKET_LEN: usize = 4096;
 
 /// The longest `MEDIA:` line, in bytes, indentation included, line break excluded.
-pub const MAX_MEDIA_LINE_LEN: usize = 8192;
+pub(crate) const MAX_MEDIA_LINE_LEN: usize = 8192;
 
 /// One step of the parser's output, in text order.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum DirectiveEvent {
+pub(crate) enum DirectiveEvent {
     /// Released text: this range of [`DirectiveOutput::text`].
     Text(Range<usize>),
     /// A media URL or local path to send, in place: text before it was released before it.
@@ -65,7 +65,7 @@ pub enum DirectiveEvent {
 /// Reusable output buffer of [`DirectiveParser`]: the released text and the ordered events.
 /// [`DirectiveOutput::clear`] it after consuming; its capacity is kept.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct DirectiveOutput {
+pub(crate) struct DirectiveOutput {
     /// All text released since the last clear.
     pub text: String,
     /// Events in order; adjacent text is merged into one [`DirectiveEvent::Text`].
@@ -74,24 +74,20 @@ pub struct DirectiveOutput {
 
 impl DirectiveOutput {
     /// An empty output.
-    pub fn new() -> Self {
+    #[cfg(test)]
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// Empties the output, keeping its capacity.
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.text.clear();
         self.events.clear();
     }
 
     /// Whether nothing was released.
-    pub fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.events.is_empty()
-    }
-
-    /// The text of a [`DirectiveEvent::Text`] range.
-    pub fn slice(&self, range: &Range<usize>) -> &str {
-        &self.text[range.clone()]
     }
 
     fn push_text(&mut self, s: &str) {
@@ -111,7 +107,7 @@ impl DirectiveOutput {
 /// Streaming directive parser. One per stream; [`DirectiveParser::reset`] at each new
 /// assistant message. See the module docs for the rules.
 #[derive(Clone, Debug)]
-pub struct DirectiveParser {
+pub(crate) struct DirectiveParser {
     input: CodeTracker,
     /// Bytes of `input.text` already decided.
     done: usize,
@@ -143,7 +139,7 @@ enum BracketOutcome {
 
 impl DirectiveParser {
     /// A parser at the start of a message.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         DirectiveParser {
             input: CodeTracker::default(),
             done: 0,
@@ -157,17 +153,13 @@ impl DirectiveParser {
     }
 
     /// The reply target in force (sticky for the rest of the message).
-    pub fn reply_target(&self) -> Option<&ReplyTarget> {
+    #[cfg(test)]
+    pub(crate) fn reply_target(&self) -> Option<&ReplyTarget> {
         self.reply_target.as_ref()
     }
 
-    /// Whether `[[audio_as_voice]]` was seen in this message.
-    pub fn audio_as_voice(&self) -> bool {
-        self.audio_as_voice
-    }
-
     /// Feeds the next piece of answer text; appends released text and events to `out`.
-    pub fn push(&mut self, text: &str, out: &mut DirectiveOutput) {
+    pub(crate) fn push(&mut self, text: &str, out: &mut DirectiveOutput) {
         self.input.text.push_str(text);
         self.run(false, out);
     }
@@ -175,7 +167,7 @@ impl DirectiveParser {
     /// Like [`DirectiveParser::push`] for text that `write` appends straight into the
     /// parser's own buffer, which saves copying it from a scratch buffer. `write` must only
     /// append. Nothing is parsed when it appends nothing (as a caller skips an empty push).
-    pub fn push_with<R>(
+    pub(crate) fn push_with<R>(
         &mut self,
         write: impl FnOnce(&mut String) -> R,
         out: &mut DirectiveOutput,
@@ -192,7 +184,7 @@ impl DirectiveParser {
     /// Ends the message's text: decides everything held back (an unfinished `[[…` or a
     /// `MEDIA:` line without a line break). The reply target and audio flag stay readable
     /// until [`DirectiveParser::reset`].
-    pub fn finish(&mut self, out: &mut DirectiveOutput) {
+    pub(crate) fn finish(&mut self, out: &mut DirectiveOutput) {
         self.run(true, out);
         self.tidy.finish(out);
         self.input.reset();
@@ -202,7 +194,7 @@ impl DirectiveParser {
     }
 
     /// Forgets the current message, sticky state included, keeping buffer capacity.
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         self.input.reset();
         self.done = 0;
         self.at_line_start = true;
@@ -651,7 +643,7 @@ fn has_suffix_ignore_case(s: &str, suffix: &str) -> bool {
 /// Whether `item` looks like a local path (`Some`), and if so whether it is allowed: it
 /// starts with `/`, `./`, `~/` or a drive letter and `:\`, has no `..` component and no
 /// control character. `../x` is a path that is not allowed.
-pub fn is_allowed_local_path(item: &str) -> Option<bool> {
+pub(crate) fn is_allowed_local_path(item: &str) -> Option<bool> {
     let b = item.as_bytes();
     let drive = b.len() >= 3 && b[0].is_ascii_alphabetic() && b[1] == b':' && b[2] == b'\\';
     let path_like = item.starts_with('/')
@@ -672,7 +664,7 @@ pub fn is_allowed_local_path(item: &str) -> Option<bool> {
 /// not a single label, not under `.local` or `.internal`, not a cloud metadata name — and
 /// only ASCII hostname characters (international names must be in punycode). A host whose
 /// last label is numeric must be a plain dotted-quad IPv4 address (no `127.1`, `0x7f.1`).
-pub fn is_allowed_media_url(url: &str) -> bool {
+pub(crate) fn is_allowed_media_url(url: &str) -> bool {
     if !has_prefix_ignore_case(url, "https://")
         || url.chars().any(|c| c.is_control() || c.is_whitespace())
     {

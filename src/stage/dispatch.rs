@@ -13,7 +13,7 @@ use std::collections::VecDeque;
 use smallvec::SmallVec;
 
 use super::ledger::SourceSpan;
-use crate::action::{AbortReason, Action, Send, SendKind, SendOp};
+use crate::action::{AbortReason, Action, SendKind, SendOp, SendRequest};
 use crate::config::HumanDelay;
 use crate::error::Error;
 use crate::input::SendId;
@@ -21,14 +21,14 @@ use crate::payload::Payload;
 use crate::time::Time;
 
 /// How long to wait before retrying a failure that gave no `retry_after`.
-pub const DEFAULT_RETRY_BACKOFF_MS: u64 = 1000;
+pub(crate) const DEFAULT_RETRY_BACKOFF_MS: u64 = 1000;
 
 /// How many times one send is retried before it counts as a permanent failure.
-pub const MAX_RETRIES: u32 = 3;
+pub(crate) const MAX_RETRIES: u32 = 3;
 
 /// A send waiting in the queue, with the model text it carries (for the ledger).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Outgoing {
+pub(crate) struct Outgoing {
     /// Tool, block or final.
     pub kind: SendKind,
     /// Create, edit or delete.
@@ -59,6 +59,7 @@ enum Hold {
 
 /// Counters the engine reports in its stats.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct DispatchStats {
     /// Sends handed to the host (retries included).
     pub sends: u64,
@@ -78,7 +79,7 @@ pub struct DispatchStats {
 
 /// What became of a send the host acknowledged.
 #[derive(Debug)]
-pub enum AckOutcome {
+pub(crate) enum AckOutcome {
     /// Delivered: the ledger records its spans.
     Delivered(Outgoing),
     /// Delivered after its timeout fired: recorded, streaming is not restarted.
@@ -86,12 +87,12 @@ pub enum AckOutcome {
     /// Failed and queued again for a retry.
     WillRetry,
     /// Failed for good; the queue moved on. Its text was not delivered.
-    Dropped(Outgoing),
+    Dropped,
 }
 
 /// One ordered queue, one send in flight. See the module docs.
 #[derive(Debug)]
-pub struct Dispatcher {
+pub(crate) struct Dispatcher {
     queue: VecDeque<(Outgoing, Option<(SendId, u32)>)>,
     in_flight: Option<InFlight>,
     /// Sends whose timeout fired; a late ack still counts as delivered.
@@ -111,7 +112,7 @@ pub struct Dispatcher {
 impl Dispatcher {
     /// A dispatcher with a delivery timeout (`0` = none), the pause between block sends and
     /// the engine's RNG (the only consumer of its draws, one per delayed block).
-    pub fn new(timeout_ms: u64, human_delay: HumanDelay, rng: fastrand::Rng) -> Self {
+    pub(crate) fn new(timeout_ms: u64, human_delay: HumanDelay, rng: fastrand::Rng) -> Self {
         Dispatcher {
             queue: VecDeque::new(),
             in_flight: None,
@@ -129,35 +130,30 @@ impl Dispatcher {
     }
 
     /// Appends a send to the queue. Call [`Dispatcher::pump`] to let it leave.
-    pub fn enqueue(&mut self, item: Outgoing) {
+    pub(crate) fn enqueue(&mut self, item: Outgoing) {
         self.queue.push_back((item, None));
     }
 
-    /// Whether block sends are being skipped after a delivery timeout.
-    pub fn is_aborted(&self) -> bool {
-        self.aborted
-    }
-
     /// Whether nothing is queued, held or in flight.
-    pub fn is_drained(&self) -> bool {
+    pub(crate) fn is_drained(&self) -> bool {
         self.queue.is_empty() && self.in_flight.is_none()
     }
 
     /// Whether nothing is queued, held or in flight: then [`Dispatcher::on_time`] and
     /// [`Dispatcher::pump`] change nothing and [`Dispatcher::deadline`] is `None`.
     #[inline]
-    pub fn is_idle(&self) -> bool {
+    pub(crate) fn is_idle(&self) -> bool {
         self.queue.is_empty() && self.in_flight.is_none() && self.hold.is_none()
     }
 
     /// Whether a send of `kind` is queued or in flight.
-    pub fn has_pending(&self, kind: SendKind) -> bool {
+    pub(crate) fn has_pending(&self, kind: SendKind) -> bool {
         self.queue.iter().any(|(o, _)| o.kind == kind)
             || self.in_flight.as_ref().is_some_and(|f| f.item.kind == kind)
     }
 
     /// Every payload queued or in flight, for dedupe.
-    pub fn pending_payloads(&self) -> impl Iterator<Item = &Payload> {
+    pub(crate) fn pending_payloads(&self) -> impl Iterator<Item = &Payload> {
         self.queue
             .iter()
             .map(|(o, _)| &o.payload)
@@ -165,7 +161,7 @@ impl Dispatcher {
     }
 
     /// The earliest time the dispatcher must be called again, if any.
-    pub fn deadline(&self) -> Option<Time> {
+    pub(crate) fn deadline(&self) -> Option<Time> {
         let hold = self.hold.map(|(t, _)| t);
         let timeout = self.in_flight.as_ref().and_then(|f| f.timeout_at);
         match (hold, timeout) {
@@ -175,13 +171,13 @@ impl Dispatcher {
     }
 
     /// Counters so far.
-    pub fn stats(&self) -> DispatchStats {
+    pub(crate) fn stats(&self) -> DispatchStats {
         self.stats
     }
 
     /// Handles time passing: a fired delivery timeout aborts streaming. Then lets queued
     /// sends leave. Calls before a deadline change nothing.
-    pub fn on_time(&mut self, now: Time, actions: &mut VecDeque<Action>) {
+    pub(crate) fn on_time(&mut self, now: Time, actions: &mut VecDeque<Action>) {
         if let Some(f) = &self.in_flight
             && f.timeout_at.is_some_and(|t| now >= t)
         {
@@ -199,7 +195,7 @@ impl Dispatcher {
     }
 
     /// Lets queued sends leave while nothing is in flight and nothing holds the queue.
-    pub fn pump(&mut self, now: Time, actions: &mut VecDeque<Action>) {
+    pub(crate) fn pump(&mut self, now: Time, actions: &mut VecDeque<Action>) {
         loop {
             if self.in_flight.is_some() {
                 return;
@@ -243,11 +239,12 @@ impl Dispatcher {
                 self.blocks_sent += 1;
             }
             self.stats.sends += 1;
-            actions.push_back(Action::Send(Send {
+            actions.push_back(Action::Send(SendRequest {
                 send_id: id,
                 kind: item.kind,
                 op: item.op,
                 payload: item.payload.clone(),
+                message_ref: None,
             }));
             let timeout_at = (self.timeout_ms > 0).then(|| now.plus_millis(self.timeout_ms));
             self.in_flight = Some(InFlight {
@@ -260,7 +257,7 @@ impl Dispatcher {
     }
 
     /// The host delivered send `id`.
-    pub fn on_delivered(&mut self, id: SendId) -> Result<AckOutcome, Error> {
+    pub(crate) fn on_delivered(&mut self, id: SendId) -> Result<AckOutcome, Error> {
         if self.in_flight.as_ref().is_some_and(|f| f.id == id) {
             let f = self.in_flight.take().expect("checked");
             self.stats.delivered += 1;
@@ -275,7 +272,7 @@ impl Dispatcher {
     }
 
     /// The host failed to deliver send `id`.
-    pub fn on_failed(
+    pub(crate) fn on_failed(
         &mut self,
         id: SendId,
         retry_after_ms: Option<u64>,
@@ -284,9 +281,9 @@ impl Dispatcher {
     ) -> Result<AckOutcome, Error> {
         if let Some(i) = self.timed_out.iter().position(|(t, _)| *t == id) {
             // Its timeout already fired and streaming was aborted; its text is undelivered.
-            let (_, item) = self.timed_out.swap_remove(i);
+            self.timed_out.swap_remove(i);
             self.stats.failures += 1;
-            return Ok(AckOutcome::Dropped(item));
+            return Ok(AckOutcome::Dropped);
         }
         if self.in_flight.as_ref().is_none_or(|f| f.id != id) {
             return Err(Error::UnknownSend(id));
@@ -295,7 +292,7 @@ impl Dispatcher {
         self.stats.failures += 1;
         if permanent || f.attempts >= MAX_RETRIES {
             self.stats.dropped += 1;
-            return Ok(AckOutcome::Dropped(f.item));
+            return Ok(AckOutcome::Dropped);
         }
         self.stats.retries += 1;
         let wait = retry_after_ms.unwrap_or(DEFAULT_RETRY_BACKOFF_MS);
@@ -306,7 +303,7 @@ impl Dispatcher {
     }
 
     /// Drops everything queued and forgets the send in flight (the turn was cancelled).
-    pub fn cancel(&mut self) {
+    pub(crate) fn cancel(&mut self) {
         self.queue.clear();
         self.in_flight = None;
         self.hold = None;
@@ -320,7 +317,7 @@ mod tests {
     fn block(text: &str) -> Outgoing {
         Outgoing {
             kind: SendKind::Block,
-            op: SendOp::Create,
+            op: SendOp::CREATE,
             payload: Payload::text(text),
             spans: SmallVec::new(),
         }

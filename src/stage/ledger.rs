@@ -9,7 +9,7 @@ use std::ops::Range;
 
 /// A byte range of one assistant message's cleaned text.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub struct SourceSpan {
+pub(crate) struct SourceSpan {
     /// The assistant message's index in the turn (0-based).
     pub message: u32,
     /// Byte range in that message's cleaned text.
@@ -18,19 +18,19 @@ pub struct SourceSpan {
 
 /// Confirmed-delivered ranges per assistant message.
 #[derive(Clone, Debug, Default)]
-pub struct DeliveryLedger {
+pub(crate) struct DeliveryLedger {
     /// Per message: disjoint, sorted, merged ranges.
     delivered: Vec<Vec<Range<usize>>>,
 }
 
 impl DeliveryLedger {
     /// An empty ledger.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// Records `span` as delivered.
-    pub fn record(&mut self, span: &SourceSpan) {
+    pub(crate) fn record(&mut self, span: &SourceSpan) {
         if span.range.is_empty() {
             return;
         }
@@ -52,14 +52,14 @@ impl DeliveryLedger {
     }
 
     /// Whether anything of message `message` was delivered.
-    pub fn any_delivered(&self, message: u32) -> bool {
+    pub(crate) fn any_delivered(&self, message: u32) -> bool {
         self.delivered
             .get(message as usize)
             .is_some_and(|r| !r.is_empty())
     }
 
     /// The parts of `0..len` of message `message` not confirmed delivered, in order.
-    pub fn undelivered(&self, message: u32, len: usize) -> Vec<Range<usize>> {
+    pub(crate) fn undelivered(&self, message: u32, len: usize) -> Vec<Range<usize>> {
         let mut gaps = Vec::new();
         let mut at = 0;
         if let Some(ranges) = self.delivered.get(message as usize) {

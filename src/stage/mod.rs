@@ -20,18 +20,17 @@
 //! the text before it leaves first. At message end call `finish` on all three, in order,
 //! feeding what each releases to the next.
 
-pub mod assembly;
-pub mod coalescer;
-pub mod directives;
-pub mod dispatch;
-pub mod ledger;
-pub mod prefix;
-pub mod tags;
-pub mod tokens;
+pub(crate) mod assembly;
+pub(crate) mod coalescer;
+pub(crate) mod directives;
+pub(crate) mod dispatch;
+pub(crate) mod ledger;
+pub(crate) mod prefix;
+pub(crate) mod tags;
+pub(crate) mod tokens;
 
-pub use directives::{DirectiveEvent, DirectiveOutput, DirectiveParser};
-pub use tags::{TagEvents, TagFilter};
-pub use tokens::{TokenConfig, TokenGate, is_silent, normalize_text};
+#[cfg(test)]
+mod tests;
 
 use crate::text::markdown::MarkdownScanner;
 

@@ -106,7 +106,7 @@ fn variable_value<'c>(name: &str, context: &'c PrefixContext) -> Option<&'c str>
 /// or only whitespace (a media-only payload gets no caption made of the prefix alone), or
 /// when `text`, ignoring leading whitespace, already starts with the prefix (ignoring the
 /// prefix's trailing whitespace), so a prefix is never applied twice.
-pub fn apply_prefix<'t>(prefix: &str, text: &'t str) -> Cow<'t, str> {
+pub(crate) fn apply_prefix<'t>(prefix: &str, text: &'t str) -> Cow<'t, str> {
     let bare = prefix.trim_end();
     if bare.is_empty() || text.trim().is_empty() || text.trim_start().starts_with(bare) {
         return Cow::Borrowed(text);
@@ -122,7 +122,7 @@ pub fn apply_prefix<'t>(prefix: &str, text: &'t str) -> Cow<'t, str> {
 /// The length, in `metric` units, that [`apply_prefix`] adds to a text at most: the prefix
 /// plus the joining space when the prefix does not end in whitespace. Zero for an empty
 /// prefix.
-pub fn prefix_cost(prefix: &str, metric: crate::LengthMetric) -> usize {
+pub(crate) fn prefix_cost(prefix: &str, metric: crate::LengthMetric) -> usize {
     if prefix.trim_end().is_empty() {
         return 0;
     }

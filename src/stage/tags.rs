@@ -32,7 +32,7 @@ use super::{CodeTracker, find_byte, is_ascii_ws, may_become, skip_blanks};
 /// The longest tag recognised, in bytes, spaces included (`</antthinking>` is 14). A `<`
 /// followed by this many bytes without completing a tag is text; this also bounds how much
 /// the filter holds back.
-pub const MAX_TAG_LEN: usize = 32;
+pub(crate) const MAX_TAG_LEN: usize = 32;
 
 /// Tag names and what they do. Lower case; input is compared ignoring ASCII case.
 const TAG_NAMES: [(&[u8], TagKind); 5] = [
@@ -69,7 +69,7 @@ enum TagMatch {
 /// What happened to thinking blocks during one [`TagFilter::push`] or [`TagFilter::finish`].
 /// Used by reasoning `stream` mode (SPEC §8) to end a reasoning block.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct TagEvents {
+pub(crate) struct TagEvents {
     /// A thinking block opened during this call.
     pub thinking_started: bool,
     /// A thinking block ended during this call (by a closing tag, or by the end of the
@@ -82,7 +82,7 @@ pub struct TagEvents {
 /// Streaming filter for thinking and final tags. One per stream; [`TagFilter::finish`] (or
 /// [`TagFilter::reset`]) between assistant messages. See the module docs for the rules.
 #[derive(Clone, Debug)]
-pub struct TagFilter {
+pub(crate) struct TagFilter {
     require_final_tag: bool,
     input: CodeTracker,
     /// Bytes of `input.text` already decided (released, routed or removed).
@@ -113,7 +113,7 @@ struct Router {
 
 impl TagFilter {
     /// A filter; with `require_final_tag`, only text inside `<final>…</final>` is answer.
-    pub fn new(require_final_tag: bool) -> Self {
+    pub(crate) fn new(require_final_tag: bool) -> Self {
         TagFilter {
             require_final_tag,
             input: CodeTracker::default(),
@@ -126,14 +126,20 @@ impl TagFilter {
     }
 
     /// Whether a thinking block is open.
-    pub fn in_thinking(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn in_thinking(&self) -> bool {
         self.router.in_thinking
     }
 
     /// Feeds the next piece of the message. Answer text is appended to `answer`, hidden
     /// reasoning to `reasoning`. Text that may be the start of a tag (at most
     /// [`MAX_TAG_LEN`] bytes) is held back until the next call decides it.
-    pub fn push(&mut self, delta: &str, answer: &mut String, reasoning: &mut String) -> TagEvents {
+    pub(crate) fn push(
+        &mut self,
+        delta: &str,
+        answer: &mut String,
+        reasoning: &mut String,
+    ) -> TagEvents {
         let mut events = TagEvents::default();
         self.input.text.push_str(delta);
         self.run(false, answer, reasoning, &mut events);
@@ -142,7 +148,7 @@ impl TagFilter {
 
     /// Ends the message: held-back text that never became a tag is released as text, an
     /// unclosed thinking block ends, and the filter is reset for the next message.
-    pub fn finish(&mut self, answer: &mut String, reasoning: &mut String) -> TagEvents {
+    pub(crate) fn finish(&mut self, answer: &mut String, reasoning: &mut String) -> TagEvents {
         let mut events = TagEvents::default();
         self.run(true, answer, reasoning, &mut events);
         if self.router.in_thinking {
@@ -153,7 +159,7 @@ impl TagFilter {
     }
 
     /// Forgets the current message (a new one begins), keeping buffer capacity.
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         self.input.reset();
         self.done = 0;
         let mut ws = std::mem::take(&mut self.router.reasoning_ws);

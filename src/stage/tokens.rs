@@ -28,11 +28,11 @@ use super::is_ascii_ws;
 /// How far back from the end of the text a trailing token run may reach, in bytes. This is
 /// also the most the [`TokenGate`] holds back once the first bytes of the message are
 /// decided.
-pub const MAX_TOKEN_HOLD: usize = 256;
+pub(crate) const MAX_TOKEN_HOLD: usize = 256;
 
 /// Which tokens are recognised. A token that is empty or contains whitespace is disabled.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TokenConfig {
+pub(crate) struct TokenConfig {
     /// The silent token (default `NO_REPLY`); `None` disables it.
     pub silent: Option<String>,
     /// The heartbeat token (default `HEARTBEAT_OK`); `None` disables it.
@@ -65,7 +65,8 @@ fn usable(token: Option<&str>) -> Option<&[u8]> {
 }
 
 /// Whether `text` is silent: trimmed of ASCII whitespace, it is exactly the silent token.
-pub fn is_silent(config: &TokenConfig, text: &str) -> bool {
+#[cfg(test)]
+pub(crate) fn is_silent(config: &TokenConfig, text: &str) -> bool {
     config
         .silent_bytes()
         .is_some_and(|s| trim_ws(text.as_bytes()) == s)
@@ -76,7 +77,7 @@ pub fn is_silent(config: &TokenConfig, text: &str) -> bool {
 /// whitespace that touched them. Always a sub-slice of `text`; empty when nothing is left
 /// to send. The dispatcher calls this on every outgoing payload's text; [`TokenGate`] gives
 /// the same result for a streamed message.
-pub fn normalize_text<'a>(config: &TokenConfig, text: &'a str) -> &'a str {
+pub(crate) fn normalize_text<'a>(config: &TokenConfig, text: &'a str) -> &'a str {
     let tokens = Tokens::new(config);
     let drop = tokens.head_scan(text.as_bytes(), true).unwrap_or_default();
     let rest = &text[drop..];
@@ -90,7 +91,7 @@ pub fn normalize_text<'a>(config: &TokenConfig, text: &'a str) -> &'a str {
 /// trailing whitespace-plus-token-prefix run) and decides it when more text arrives or the
 /// message ends. One per stream; [`TokenGate::finish`] at the end of each message.
 #[derive(Clone, Debug)]
-pub struct TokenGate {
+pub(crate) struct TokenGate {
     tokens: Tokens,
     /// The start of the message has been decided (no leading heartbeat can come any more).
     head_decided: bool,
@@ -104,7 +105,7 @@ pub struct TokenGate {
 
 impl TokenGate {
     /// A gate for `config`.
-    pub fn new(config: &TokenConfig) -> Self {
+    pub(crate) fn new(config: &TokenConfig) -> Self {
         TokenGate {
             tokens: Tokens::new(config),
             head_decided: false,
@@ -115,7 +116,7 @@ impl TokenGate {
     }
 
     /// Feeds the next piece of text; appends the text that is decided to `out`.
-    pub fn push(&mut self, delta: &str, out: &mut String) {
+    pub(crate) fn push(&mut self, delta: &str, out: &mut String) {
         if delta.is_empty() {
             return;
         }
@@ -137,7 +138,7 @@ impl TokenGate {
     /// payload or a tool call): decides what is held as if the text ended here (a trailing
     /// token is stripped, as the dispatcher would strip it from that payload) and appends
     /// the rest to `out`. Later text continues the same message.
-    pub fn flush(&mut self, out: &mut String) {
+    pub(crate) fn flush(&mut self, out: &mut String) {
         if !self.head_decided {
             self.head_decided = true;
             let head = std::mem::take(&mut self.head);
@@ -160,13 +161,13 @@ impl TokenGate {
     }
 
     /// Ends the message: [`TokenGate::flush`], then resets for the next message.
-    pub fn finish(&mut self, out: &mut String) {
+    pub(crate) fn finish(&mut self, out: &mut String) {
         self.flush(out);
         self.reset();
     }
 
     /// Forgets the current message, keeping buffer capacity.
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         self.head_decided = false;
         self.head.clear();
         self.tail.clear();
@@ -425,6 +426,7 @@ fn trim_ws_end(s: &[u8], mut end: usize) -> usize {
     end
 }
 
+#[cfg(test)]
 fn trim_ws(s: &[u8]) -> &[u8] {
     let start = skip_ws(s, 0);
     &s[start..trim_ws_end(s, s.len()).max(start)]

@@ -11,6 +11,7 @@ use std::ops::Range;
 /// `""` for a hard cut, or whatever whitespace run stood there). Concatenating
 /// `original[source] + sep` over all pieces gives back the original text exactly.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub struct Block {
     /// The display text, synthetic fence lines included.
     pub text: String,

@@ -57,6 +57,7 @@ use super::metric::{LengthMetric, is_grapheme_boundary};
 
 /// Where the chunker prefers to cut, in order of preference.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum BreakPreference {
     /// Paragraph break, then line break, then sentence end.
     #[default]

@@ -22,7 +22,7 @@ use super::metric::{
 
 /// What kind of break a cut falls on. Earlier variants are better breaks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum BreakClass {
+pub(crate) enum BreakClass {
     /// A blank line: `\n`, optional spaces/tabs, `\n`.
     Paragraph,
     /// A line break.
@@ -40,7 +40,7 @@ pub enum BreakClass {
 
 impl BreakClass {
     /// The four break classes that a plain-text candidate can have, best first.
-    pub const TEXT: [BreakClass; 4] = [
+    pub(crate) const TEXT: [BreakClass; 4] = [
         BreakClass::Paragraph,
         BreakClass::Line,
         BreakClass::Sentence,
@@ -60,7 +60,7 @@ impl BreakClass {
 
 /// Where to cut: the piece ends at `end`, the separator is `end..sep_end`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Cut {
+pub(crate) struct Cut {
     /// The end of the piece (exclusive byte offset).
     pub end: usize,
     /// The end of the separator; the next piece starts here.
@@ -72,7 +72,7 @@ pub struct Cut {
 /// A place where a text may be cut, with every break class it belongs to (a blank line
 /// after a full stop is a paragraph break, a line break, a sentence end and whitespace).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Candidate {
+pub(crate) struct Candidate {
     /// The end of the piece.
     pub end: usize,
     /// The end of the separator.
@@ -82,19 +82,19 @@ pub struct Candidate {
 
 impl Candidate {
     /// Whether the candidate is a break of `class`.
-    pub fn has(&self, class: BreakClass) -> bool {
+    pub(crate) fn has(&self, class: BreakClass) -> bool {
         self.classes & class.bit() != 0
     }
 
     /// The position in `order` of the best class this candidate has, if any.
-    pub fn rank(&self, order: &[BreakClass]) -> Option<usize> {
+    pub(crate) fn rank(&self, order: &[BreakClass]) -> Option<usize> {
         order.iter().position(|&c| self.has(c))
     }
 }
 
 /// ASCII whitespace, the only whitespace that breaks: space, tab, `\r`, `\n`.
 #[inline(always)]
-pub fn is_ws(b: u8) -> bool {
+pub(crate) fn is_ws(b: u8) -> bool {
     matches!(b, b' ' | b'\t' | b'\n' | b'\r')
 }
 
@@ -121,7 +121,7 @@ fn is_closer(c: char) -> bool {
 
 /// A sentence mark or a closer: a char that may continue a sentence's end.
 #[inline]
-pub fn is_tail_char(c: char) -> bool {
+pub(crate) fn is_tail_char(c: char) -> bool {
     is_spaced_mark(c) || is_cjk_mark(c) || is_closer(c)
 }
 
@@ -187,7 +187,7 @@ fn boundary_at(text: &str, p: usize) -> bool {
 /// The cut candidate at `p`, if `p` is one: the start of a whitespace run right after
 /// non-whitespace, or the position right after a CJK sentence end. A whitespace run that
 /// reaches the end of `text` is undecided (more whitespace may come) unless `trailing_run`.
-pub fn candidate_at(text: &str, p: usize, trailing_run: bool) -> Option<Candidate> {
+pub(crate) fn candidate_at(text: &str, p: usize, trailing_run: bool) -> Option<Candidate> {
     let bytes = text.as_bytes();
     if p == 0 || p >= bytes.len() || !text.is_char_boundary(p) || is_ws(bytes[p - 1]) {
         return None;
@@ -260,7 +260,7 @@ fn starts_like_fence(rest: &[u8]) -> bool {
 /// Whether byte position `j` could hold a candidate (a cheap pre-filter for
 /// [`candidate_at`]).
 #[inline(always)]
-pub fn may_be_candidate(bytes: &[u8], j: usize) -> bool {
+pub(crate) fn may_be_candidate(bytes: &[u8], j: usize) -> bool {
     j > 0
         && j < bytes.len()
         && !is_ws(bytes[j - 1])
@@ -270,7 +270,7 @@ pub fn may_be_candidate(bytes: &[u8], j: usize) -> bool {
 /// The best safe candidate with `lo <= end <= hi`: the first class of `order` that has one,
 /// and the last candidate of that class. Searches backward from `hi` and stops early once
 /// the best class is found.
-pub fn find_cut(
+pub(crate) fn find_cut(
     text: &str,
     scanner: &MarkdownScanner,
     lo: usize,
@@ -326,7 +326,7 @@ pub fn find_cut(
 /// end, with `end <= hi`: the piece keeps some code after `content_start`, and the next piece
 /// starts on a line that holds code, not just fence characters (so that it never consists
 /// of fence lines only).
-pub fn find_code_line_cut(
+pub(crate) fn find_code_line_cut(
     text: &str,
     fence: &FenceSpan,
     content_start: usize,
@@ -380,7 +380,7 @@ fn line_holds_code(bytes: &[u8], at: usize, marker: u8) -> bool {
 /// `shown_from` (`>= start`) in the piece, counting boundaries from `start`. When a single
 /// grapheme is wider than the budget, the limit wins: the largest char boundary. When even
 /// one char does not fit, progress wins: the end of the first non-whitespace char.
-pub fn hard_cut(text: &str, start: usize, shown_from: usize, hi: usize) -> usize {
+pub(crate) fn hard_cut(text: &str, start: usize, shown_from: usize, hi: usize) -> usize {
     let hi = hi.min(text.len());
     let shows = |end: usize| {
         end > shown_from && text.as_bytes()[shown_from..end].iter().any(|&b| !is_ws(b))
@@ -409,7 +409,7 @@ pub fn hard_cut(text: &str, start: usize, shown_from: usize, hi: usize) -> usize
 /// original opening line (info string included), or the bare marker when that line is too
 /// long to leave room for code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Reopen<'a> {
+pub(crate) struct Reopen<'a> {
     /// The fence's marker.
     pub marker: FenceMarker,
     /// The original opening line, or `None` for the bare marker.
@@ -418,12 +418,12 @@ pub struct Reopen<'a> {
 
 impl Reopen<'_> {
     /// The length of the line plus its `\n`.
-    pub fn cost(&self, metric: LengthMetric) -> usize {
+    pub(crate) fn cost(&self, metric: LengthMetric) -> usize {
         self.line.map_or(self.marker.close_len(), |l| metric.len(l)) + 1
     }
 
     /// Appends the line and its `\n`.
-    pub fn push_to(&self, out: &mut String) {
+    pub(crate) fn push_to(&self, out: &mut String) {
         match self.line {
             Some(l) => out.push_str(l),
             None => self.marker.push_close(out),
@@ -434,7 +434,7 @@ impl Reopen<'_> {
 
 /// The limits a piece must respect.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// How lengths are counted.
     pub metric: LengthMetric,
     /// The largest piece, synthetic fence lines included.
@@ -445,7 +445,7 @@ pub struct Limits {
 
 impl Limits {
     /// The widest char in the metric: the least room that always allows progress.
-    pub fn widest_char(metric: LengthMetric) -> usize {
+    pub(crate) fn widest_char(metric: LengthMetric) -> usize {
         match metric {
             LengthMetric::Bytes => 4,
             LengthMetric::Utf16 => 2,
@@ -455,14 +455,14 @@ impl Limits {
 
     /// The least units a piece must keep free after its leading whitespace: room for one
     /// char, plus the synthetic lines around it when it reopens a fence.
-    pub fn lead_reserve(metric: LengthMetric, reopen: Option<Reopen<'_>>) -> usize {
+    pub(crate) fn lead_reserve(metric: LengthMetric, reopen: Option<Reopen<'_>>) -> usize {
         Self::widest_char(metric) + reopen.map_or(0, |r| r.cost(metric) + r.marker.close_len() + 1)
     }
 
     /// How a fence with opening line `open_line` is reopened after a cut inside it, or
     /// `None` when the limits leave no room to close and reopen it around any code (then a
     /// cut inside it is a plain cut: the limit wins over fence balance).
-    pub fn repair<'a>(&self, marker: FenceMarker, open_line: &'a str) -> Option<Reopen<'a>> {
+    pub(crate) fn repair<'a>(&self, marker: FenceMarker, open_line: &'a str) -> Option<Reopen<'a>> {
         if self.max_lines.is_some_and(|m| m < 3) {
             return None;
         }
@@ -481,7 +481,13 @@ impl Limits {
 
     /// The largest `end` such that `text[start..end]` holds at most `units` and, with
     /// `extra_lines` synthetic lines, at most `max_lines` lines.
-    pub fn window_end(&self, text: &str, start: usize, units: usize, extra_lines: usize) -> usize {
+    pub(crate) fn window_end(
+        &self,
+        text: &str,
+        start: usize,
+        units: usize,
+        extra_lines: usize,
+    ) -> usize {
         let mut hi = start + self.metric.floor_index(&text[start..], units);
         if let Some(max_lines) = self.max_lines {
             let newlines = max_lines.saturating_sub(1 + extra_lines);
@@ -495,7 +501,7 @@ impl Limits {
 
     /// Whether `text[start..end]`, with synthetic lines costing `extra_units` and
     /// `extra_lines`, fits. Cost is bounded by the limit, not by the text.
-    pub fn fits(
+    pub(crate) fn fits(
         &self,
         text: &str,
         start: usize,
@@ -511,7 +517,7 @@ impl Limits {
 /// A cut chosen when a piece must end (forced, or over the limit), and whether the piece
 /// must close a fence it ends inside.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Planned {
+pub(crate) struct Planned {
     /// The cut.
     pub cut: Cut,
     /// The fence the piece ends inside and closes with a synthetic line.
@@ -520,7 +526,7 @@ pub struct Planned {
 
 /// Everything a forced cut needs to know about the text.
 #[derive(Clone, Copy, Debug)]
-pub struct Planner<'a> {
+pub(crate) struct Planner<'a> {
     /// The text known so far; cuts fall inside it.
     pub text: &'a str,
     /// The scanner, fed through `text` (positions relative to `text`).
@@ -537,7 +543,7 @@ pub struct Planner<'a> {
 
 impl<'a> Planner<'a> {
     /// The opening line of `fence` (without `\r`).
-    pub fn open_line(&self, fence: &FenceSpan) -> &'a str {
+    pub(crate) fn open_line(&self, fence: &FenceSpan) -> &'a str {
         if fence.continued {
             return self.continued_line.unwrap_or("");
         }
@@ -546,7 +552,7 @@ impl<'a> Planner<'a> {
     }
 
     /// How `fence` is reopened after a cut inside it, if it can be.
-    pub fn repair(&self, fence: &FenceSpan) -> Option<Reopen<'a>> {
+    pub(crate) fn repair(&self, fence: &FenceSpan) -> Option<Reopen<'a>> {
         self.limits.repair(fence.marker, self.open_line(fence))
     }
 
@@ -556,7 +562,7 @@ impl<'a> Planner<'a> {
     /// forced drain) or if a hard cut would fall inside a fence, inline code or a line that
     /// may open a fence (never cut inside code while a cut outside it is possible); then a
     /// line break of the code inside the fence at the window's end; then a hard cut.
-    pub fn plan(
+    pub(crate) fn plan(
         &self,
         start: usize,
         reopen_cost: usize,
@@ -720,7 +726,7 @@ fn cut_before_line(text: &str, start: usize, line_start: usize) -> Option<Cut> {
 
 /// Appends the display text of a piece: the synthetic opening line, the source, the
 /// synthetic closing line.
-pub fn build_piece(
+pub(crate) fn build_piece(
     source: &str,
     reopen: Option<Reopen<'_>>,
     close: Option<FenceMarker>,

@@ -84,7 +84,7 @@ impl FenceMarker {
 /// A fenced code block found in the scanned text. Offsets are byte offsets into the text
 /// the scanner was given (after any [`MarkdownScanner::drain`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct FenceSpan {
+pub(crate) struct FenceSpan {
     /// Where the opening line starts. 0 when the opening line was drained away (the fence
     /// continues from text that was cut off; see `continued`).
     pub start: usize,
@@ -104,7 +104,7 @@ impl FenceSpan {
     /// would fall inside this fence. Cutting right before the opening line or right after
     /// the closing marker is outside.
     #[inline]
-    pub fn contains_cut(&self, p: usize) -> bool {
+    pub(crate) fn contains_cut(&self, p: usize) -> bool {
         let after_start = p > self.start || (self.continued && p >= self.start);
         after_start && self.end.is_none_or(|end| p < end)
     }
@@ -112,7 +112,7 @@ impl FenceSpan {
 
 /// An inline code span: from its opening backtick run to just past its closing run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CodeSpan {
+pub(crate) struct CodeSpan {
     /// The first byte of the opening backtick run.
     pub start: usize,
     /// Just past the closing run; `None` while no closing run has arrived (it may never:
@@ -123,7 +123,7 @@ pub struct CodeSpan {
 impl CodeSpan {
     /// Whether a cut at byte `p` falls strictly inside this span.
     #[inline]
-    pub fn contains_cut(&self, p: usize) -> bool {
+    pub(crate) fn contains_cut(&self, p: usize) -> bool {
         p > self.start && self.end.is_none_or(|end| p < end)
     }
 }
@@ -143,7 +143,7 @@ enum LineMode {
 
 /// Incremental scanner of fences and inline code spans. See the module docs.
 #[derive(Clone, Debug)]
-pub struct MarkdownScanner {
+pub(crate) struct MarkdownScanner {
     /// Bytes of the text scanned so far.
     pos: usize,
     /// Where the current (possibly incomplete) line starts.
@@ -174,7 +174,7 @@ impl Default for MarkdownScanner {
 
 impl MarkdownScanner {
     /// A scanner at the start of a text.
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         MarkdownScanner {
             pos: 0,
             line_start: 0,
@@ -189,7 +189,7 @@ impl MarkdownScanner {
     }
 
     /// Forgets everything, keeping the vectors' capacity.
-    pub fn reset(&mut self) {
+    pub(crate) fn reset(&mut self) {
         self.pos = 0;
         self.line_start = 0;
         self.mode = LineMode::Start;
@@ -206,13 +206,13 @@ impl MarkdownScanner {
     /// direction, and only when a line ends: an unmatched backtick run is dropped at a blank
     /// line or a fence opening line, or a line that might have opened a fence turns out to be
     /// ordinary text. Streaming consumers use this to revisit candidates they skipped.
-    pub fn take_newly_safe(&mut self) -> Option<usize> {
+    pub(crate) fn take_newly_safe(&mut self) -> Option<usize> {
         self.newly_safe.take()
     }
 
     /// Whether some cut turned safe since the last [`MarkdownScanner::take_newly_safe`]
     /// (without forgetting it).
-    pub fn has_newly_safe(&self) -> bool {
+    pub(crate) fn has_newly_safe(&self) -> bool {
         self.newly_safe.is_some()
     }
 
@@ -221,19 +221,19 @@ impl MarkdownScanner {
     }
 
     /// How many bytes of the text have been scanned.
-    pub fn scanned(&self) -> usize {
+    pub(crate) fn scanned(&self) -> usize {
         self.pos
     }
 
     /// Where the current, not yet complete, line starts.
-    pub fn line_start(&self) -> usize {
+    pub(crate) fn line_start(&self) -> usize {
         self.line_start
     }
 
     /// Scans `text` from where the previous call stopped to its end. `text` must extend the
     /// text given before (minus what was drained). The last, unterminated line is scanned as
     /// far as it can be decided; call [`MarkdownScanner::finish`] when no more text will come.
-    pub fn scan(&mut self, text: &str) {
+    pub(crate) fn scan(&mut self, text: &str) {
         let bytes = text.as_bytes();
         debug_assert!(self.pos <= bytes.len());
         while self.pos < bytes.len() {
@@ -259,7 +259,7 @@ impl MarkdownScanner {
 
     /// Treats the end of `text` as the end of the last line (no more text will come):
     /// decides a pending fence line and closes a pending backtick run.
-    pub fn finish(&mut self, text: &str) {
+    pub(crate) fn finish(&mut self, text: &str) {
         self.scan(text);
         let end = text.len();
         if self.line_start < end || self.run.is_some() {
@@ -269,7 +269,7 @@ impl MarkdownScanner {
     }
 
     /// The fence that a cut at `p` would fall inside, if any.
-    pub fn fence_at(&self, p: usize) -> Option<&FenceSpan> {
+    pub(crate) fn fence_at(&self, p: usize) -> Option<&FenceSpan> {
         // Fences are ordered and disjoint: the candidate is the last one starting before p.
         let i = self
             .fences
@@ -279,7 +279,7 @@ impl MarkdownScanner {
     }
 
     /// The inline code span that a cut at `p` would fall inside, if any.
-    pub fn code_at(&self, p: usize) -> Option<&CodeSpan> {
+    pub(crate) fn code_at(&self, p: usize) -> Option<&CodeSpan> {
         let i = self.codes.partition_point(|c| c.start < p);
         let c = self.codes[..i].last()?;
         c.contains_cut(p).then_some(c)
@@ -287,12 +287,12 @@ impl MarkdownScanner {
 
     /// Whether `p` lies inside the current line while that line may still turn out to be a
     /// fence line (its fate is decided at its end).
-    pub fn in_undecided_fence_line(&self, p: usize) -> bool {
+    pub(crate) fn in_undecided_fence_line(&self, p: usize) -> bool {
         matches!(self.mode, LineMode::MaybeFence | LineMode::Start) && p > self.line_start
     }
 
     /// Whether a cut at `p` breaks no fence, no inline code span and no undecided fence line.
-    pub fn is_safe_cut(&self, p: usize) -> bool {
+    pub(crate) fn is_safe_cut(&self, p: usize) -> bool {
         self.fence_at(p).is_none() && self.code_at(p).is_none() && !self.in_undecided_fence_line(p)
     }
 
@@ -305,7 +305,7 @@ impl MarkdownScanner {
     /// ends only lines that leave the fence open: no fence or code span opens or closes and
     /// no cut turns safe. `None` when no fence is open. Cost: one memchr over the stretch
     /// and a few bytes per line.
-    pub fn fence_stretch(&self, text: &str) -> Option<usize> {
+    pub(crate) fn fence_stretch(&self, text: &str) -> Option<usize> {
         let marker = self.open_fence()?.marker.ch;
         let bytes = text.as_bytes();
         debug_assert!(self.pos <= bytes.len());
@@ -329,23 +329,25 @@ impl MarkdownScanner {
     }
 
     /// The fence still open at the end of the scanned text, if any.
-    pub fn open_fence(&self) -> Option<&FenceSpan> {
+    pub(crate) fn open_fence(&self) -> Option<&FenceSpan> {
         self.fences.last().filter(|f| f.end.is_none())
     }
 
     /// All fences found (the last may be open).
-    pub fn fences(&self) -> &[FenceSpan] {
+    #[cfg(test)]
+    pub(crate) fn fences(&self) -> &[FenceSpan] {
         &self.fences
     }
 
     /// All inline code spans found (the last may be open).
-    pub fn code_spans(&self) -> &[CodeSpan] {
+    #[cfg(test)]
+    pub(crate) fn code_spans(&self) -> &[CodeSpan] {
         &self.codes
     }
 
     /// The consumer removed the first `n` bytes of its text: drop spans that ended there and
     /// shift the rest. A fence that straddles the cut keeps going, marked `continued`.
-    pub fn drain(&mut self, n: usize) {
+    pub(crate) fn drain(&mut self, n: usize) {
         if n == 0 {
             return;
         }

@@ -15,6 +15,7 @@ use unicode_segmentation::GraphemeCursor;
 
 /// How the length of a text is counted.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum LengthMetric {
     /// UTF-16 code units: JavaScript's `String.length`, Telegram's entity offsets.
     Utf16,
@@ -259,7 +260,7 @@ fn count_utf16(bytes: &[u8]) -> usize {
 
 /// The largest char boundary `<= index` (clamped to `text.len()`).
 #[inline]
-pub fn floor_char_boundary(text: &str, index: usize) -> usize {
+pub(crate) fn floor_char_boundary(text: &str, index: usize) -> usize {
     if index >= text.len() {
         return text.len();
     }
@@ -273,7 +274,7 @@ pub fn floor_char_boundary(text: &str, index: usize) -> usize {
 /// Whether byte index `index` of `text` lies on an extended grapheme cluster boundary.
 /// Looks only at the text near `index` (regional-indicator runs excepted, which the
 /// segmenter walks back through).
-pub fn is_grapheme_boundary(text: &str, index: usize) -> bool {
+pub(crate) fn is_grapheme_boundary(text: &str, index: usize) -> bool {
     if index == 0 || index >= text.len() {
         return true;
     }
@@ -288,7 +289,7 @@ pub fn is_grapheme_boundary(text: &str, index: usize) -> bool {
 /// The largest grapheme boundary `<= index`, stepping back from `index` one boundary at a
 /// time. Returns 0 when the cluster containing `index` starts the text. Looks only at the
 /// text near `index`.
-pub fn floor_grapheme_boundary(text: &str, index: usize) -> usize {
+pub(crate) fn floor_grapheme_boundary(text: &str, index: usize) -> usize {
     let index = floor_char_boundary(text, index);
     if index == 0 || index == text.len() || is_grapheme_boundary(text, index) {
         return index;

@@ -2,9 +2,9 @@
 //! metrics, the Markdown scanner (fences, inline code), the block chunker and the
 //! platform splitter.
 
-pub mod block;
-pub mod chunker;
-pub mod cut;
-pub mod markdown;
-pub mod metric;
-pub mod splitter;
+pub(crate) mod block;
+pub(crate) mod chunker;
+pub(crate) mod cut;
+pub(crate) mod markdown;
+pub(crate) mod metric;
+pub(crate) mod splitter;

@@ -21,6 +21,7 @@ use crate::Error;
 
 /// How the splitter chooses its cuts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
 pub enum SplitMode {
     /// Fill each piece up to the limit, cutting at the best break within it.
     #[default]

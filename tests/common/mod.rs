@@ -2,17 +2,17 @@
 #![allow(dead_code, unused_imports)]
 
 use replystream::Engine;
-pub use replystream::sim::{Ack, AckPolicy, Sim};
+pub(crate) use replystream::sim::{Ack, AckPolicy, Sim};
 
 /// The channel's configuration.
-pub fn config(channel: &str) -> replystream::Config {
+pub(crate) fn config(channel: &str) -> replystream::Config {
     replystream::Config::for_channel(
         &replystream::ChannelProfile::by_name(channel).expect("channel"),
     )
 }
 
 /// A generic-channel configuration with small blocks, so short texts make several blocks.
-pub fn small_config() -> replystream::Config {
+pub(crate) fn small_config() -> replystream::Config {
     let mut c = config("generic");
     c.chunk_min = 20;
     c.chunk_max = 60;
@@ -22,11 +22,11 @@ pub fn small_config() -> replystream::Config {
 }
 
 /// An engine with seed 7.
-pub fn engine(config: replystream::Config) -> Engine {
+pub(crate) fn engine(config: replystream::Config) -> Engine {
     Engine::new(config, 7).expect("valid config")
 }
 
 /// Whitespace removed: for "the same text apart from separators" comparisons.
-pub fn squash(text: &str) -> String {
+pub(crate) fn squash(text: &str) -> String {
     text.chars().filter(|c| !c.is_whitespace()).collect()
 }

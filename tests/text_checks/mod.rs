@@ -6,7 +6,7 @@ use replystream::{Block, FenceMarker, LengthMetric};
 use unicode_segmentation::{GraphemeCursor, UnicodeSegmentation};
 
 /// The sample replies in `tests/data`.
-pub fn corpus() -> Vec<(String, String)> {
+pub(crate) fn corpus() -> Vec<(String, String)> {
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
     let mut files: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
@@ -29,7 +29,7 @@ fn is_space(c: char) -> bool {
 
 /// Whether the fences in `text` are balanced, read on their own (CommonMark openers and
 /// closers, via `FenceMarker`).
-pub fn fences_balanced(text: &str) -> bool {
+pub(crate) fn fences_balanced(text: &str) -> bool {
     fence_walk(text).0
 }
 
@@ -71,7 +71,7 @@ fn split_cluster(text: &str, pos: usize, metric: LengthMetric) -> Option<(usize,
 
 /// What a test run checks beyond the basics.
 #[derive(Clone, Copy, Debug)]
-pub struct Expect {
+pub(crate) struct Expect {
     pub metric: LengthMetric,
     pub max: usize,
     /// Every fence can be closed and reopened within `max`: check balance.
@@ -81,7 +81,7 @@ pub struct Expect {
 }
 
 /// Checks invariants 1-4 for the blocks of one message `text`.
-pub fn check_blocks(text: &str, blocks: &[Block], e: Expect) -> Result<(), String> {
+pub(crate) fn check_blocks(text: &str, blocks: &[Block], e: Expect) -> Result<(), String> {
     let mut pos = 0usize;
     for (k, b) in blocks.iter().enumerate() {
         let ctx = || format!("block {k} {:?} of {} blocks", b.text, blocks.len());
@@ -186,7 +186,7 @@ pub fn check_blocks(text: &str, blocks: &[Block], e: Expect) -> Result<(), Strin
 /// Whether `max` leaves room to close and reopen every fence of `text` around one char: the
 /// widest fence-like line twice (an opening line, and a closing line that may be longer
 /// than the synthetic one), the whitespace after an opening line, one char, two newlines.
-pub fn fences_repairable(text: &str, metric: LengthMetric, max: usize) -> bool {
+pub(crate) fn fences_repairable(text: &str, metric: LengthMetric, max: usize) -> bool {
     let room = match metric {
         LengthMetric::Bytes => 4,
         LengthMetric::Utf16 => 2,
@@ -220,7 +220,7 @@ pub fn fences_repairable(text: &str, metric: LengthMetric, max: usize) -> bool {
 }
 
 /// Proptest case count: `default`, or `PROPTEST_CASES` for longer local runs.
-pub fn cases(default: u32) -> u32 {
+pub(crate) fn cases(default: u32) -> u32 {
     std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|v| v.parse().ok())

@@ -2,9 +2,9 @@
 //! depend on how the text is split into deltas, and files without any stage syntax pass
 //! through unchanged.
 
-use replystream::{
-    DirectiveEvent, DirectiveOutput, DirectiveParser, TagFilter, TokenConfig, TokenGate,
-};
+use crate::stage::directives::{DirectiveEvent, DirectiveOutput, DirectiveParser};
+use crate::stage::tags::TagFilter;
+use crate::stage::tokens::{TokenConfig, TokenGate};
 
 /// Everything the pipeline produced for one message, text merged across pushes.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -121,7 +121,7 @@ fn text_without_stage_syntax_passes_through() {
 
 #[test]
 fn directives_and_thinking_sample() {
-    let text = include_str!("data/directives-and-thinking.md");
+    let text = include_str!("../../../tests/data/directives-and-thinking.md");
     let got = pipeline(text, 4);
     assert_eq!(
         got.media,

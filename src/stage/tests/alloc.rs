@@ -1,40 +1,10 @@
 //! Pins the steady-state promise of the text stages: once their buffers are warm, pushing a
 //! delta of plain text through tags → directives → tokens allocates nothing.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
-use replystream::{DirectiveOutput, DirectiveParser, TagFilter, TokenConfig, TokenGate};
-
-/// Counts allocations made by the current thread (tests may run on several threads).
-struct CountingAllocator;
-
-thread_local! {
-    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-}
-
-unsafe impl GlobalAlloc for CountingAllocator {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.with(|n| n.set(n.get() + 1));
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.with(|n| n.set(n.get() + 1));
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static GLOBAL: CountingAllocator = CountingAllocator;
-
-fn allocations() -> usize {
-    ALLOCATIONS.with(Cell::get)
-}
+use crate::stage::directives::{DirectiveOutput, DirectiveParser};
+use crate::stage::tags::TagFilter;
+use crate::stage::tokens::{TokenConfig, TokenGate};
+use crate::test_alloc::allocations;
 
 /// The three stages wired as the engine wires them, with reusable buffers.
 struct Pipeline {

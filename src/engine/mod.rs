@@ -1,0 +1,478 @@
+//! The engine: one reply stream, `push(input, now) -> actions`.
+//!
+//! It composes the stages in order — delta assembly, tags, directives, tokens, chunker,
+//! coalescer, dispatcher — and owns the only queue of pending actions and the timer table.
+
+mod finals;
+mod host;
+mod outbox;
+mod reasoning;
+mod text;
+
+use std::collections::VecDeque;
+
+use self::host::PayloadKey;
+use crate::action::{AbortReason, Action, SendKind};
+use crate::config::{BreakMode, Config, ReasoningMode, ResolvedConfig};
+use crate::error::Error;
+use crate::input::Input;
+use crate::payload::{Payload, ReplyTarget};
+use crate::stage::assembly::{DeltaAssembler, SequenceFilter};
+use crate::stage::coalescer::{CoalescedText, Coalescer};
+use crate::stage::directives::{DirectiveOutput, DirectiveParser};
+use crate::stage::dispatch::{DispatchStats, Dispatcher};
+use crate::stage::ledger::DeliveryLedger;
+use crate::stage::tags::TagFilter;
+use crate::stage::tokens::{TokenConfig, TokenGate};
+use crate::text::block::Block;
+use crate::text::chunker::BlockChunker;
+use crate::text::splitter::PlatformSplitter;
+use crate::time::Time;
+
+/// Counters describing what the engine saw and did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Stats {
+    /// Sequence-number gaps seen (events missing in between).
+    pub gaps: u64,
+    /// Events ignored because their sequence number was repeated or older.
+    pub duplicates_ignored: u64,
+    /// Snapshots that diverged from the accepted text.
+    pub divergences: u64,
+    /// Host payloads (tool results, media) dropped as already sent or pending.
+    pub payloads_deduped: u64,
+    /// Acks naming a send the engine was not waiting for.
+    pub unknown_acks: u64,
+    /// Delivery counters.
+    pub dispatch: DispatchStats,
+}
+
+/// Where the turn is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    /// Model events are arriving.
+    Streaming,
+    /// `Finish` arrived; waiting for block sends to resolve before the finals.
+    Finishing,
+    /// Finals are queued; waiting for the last acks.
+    Finals,
+    /// Everything acknowledged; `Idle` was emitted.
+    Idle,
+    /// Cancelled: nothing more is sent.
+    Cancelled,
+}
+
+/// One assistant message's state.
+#[derive(Debug, Default)]
+struct Message {
+    /// The cleaned answer text: exactly what entered the chunker. Block sources index it.
+    text: String,
+    /// Hidden reasoning (reasoning mode `on`).
+    reasoning: String,
+    /// Bytes of `text` already handed to the chunker (`message_end` mode feeds late).
+    fed: usize,
+    /// Sticky reply target (`[[reply_to…]]`).
+    reply_to: Option<ReplyTarget>,
+    /// `[[audio_as_voice]]` seen.
+    audio_as_voice: bool,
+    /// The reasoning block was already sent (never twice).
+    reasoning_sent: bool,
+}
+
+/// A reply stream: feed it model events and acks with the current time; execute the actions
+/// it returns, in order.
+///
+/// # Calling contract
+///
+/// 1. Call [`Engine::push`] with each event and the current time from a monotonic clock
+///    (time that goes backwards is treated as the last time seen).
+/// 2. Execute every returned action in order: deliver each [`Action::Send`] and later push
+///    `Input::Delivered` or `Input::DeliveryFailed` with its `send_id`; remember the latest
+///    [`Action::ArmTimer`] deadline.
+/// 3. Drain the actions before sleeping; actions not read stay queued and come out of the
+///    next [`Engine::poll_action`] or `push`.
+/// 4. Sleep until [`Engine::poll_timeout`] (the latest `ArmTimer`), then push `Input::Timer`.
+///    An early or repeated timer input does nothing.
+/// 5. After `Input::Finish`, keep acking until [`Action::Idle`].
+#[derive(Debug)]
+pub struct Engine {
+    config: ResolvedConfig,
+    phase: Phase,
+    actions: VecDeque<Action>,
+    last_now: Time,
+    armed: Option<Time>,
+    seq: SequenceFilter,
+    assembler: DeltaAssembler,
+    tags: TagFilter,
+    directives: DirectiveParser,
+    tokens: TokenGate,
+    token_config: TokenConfig,
+    chunker: BlockChunker,
+    reasoning_chunker: BlockChunker,
+    coalescer: Coalescer,
+    dispatcher: Dispatcher,
+    splitter: PlatformSplitter,
+    ledger: DeliveryLedger,
+    messages: Vec<Message>,
+    /// Whether a message is open (MessageStart seen, or implied by text).
+    message_open: bool,
+    host_finals: Vec<Payload>,
+    fail_error: Option<String>,
+    prefix_uses: u32,
+    stats: Stats,
+    // Scratch buffers reused across pushes (no per-push allocation).
+    answer_scratch: String,
+    reasoning_scratch: String,
+    clean_scratch: String,
+    directive_out: DirectiveOutput,
+    blocks: Vec<Block>,
+    coalesced: Vec<CoalescedText>,
+    /// Keys of payloads confirmed delivered (host payload dedupe, media already sent).
+    sent_keys: Vec<PayloadKey>,
+}
+
+impl Engine {
+    /// Creates an engine for one turn. `seed` seeds the RNG used for human delays, so the
+    /// same inputs, times and seed give the same actions.
+    pub fn new(config: Config, seed: u64) -> Result<Engine, Error> {
+        let config = config.validate()?;
+        let cfg = config.config();
+        let chunk = config.chunker();
+        let splitter = PlatformSplitter::new(config.splitter())?;
+        let token_config = TokenConfig {
+            silent: cfg.silent_token.clone(),
+            heartbeat: cfg.heartbeat_token.clone(),
+        };
+        Ok(Engine {
+            phase: Phase::Streaming,
+            actions: VecDeque::with_capacity(16),
+            last_now: Time::ZERO,
+            armed: None,
+            seq: SequenceFilter::new(),
+            assembler: DeltaAssembler::new(),
+            tags: TagFilter::new(cfg.require_final_tag),
+            directives: DirectiveParser::new(),
+            tokens: TokenGate::new(&token_config),
+            token_config,
+            chunker: BlockChunker::new(chunk),
+            reasoning_chunker: BlockChunker::new(chunk),
+            coalescer: Coalescer::new(config.coalescer()),
+            dispatcher: Dispatcher::new(
+                cfg.delivery_timeout_ms,
+                cfg.human_delay,
+                fastrand::Rng::with_seed(seed),
+            ),
+            splitter,
+            ledger: DeliveryLedger::new(),
+            messages: Vec::new(),
+            message_open: false,
+            host_finals: Vec::new(),
+            fail_error: None,
+            prefix_uses: 0,
+            stats: Stats::default(),
+            answer_scratch: String::with_capacity(256),
+            reasoning_scratch: String::with_capacity(256),
+            clean_scratch: String::with_capacity(256),
+            directive_out: DirectiveOutput::default(),
+            blocks: Vec::with_capacity(8),
+            coalesced: Vec::with_capacity(8),
+            sent_keys: Vec::new(),
+            config,
+        })
+    }
+
+    /// The configuration in force (validated and clamped).
+    pub fn config(&self) -> &Config {
+        self.config.config()
+    }
+
+    fn cfg(&self) -> &Config {
+        self.config.config()
+    }
+
+    /// Counters so far.
+    #[must_use]
+    pub fn stats(&self) -> Stats {
+        Stats {
+            dispatch: self.dispatcher.stats(),
+            divergences: self.assembler.divergences(),
+            gaps: self.seq.gaps(),
+            duplicates_ignored: self.seq.stale(),
+            ..self.stats
+        }
+    }
+
+    /// Feeds one input at time `now` and returns the actions it caused (plus any not yet
+    /// read). See the calling contract on [`Engine`].
+    pub fn push(&mut self, input: Input<'_>, now: Time) -> Result<Actions<'_>, Error> {
+        let now = self.clamp_time(now);
+        self.handle(input, now)?;
+        self.after_input(now);
+        Ok(Actions { engine: self })
+    }
+
+    /// Like [`Engine::push`] for an event carrying a sequence number: a repeated or older
+    /// number is ignored (counted), a gap is counted and processing continues.
+    pub fn push_seq(
+        &mut self,
+        seq: u64,
+        input: Input<'_>,
+        now: Time,
+    ) -> Result<Actions<'_>, Error> {
+        if self.seq.accept(Some(seq)) {
+            return self.push(input, now);
+        }
+        let now = self.clamp_time(now);
+        self.after_input(now);
+        Ok(Actions { engine: self })
+    }
+
+    /// The next pending action, if any.
+    #[must_use]
+    pub fn poll_action(&mut self) -> Option<Action> {
+        self.actions.pop_front()
+    }
+
+    /// When the engine next needs `Input::Timer`, if ever.
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<Time> {
+        self.next_deadline()
+    }
+
+    /// Whether the turn is over (idle or cancelled) and no action is pending.
+    #[must_use]
+    pub fn is_done(&self) -> bool {
+        matches!(self.phase, Phase::Idle | Phase::Cancelled) && self.actions.is_empty()
+    }
+
+    fn clamp_time(&mut self, now: Time) -> Time {
+        if now < self.last_now {
+            return self.last_now;
+        }
+        self.last_now = now;
+        now
+    }
+
+    fn ensure_streaming(&self, what: &'static str) -> Result<(), Error> {
+        match self.phase {
+            Phase::Streaming => Ok(()),
+            _ => Err(Error::TurnEnded(what)),
+        }
+    }
+
+    fn handle(&mut self, input: Input<'_>, now: Time) -> Result<(), Error> {
+        if self.phase == Phase::Cancelled {
+            return match input {
+                Input::Delivered { .. }
+                | Input::DeliveryFailed { .. }
+                | Input::Timer
+                | Input::Cancel => Ok(()),
+                other => Err(Error::TurnEnded(other.name())),
+            };
+        }
+        match input {
+            Input::MessageStart => {
+                self.ensure_streaming("message_start")?;
+                self.end_message(now);
+                self.begin_message();
+            }
+            Input::TextDelta(delta) => {
+                self.ensure_streaming("text_delta")?;
+                self.ensure_message();
+                let new = self.assembler.delta(delta);
+                self.on_model_text(new, now);
+            }
+            Input::TextSnapshot(full) => {
+                self.ensure_streaming("text_snapshot")?;
+                self.ensure_message();
+                let new = self.assembler.snapshot(full);
+                self.on_model_text(new, now);
+            }
+            Input::TextEnd(full) => {
+                self.ensure_streaming("text_end")?;
+                self.ensure_message();
+                if let Some(full) = full {
+                    let new = self.assembler.snapshot(full);
+                    self.on_model_text(new, now);
+                }
+                if self.cfg().break_mode == BreakMode::TextEnd {
+                    self.drain_pending_text();
+                    self.flush_chunker(now);
+                }
+            }
+            Input::ThinkingDelta(text) => {
+                self.ensure_streaming("thinking_delta")?;
+                self.ensure_message();
+                self.reasoning_scratch.clear();
+                self.reasoning_scratch.push_str(text);
+                self.route_reasoning(now);
+            }
+            Input::ThinkingEnd => {
+                self.ensure_streaming("thinking_end")?;
+                self.on_thinking_end(now);
+            }
+            Input::ToolStart { .. } => {
+                self.ensure_streaming("tool_start")?;
+                self.flush_token_gate(now);
+                self.drain_pending_text();
+                self.flush_all(now);
+            }
+            Input::ToolResult(payload) => {
+                self.ensure_streaming("tool_result")?;
+                self.flush_token_gate(now);
+                self.drain_pending_text();
+                self.flush_all(now);
+                self.enqueue_host_payload(SendKind::Tool, payload);
+            }
+            Input::Media(payload) => {
+                self.ensure_streaming("media")?;
+                self.flush_token_gate(now);
+                self.drain_pending_text();
+                self.flush_chunker(now);
+                self.on_media(payload, now);
+            }
+            Input::MessageEnd(full) => {
+                self.ensure_streaming("message_end")?;
+                if let Some(full) = full {
+                    self.ensure_message();
+                    let new = self.assembler.snapshot(full);
+                    self.on_model_text(new, now);
+                }
+                self.end_message(now);
+            }
+            Input::FinalReply(payload) => {
+                self.ensure_streaming("final_reply")?;
+                self.host_finals.push(payload);
+            }
+            Input::Finish => {
+                self.ensure_streaming("finish")?;
+                self.end_message(now);
+                self.phase = Phase::Finishing;
+            }
+            Input::Fail { error } => {
+                self.ensure_streaming("fail")?;
+                self.end_message(now);
+                self.fail_error = Some(error.to_owned());
+                self.phase = Phase::Finishing;
+            }
+            Input::Cancel => {
+                self.phase = Phase::Cancelled;
+                self.dispatcher.cancel();
+                self.actions.push_back(Action::Abort {
+                    reason: AbortReason::Cancelled,
+                });
+            }
+            Input::Timer => {
+                self.on_timer(now);
+            }
+            Input::Delivered { send_id, .. } => match self.dispatcher.on_delivered(send_id) {
+                Ok(outcome) => self.on_ack_outcome(outcome),
+                Err(e) => {
+                    self.stats.unknown_acks += 1;
+                    return Err(e);
+                }
+            },
+            Input::DeliveryFailed {
+                send_id,
+                retry_after_ms,
+                permanent,
+            } => {
+                match self
+                    .dispatcher
+                    .on_failed(send_id, retry_after_ms, permanent, now)
+                {
+                    Ok(outcome) => self.on_ack_outcome(outcome),
+                    Err(e) => {
+                        self.stats.unknown_acks += 1;
+                        return Err(e);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    // ---- messages ------------------------------------------------------------------
+
+    fn ensure_message(&mut self) {
+        if !self.message_open {
+            self.begin_message();
+        }
+    }
+
+    fn begin_message(&mut self) {
+        self.messages.push(Message {
+            text: String::with_capacity(4096),
+            ..Message::default()
+        });
+        self.message_open = true;
+        self.assembler.reset();
+        self.tags.reset();
+        self.directives.reset();
+        self.tokens.reset();
+        self.chunker.reset();
+        self.reasoning_chunker.reset();
+    }
+
+    fn message_index(&self) -> u32 {
+        self.messages.len().saturating_sub(1) as u32
+    }
+
+    /// Ends the open message: releases every held-back tail, drains the chunker and the
+    /// coalescer, and sends the reasoning block in `on` mode.
+    fn end_message(&mut self, now: Time) {
+        if !self.message_open {
+            return;
+        }
+        // Release held-back text from tags, directives and tokens, in pipeline order.
+        self.answer_scratch.clear();
+        self.reasoning_scratch.clear();
+        let events = self
+            .tags
+            .finish(&mut self.answer_scratch, &mut self.reasoning_scratch);
+        self.route_reasoning_events(events.thinking_ended_at, now);
+        self.directive_out.clear();
+        self.directives
+            .push(&self.answer_scratch, &mut self.directive_out);
+        self.directives.finish(&mut self.directive_out);
+        self.apply_directive_events(now);
+        self.clean_scratch.clear();
+        self.tokens.finish(&mut self.clean_scratch);
+        self.accept_clean(now);
+        self.drain_pending_text();
+        let reasoning_first = self.cfg().reasoning == ReasoningMode::On
+            && self.cfg().break_mode == BreakMode::MessageEnd
+            && !self.dispatcher.has_pending(SendKind::Block)
+            && !self.ledger.any_delivered(self.message_index());
+        if reasoning_first {
+            self.send_reasoning_block(now);
+        }
+        self.flush_all(now);
+        if self.cfg().reasoning == ReasoningMode::On {
+            self.send_reasoning_block(now);
+        }
+        self.message_open = false;
+    }
+
+    fn current_message(&self) -> &Message {
+        self.messages.last().expect("a message is open")
+    }
+
+    fn current_message_mut(&mut self) -> &mut Message {
+        self.messages.last_mut().expect("a message is open")
+    }
+}
+
+/// The actions an input caused, drained from the engine's queue in order. Actions not read
+/// stay queued for [`Engine::poll_action`] or the next push.
+#[must_use = "actions must be executed in order"]
+pub struct Actions<'a> {
+    engine: &'a mut Engine,
+}
+
+impl Iterator for Actions<'_> {
+    type Item = Action;
+    fn next(&mut self) -> Option<Action> {
+        self.engine.actions.pop_front()
+    }
+}

@@ -1,0 +1,254 @@
+//! The answer text path: model text through tags, directives and the token gate into the
+//! message text, then the chunker and the coalescer, out as block sends.
+
+use smallvec::SmallVec;
+
+use super::Engine;
+use super::finals::ContentMap;
+use crate::action::SendKind;
+use crate::config::BreakMode;
+use crate::payload::{Lane, Payload};
+use crate::stage::coalescer::{BlockMeta, CoalescedText};
+use crate::stage::directives::DirectiveEvent;
+use crate::stage::ledger::SourceSpan;
+use crate::time::Time;
+
+impl Engine {
+    /// New raw model text (a slice of the caller's input): run it through tags and
+    /// directives.
+    pub(super) fn on_model_text(&mut self, raw: &str, now: Time) {
+        if raw.is_empty() {
+            return;
+        }
+        self.reasoning_scratch.clear();
+        self.directive_out.clear();
+        // The tag filter appends the answer straight into the directive parser's buffer,
+        // which then parses it. That is `push` of the answer, one copy fewer; parsing before
+        // the reasoning is routed changes nothing, as routing never touches the directive
+        // parser or its output, whose events are applied only after.
+        let (tags, reasoning) = (&mut self.tags, &mut self.reasoning_scratch);
+        let events = self.directives.push_with(
+            |answer| tags.push(raw, answer, reasoning),
+            &mut self.directive_out,
+        );
+        // With no block ended and no reasoning, routing does nothing.
+        if events.thinking_ended_at.is_some() || !self.reasoning_scratch.is_empty() {
+            self.route_reasoning_events(events.thinking_ended_at, now);
+        }
+        if !self.directive_out.is_empty() {
+            self.apply_directive_events(now);
+        }
+    }
+
+    /// Applies what the directive parser released: text goes on through the token gate;
+    /// media flushes the text before it; reply targets and voice flags become sticky.
+    ///
+    /// The events are read by index, not moved out: nothing called from here touches
+    /// `directive_out`.
+    pub(super) fn apply_directive_events(&mut self, now: Time) {
+        for i in 0..self.directive_out.events.len() {
+            match &self.directive_out.events[i] {
+                DirectiveEvent::Text(range) => {
+                    let range = range.clone();
+                    self.push_token_gate(range, now);
+                }
+                DirectiveEvent::Media(url) => {
+                    let url = url.clone();
+                    self.flush_token_gate(now);
+                    self.drain_pending_text();
+                    self.flush_chunker(now);
+                    let msg = self.current_message();
+                    let payload = Payload {
+                        media: vec![url],
+                        reply_to: msg.reply_to.clone(),
+                        audio_as_voice: msg.audio_as_voice,
+                        ..Payload::default()
+                    };
+                    self.on_media(payload, now);
+                }
+                DirectiveEvent::ReplyTo(target) => {
+                    let target = target.clone();
+                    self.current_message_mut().reply_to = Some(target);
+                }
+                DirectiveEvent::AudioAsVoice => {
+                    self.current_message_mut().audio_as_voice = true;
+                }
+            }
+        }
+        self.directive_out.clear();
+    }
+
+    /// Bytes `range` of the directive output go through the token gate; what it releases is
+    /// cleaned text. The gate appends straight to the message text, which is what
+    /// [`Engine::accept_clean`] would append from `clean_scratch`, so one copy is saved.
+    fn push_token_gate(&mut self, range: std::ops::Range<usize>, now: Time) {
+        let msg = self.messages.last_mut().expect("a message is open");
+        let before = msg.text.len();
+        self.tokens
+            .push(&self.directive_out.text[range], &mut msg.text);
+        if msg.text.len() > before {
+            self.feed_new_clean(now);
+        }
+    }
+
+    /// A boundary inside the message (media, tool): the token gate lets go of what it holds
+    /// so the text before the boundary leaves before it.
+    pub(super) fn flush_token_gate(&mut self, now: Time) {
+        if !self.message_open {
+            return;
+        }
+        self.clean_scratch.clear();
+        self.tokens.flush(&mut self.clean_scratch);
+        self.accept_clean(now);
+    }
+
+    /// Cleaned text is in `clean_scratch`: record it and feed the chunker.
+    pub(super) fn accept_clean(&mut self, now: Time) {
+        if self.clean_scratch.is_empty() {
+            return;
+        }
+        let msg = self.messages.last_mut().expect("a message is open");
+        msg.text.push_str(&self.clean_scratch);
+        self.feed_new_clean(now);
+    }
+
+    /// Cleaned text was just appended to the message text: in streaming mode the chunker
+    /// gets everything it has not had yet.
+    fn feed_new_clean(&mut self, now: Time) {
+        let streaming = self.streams_blocks() && self.cfg().break_mode == BreakMode::TextEnd;
+        let msg = self.messages.last_mut().expect("a message is open");
+        if streaming {
+            let from = msg.fed;
+            msg.fed = msg.text.len();
+            self.chunker.push(&msg.text[from..], &mut self.blocks);
+            self.route_blocks(Lane::Answer, now);
+        }
+    }
+
+    /// Hands any cleaned text not yet given to the chunker (message_end mode) to it.
+    pub(super) fn drain_pending_text(&mut self) {
+        if !self.streams_blocks() || !self.message_open {
+            return;
+        }
+        let msg = self.messages.last_mut().expect("a message is open");
+        if msg.fed < msg.text.len() {
+            let from = msg.fed;
+            msg.fed = msg.text.len();
+            self.chunker.push(&msg.text[from..], &mut self.blocks);
+        }
+    }
+
+    pub(super) fn streams_blocks(&self) -> bool {
+        self.cfg().block_streaming
+    }
+
+    /// Forced drain of the chunker into the coalescer (the coalescer keeps its buffer).
+    pub(super) fn flush_chunker(&mut self, now: Time) {
+        if !self.message_open {
+            return;
+        }
+        self.chunker.flush(&mut self.blocks);
+        self.route_blocks(Lane::Answer, now);
+        self.coalescer.end_of_text();
+    }
+
+    /// Forced drain of the chunker and the coalescer.
+    pub(super) fn flush_all(&mut self, now: Time) {
+        self.flush_chunker(now);
+        self.reasoning_chunker.flush(&mut self.blocks);
+        self.route_blocks(Lane::Reasoning, now);
+        self.coalescer.flush(&mut self.coalesced);
+        self.enqueue_coalesced();
+    }
+
+    /// Blocks in `self.blocks` go to the coalescer.
+    pub(super) fn route_blocks(&mut self, lane: Lane, now: Time) {
+        if self.blocks.is_empty() {
+            return;
+        }
+        let meta = {
+            let m = self.current_message();
+            BlockMeta {
+                message: self.messages.len() - 1,
+                reply_to: m.reply_to.clone(),
+                audio_as_voice: m.audio_as_voice,
+                lane,
+            }
+        };
+        let mut blocks = std::mem::take(&mut self.blocks);
+        for block in blocks.drain(..) {
+            if self.fits(&block.text) {
+                self.coalescer
+                    .push_block(block, &meta, now, &mut self.coalesced);
+                continue;
+            }
+            // Within the chunk size but over the channel's line cap: split it here, each
+            // piece carrying exactly the source it shows.
+            let map = ContentMap::of_block(meta.message as u32, &block);
+            for (text, spans) in self.split_mapped(&block.text, Some(&map)) {
+                let at = block.source.start;
+                let source = spans.first().map_or(at..at, |s| s.range.clone());
+                self.coalescer
+                    .push(text, source, &meta, now, &mut self.coalesced);
+            }
+        }
+        self.blocks = blocks;
+        self.enqueue_coalesced();
+    }
+
+    /// Splits `text` to the platform limit. With `map`, each piece carries the exact part of
+    /// the model's text it shows, so a piece that fails is re-sent in the final and a piece
+    /// that arrives is never sent again.
+    pub(super) fn split_mapped(
+        &self,
+        text: &str,
+        map: Option<&ContentMap>,
+    ) -> Vec<(String, SmallVec<[SourceSpan; 2]>)> {
+        self.splitter
+            .split(text)
+            .into_iter()
+            .map(|piece| {
+                let spans = map
+                    .and_then(|m| m.span_of(&piece.source))
+                    .into_iter()
+                    .collect();
+                (piece.text, spans)
+            })
+            .collect()
+    }
+
+    /// Coalesced texts become block sends. Answer text carries its source ranges for the
+    /// ledger; reasoning text does not (it is never part of the final).
+    pub(super) fn enqueue_coalesced(&mut self) {
+        let mut items = std::mem::take(&mut self.coalesced);
+        for item in items.drain(..) {
+            let (payload, spans) = Self::coalesced_payload(item);
+            self.enqueue(SendKind::Block, payload, spans);
+        }
+        self.coalesced = items;
+    }
+
+    pub(super) fn coalesced_payload(item: CoalescedText) -> (Payload, SmallVec<[SourceSpan; 2]>) {
+        let spans = if item.meta.lane == Lane::Answer {
+            let message = item.meta.message as u32;
+            item.sources
+                .iter()
+                .map(|r| SourceSpan {
+                    message,
+                    range: r.clone(),
+                })
+                .collect()
+        } else {
+            SmallVec::new()
+        };
+        let payload = Payload {
+            text: item.text,
+            media: Vec::new(),
+            reply_to: item.meta.reply_to,
+            audio_as_voice: item.meta.audio_as_voice,
+            is_error: false,
+            lane: item.meta.lane,
+        };
+        (payload, spans)
+    }
+}

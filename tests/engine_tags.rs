@@ -87,3 +87,96 @@ fn reasoning_on_comes_first_in_message_end_mode() {
     let texts = sim.sent_texts();
     assert_eq!(texts, ["Reasoning:\n_check the units_", "It is 42 km."]);
 }
+
+/// The reply's sent texts for `deltas` on the generic profile (reasoning off).
+fn sent(deltas: &[&str]) -> Vec<String> {
+    let mut sim = Sim::new(engine(config("generic")));
+    for d in deltas {
+        sim.push(Input::TextDelta(d));
+    }
+    sim.push(Input::Finish).run_until_idle();
+    sim.sent_texts()
+}
+
+/// `text` cut at every char boundary into two deltas, and one char at a time, all send
+/// `expected`.
+fn sent_for_every_split(text: &str, expected: &[&str]) {
+    assert_eq!(sent(&[text]), expected, "whole {text:?}");
+    for (i, _) in text.char_indices().skip(1) {
+        assert_eq!(
+            sent(&[&text[..i], &text[i..]]),
+            expected,
+            "split at {i} of {text:?}"
+        );
+    }
+    let chars: Vec<String> = text.chars().map(String::from).collect();
+    let chars: Vec<&str> = chars.iter().map(String::as_str).collect();
+    assert_eq!(sent(&chars), expected, "char by char {text:?}");
+}
+
+#[test]
+fn a_thinking_tag_with_attributes_hides_its_content() {
+    sent_for_every_split(
+        "<think type=\"internal\">Secret.</think>Visible.",
+        &["Visible."],
+    );
+    sent_for_every_split("<final data-x=\"1\">The answer.</final>", &["The answer."]);
+    sent_for_every_split("<THINKING id='a'>x</Thinking> Shown.", &["Shown."]);
+}
+
+#[test]
+fn nested_thinking_stays_hidden_until_the_outermost_closes() {
+    sent_for_every_split(
+        "<think>outer <think>inner</think> still outer</think>visible",
+        &["visible"],
+    );
+}
+
+#[test]
+fn an_unpaired_backtick_before_a_tag_does_not_reveal_it() {
+    sent_for_every_split(
+        "Start `unclosed <think>hidden</think> end",
+        &["Start `unclosed end"],
+    );
+    // The same in a later paragraph of a longer reply, with the span ended by a blank line.
+    let reply = "Intro line.\n\nA `tick <think>secret plan</think>\n\nOutro.";
+    let texts = sent(&[reply]);
+    assert!(texts.iter().all(|t| !t.contains("secret")), "{texts:?}");
+    assert_eq!(texts.concat(), "Intro line.\n\nA `tick \n\nOutro.");
+}
+
+#[test]
+fn a_tag_inside_a_code_span_that_closes_later_is_text() {
+    sent_for_every_split(
+        "Use `<think>x</think>` here.",
+        &["Use `<think>x</think>` here."],
+    );
+}
+
+#[test]
+fn a_malformed_opener_fails_closed() {
+    sent_for_every_split(
+        "<think type=\"internal\"Secret.</think>Visible.",
+        &["Visible."],
+    );
+    // A closer that lost its `>` closes nothing: the rest stays hidden.
+    assert!(sent(&["<think>a secret</think and more"]).is_empty());
+}
+
+#[test]
+fn self_closing_thinking_is_removed() {
+    sent_for_every_split("a <thinking/> b", &["a b"]);
+}
+
+#[test]
+fn require_final_tag_sends_only_the_final() {
+    let mut c = config("generic");
+    c.require_final_tag = true;
+    let mut sim = Sim::new(engine(c));
+    sim.push(Input::TextDelta(
+        "<think>plan</think>chatter <final>The answer.</final> trailing",
+    ))
+    .push(Input::Finish)
+    .run_until_idle();
+    assert_eq!(sim.sent_texts(), ["The answer."]);
+}

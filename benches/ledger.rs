@@ -32,7 +32,7 @@ fn run_turn(engine: &mut Engine, text: &str) {
         while let Some(action) = queue.pop() {
             if let Action::Send(s) = action {
                 sends += 1;
-                let ack = if sends % 2 == 0 {
+                let ack = if sends.is_multiple_of(2) {
                     Input::DeliveryFailed {
                         send_id: s.send_id,
                         retry_after_ms: None,

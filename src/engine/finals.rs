@@ -26,9 +26,11 @@
 //!    for that send.
 //! 3. *Ack after the finals were computed*: the ledger records it, and the remainder finals
 //!    still queued are computed again without the newly confirmed text (a final in flight
-//!    keeps its text). Only text of a final already handed to the host can reach the user
-//!    twice: the platform confirmed, after more than twice the delivery timeout, a message
-//!    the engine had to presume lost.
+//!    or timed out keeps its text; if it then fails and is to be retried, it is computed
+//!    again too).
+//!    Only text of a final already handed to the host can reach the user twice: the
+//!    platform confirmed, after the engine had waited a second delivery timeout, a message
+//!    it had to presume lost.
 //! 4. *Never acked*: never confirmed, so its text is in the remainder and sent again.
 
 use std::ops::Range;
@@ -88,8 +90,10 @@ impl Engine {
                 .count() as u32;
             self.prefix_uses = self.prefix_uses.saturating_sub(prefixed);
         }
-        let in_flight: Vec<SourceSpan> = self.dispatcher.in_flight_spans().cloned().collect();
-        let items = self.remainder_finals(&in_flight);
+        // Text with the host (in flight, or timed out but maybe still arriving) is not sent
+        // again; if it never arrives, nothing more can be done for it at this point.
+        let with_host: Vec<SourceSpan> = self.dispatcher.unresolved_spans().cloned().collect();
+        let items = self.remainder_finals(&with_host);
         self.dispatcher.enqueue_front(items);
     }
 
@@ -111,10 +115,18 @@ impl Engine {
             scanner.finish(&msg.text);
             let mut texts = Vec::new();
             for gap in gaps {
-                let slice = &msg.text[gap.clone()];
-                if slice.trim().is_empty() {
+                // The separator before the gap and whitespace at its end are not sent (a send
+                // never starts or ends with separator whitespace); the indentation of its
+                // first line is kept.
+                let raw = &msg.text[gap.clone()];
+                let body = raw.trim_start();
+                if body.is_empty() {
                     continue;
                 }
+                let lead = &raw[..raw.len() - body.len()];
+                let skip = lead.rfind('\n').map_or(lead.len(), |i| i + 1);
+                let gap = gap.start + skip..gap.start + raw.trim_end().len();
+                let slice = &msg.text[gap.clone()];
                 // A gap that starts inside a fence gets the fence's opening line back.
                 let mut text = String::new();
                 if let Some(f) = scanner.fence_at(gap.start)

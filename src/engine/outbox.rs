@@ -101,7 +101,14 @@ impl Engine {
                     self.requeue_remainder();
                 }
             }
-            AckOutcome::WillRetry | AckOutcome::Dropped => {}
+            AckOutcome::WillRetry(SendKind::Final, spans)
+                if self.phase == Phase::Finals && spans.iter().any(|s| self.ledger.overlaps(s)) =>
+            {
+                // A remainder final is about to be retried after a late ack confirmed some of
+                // its text: compute the remainder again rather than resend that text.
+                self.requeue_remainder();
+            }
+            AckOutcome::WillRetry(..) | AckOutcome::Dropped => {}
         }
     }
 

@@ -84,8 +84,8 @@ pub(crate) enum AckOutcome {
     Delivered(Outgoing),
     /// Delivered after its timeout fired: recorded, streaming is not restarted.
     LateDelivered(Outgoing),
-    /// Failed and queued again for a retry.
-    WillRetry,
+    /// Failed and queued again for a retry: its kind and the model text it carries.
+    WillRetry(SendKind, SmallVec<[SourceSpan; 2]>),
     /// Failed for good; the queue moved on. Its text was not delivered.
     Dropped,
 }
@@ -156,9 +156,15 @@ impl Dispatcher {
         }
     }
 
-    /// The model text the send in flight carries.
-    pub(crate) fn in_flight_spans(&self) -> impl Iterator<Item = &SourceSpan> {
-        self.in_flight.iter().flat_map(|f| f.item.spans.iter())
+    /// The model text carried by sends that are with the host: the one in flight and those
+    /// whose timeout fired before any ack (they may still arrive).
+    pub(crate) fn unresolved_spans(&self) -> impl Iterator<Item = &SourceSpan> {
+        let timed_out = self.timed_out.iter().map(|(_, item)| item);
+        self.in_flight
+            .iter()
+            .map(|f| &f.item)
+            .chain(timed_out)
+            .flat_map(|item| item.spans.iter())
     }
 
     /// Whether a send whose delivery timeout fired has not been acked (nor failed) yet.
@@ -329,9 +335,10 @@ impl Dispatcher {
         self.stats.retries += 1;
         let wait = retry_after_ms.unwrap_or(DEFAULT_RETRY_BACKOFF_MS);
         self.hold = Some((now.plus_millis(wait), Hold::Retry));
+        let outcome = AckOutcome::WillRetry(f.item.kind, f.item.spans.clone());
         self.queue
             .push_front((f.item, Some((f.id, f.attempts + 1))));
-        Ok(AckOutcome::WillRetry)
+        Ok(outcome)
     }
 
     /// Drops everything queued and forgets the send in flight (the turn was cancelled).
@@ -395,7 +402,7 @@ mod tests {
         let t = Time::from_millis(100);
         assert!(matches!(
             d.on_failed(SendId(1), Some(500), false, t),
-            Ok(AckOutcome::WillRetry)
+            Ok(AckOutcome::WillRetry(..))
         ));
         assert_eq!(d.deadline(), Some(Time::from_millis(600)));
         d.pump(Time::from_millis(599), &mut actions);

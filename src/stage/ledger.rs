@@ -65,6 +65,16 @@ impl DeliveryLedger {
         ranges.insert(start, end);
     }
 
+    /// Whether any part of `span` was delivered.
+    pub(crate) fn overlaps(&self, span: &SourceSpan) -> bool {
+        !span.range.is_empty()
+            && self
+                .delivered
+                .get(span.message as usize)
+                .and_then(|r| r.range(..span.range.end).next_back())
+                .is_some_and(|(_, &e)| e > span.range.start)
+    }
+
     /// Whether anything of message `message` was delivered.
     pub(crate) fn any_delivered(&self, message: u32) -> bool {
         self.delivered
@@ -113,6 +123,11 @@ mod tests {
         assert_eq!(l.undelivered(1, 4), vec![0..4]);
         assert!(l.any_delivered(0));
         assert!(!l.any_delivered(1));
+        assert!(l.overlaps(&span(0, 4..6)));
+        assert!(l.overlaps(&span(0, 24..40)));
+        assert!(!l.overlaps(&span(0, 5..10)));
+        assert!(!l.overlaps(&span(0, 25..30)));
+        assert!(!l.overlaps(&span(1, 0..9)));
     }
 
     #[test]

@@ -228,6 +228,14 @@ impl TokenGate {
             self.released_any = true;
             return;
         }
+        if self.tail.is_empty() && self.released_any && !self.tokens.may_end_run(bytes) {
+            // The other common case, again exactly what the general path does: a run must
+            // end with its last word, and the chunk's last word can neither be (the start
+            // of) a token word nor hold a glued `*`; a candidate could only start in text
+            // already released, which was no candidate then and cannot become one.
+            out.push_str(chunk);
+            return;
+        }
         if !self.tail.is_empty() && self.tokens.region_start(bytes) == 0 {
             // The candidate may reach back into what is held: decide on both together.
             self.tail.push_str(chunk);
@@ -367,6 +375,9 @@ struct Tokens {
     /// Bytes that may appear in a trailing run: whitespace, punctuation, the letters of the
     /// tokens and of the markup tags, in both cases.
     alphabet: [bool; 256],
+    /// Bytes a token word may start with: the tokens' first letters (both cases), the
+    /// markup openers' first bytes, and `*` (a glued silent token).
+    word_first: [bool; 256],
 }
 
 impl Tokens {
@@ -387,11 +398,42 @@ impl Tokens {
             alphabet[b.to_ascii_lowercase() as usize] = true;
             alphabet[b.to_ascii_uppercase() as usize] = true;
         }
+        let mut word_first = [false; 256];
+        let firsts = [&silent, &heartbeat]
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t.first())
+            .chain(MARKUP.iter().filter_map(|(o, _)| o.first()))
+            .chain([&b'*']);
+        for &b in firsts {
+            word_first[b.to_ascii_lowercase() as usize] = true;
+            word_first[b.to_ascii_uppercase() as usize] = true;
+        }
         Tokens {
             silent,
             heartbeat,
             alphabet,
+            word_first,
         }
+    }
+
+    /// Whether a trailing run could end with `s`'s last word (the bytes after its last
+    /// whitespace): false when that word is not empty, cannot start a token word and holds
+    /// no `*`.
+    #[inline]
+    fn may_end_run(&self, s: &[u8]) -> bool {
+        // One backward pass over the last word (deltas are short; no SIMD set-up).
+        let mut first = None;
+        for &b in s.iter().rev() {
+            if is_ascii_ws(b) {
+                break;
+            }
+            if b == b'*' {
+                return true;
+            }
+            first = Some(b);
+        }
+        first.is_none_or(|b| self.word_first[b as usize])
     }
 
     fn silent_at(&self, s: &[u8], i: usize) -> Match {
@@ -406,6 +448,9 @@ impl Tokens {
         let Some(hb) = self.heartbeat.as_deref() else {
             return Match::No;
         };
+        if s.get(i).is_some_and(|&b| !self.word_first[b as usize]) {
+            return Match::No;
+        }
         let mut prefix = false;
         for (open, close) in MARKUP {
             let after = match match_lit(s, i, open) {
@@ -622,6 +667,13 @@ impl Tokens {
     /// a whitespace run, at the start of a `*` run (glued to the text before), or at 0 when
     /// `at_start` (the start of the message).
     fn candidate_start(&self, s: &[u8], at_start: bool) -> usize {
+        // The common shape first: a last word that can be no token word (nor hold a glued
+        // `*`), then maybe whitespace. No run can reach over that word, so the candidate is
+        // the trailing whitespace, if any — what the search below finds too.
+        let e = trim_ws_end(s, s.len());
+        if s.len() - e <= MAX_TOKEN_HOLD && e > 0 && !self.may_end_run(&s[..e]) {
+            return e;
+        }
         let r = self.region_start(s);
         for q in r..s.len() {
             let first = q == r;

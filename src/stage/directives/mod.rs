@@ -116,9 +116,6 @@ pub(crate) struct DirectiveParser {
     reply_target: Option<ReplyTarget>,
     reply_explicit: bool,
     audio_as_voice: bool,
-    /// Text other than whitespace was released in this message (a broken reply tag is
-    /// removed only before that).
-    started: bool,
 }
 
 impl Default for DirectiveParser {
@@ -149,7 +146,6 @@ impl DirectiveParser {
             reply_target: None,
             reply_explicit: false,
             audio_as_voice: false,
-            started: false,
         }
     }
 
@@ -204,7 +200,6 @@ impl DirectiveParser {
         self.reply_target = None;
         self.reply_explicit = false;
         self.audio_as_voice = false;
-        self.started = false;
     }
 
     fn run(&mut self, at_end: bool, out: &mut DirectiveOutput) {
@@ -273,10 +268,6 @@ impl DirectiveParser {
     /// Releases input bytes `start..end` (no line break among them) as text.
     fn emit_text(&mut self, start: usize, end: usize, out: &mut DirectiveOutput) {
         if start < end {
-            if !self.started {
-                let bytes = &self.input.text.as_bytes()[start..end];
-                self.started = bytes.iter().any(|&b| !is_ascii_ws(b));
-            }
             self.tidy.text(&self.input.text[start..end], out);
             self.prev_byte = Some(self.input.text.as_bytes()[end - 1]);
         }
@@ -299,7 +290,7 @@ impl DirectiveParser {
             BracketMatch::Partial if !at_end => return BracketOutcome::Hold,
             BracketMatch::Partial | BracketMatch::NotDirective => {
                 // A broken reply tag that begins the message is removed without effect.
-                let leading = !self.started && self.prev_byte.is_none_or(is_ascii_ws);
+                let leading = !self.tidy.released_text() && self.prev_byte.is_none_or(is_ascii_ws);
                 return match malformed_reply_len(bytes).filter(|_| leading) {
                     Some(len) => {
                         self.tidy.removal();

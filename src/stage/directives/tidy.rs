@@ -25,6 +25,8 @@ pub(super) struct LineTidy {
     /// A directive-only line disappeared and no text followed yet: a blank line that would
     /// sit after another blank line is dropped.
     squeeze_blank: bool,
+    /// Text other than spaces was released since the start (or the last reset).
+    released_text: bool,
 }
 
 impl LineTidy {
@@ -36,6 +38,7 @@ impl LineTidy {
             removed_since_text: false,
             prev_line_blank: true,
             squeeze_blank: false,
+            released_text: false,
         }
     }
 
@@ -81,6 +84,12 @@ impl LineTidy {
         self.line_has_text = true;
         self.removed_since_text = false;
         self.squeeze_blank = false;
+        self.released_text = true;
+    }
+
+    /// Whether text other than spaces was released since the start.
+    pub(super) fn released_text(&self) -> bool {
+        self.released_text
     }
 
     pub(super) fn removal(&mut self) {

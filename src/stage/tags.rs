@@ -796,75 +796,6 @@ mod tests {
         assert_eq!(a, "abc <thinkings and more `x <think>y`!");
     }
 
-    /// Reasoning is written with letters no answer uses, so any leak is visible.
-    const SECRET: &str = "ΣΘΨ";
-
-    fn tag_form() -> impl Strategy<Value = (String, String)> {
-        let name = prop::sample::select(vec![
-            "think",
-            "THINK",
-            "Thinking",
-            "thought",
-            "antthinking",
-            "reasoning",
-            "antml:thinking",
-            "mm:think",
-        ]);
-        let ws = prop::sample::select(vec!["", " ", "\t", "\n", "  "]);
-        let attrs = prop::sample::select(vec![
-            "",
-            " type=\"internal\"",
-            " id='x' a=b",
-            " data-x=\"1\" ",
-        ]);
-        (name, ws.clone(), attrs, ws).prop_map(|(name, w1, attrs, w2)| {
-            (
-                format!("<{w1}{name}{attrs}{w2}>"),
-                format!("<{w1}/{w2}{name}{w2}>"),
-            )
-        })
-    }
-
-    /// Answer text. A backtick run only ever starts a block (after a blank line), so no
-    /// code span can close around a hidden span: every tag below is a real tag, and an
-    /// unpaired backtick sits before many of them.
-    fn answer_piece() -> impl Strategy<Value = String> {
-        prop_oneof![
-            "[a-z .,\n]{0,10}",
-            Just("\n\n`".to_string()),
-            Just("\n\n`` x".to_string()),
-            Just("\n\n".to_string()),
-            Just("<div>".to_string()),
-            Just("< b >".to_string()),
-            Just("</think>".to_string()),
-            Just("<final>".to_string()),
-            Just("</final>".to_string()),
-            Just("é".to_string()),
-        ]
-    }
-
-    /// A hidden span: reasoning wrapped in a random opener, nested or not, closed, closed
-    /// badly, never closed, or opened by an opener that lost its `>`.
-    fn hidden_span() -> impl Strategy<Value = String> {
-        (tag_form(), tag_form(), 0u8..5, "[ΣΘΨ <>\n]{1,12}").prop_map(
-            |((open, close), (inner_open, inner_close), shape, body)| {
-                let body = format!("{SECRET}{body}");
-                match shape {
-                    0 => format!("{open}{body}{close}"),
-                    1 => format!("{open}{body}{inner_open}{body}{inner_close}{body}{close}"),
-                    2 => format!("{open}{body}"),
-                    3 => format!("{open}{body}{}", &close[..close.len() - 1]),
-                    _ => format!("<think a=\"1\"{body}{close}"),
-                }
-            },
-        )
-    }
-
-    fn hiding_text() -> impl Strategy<Value = String> {
-        let piece = prop_oneof![answer_piece(), hidden_span()];
-        prop::collection::vec(piece, 0..10).prop_map(|v| v.concat())
-    }
-
     fn tagged_text() -> impl Strategy<Value = String> {
         let piece = prop_oneof![
             "[a-z <>/`\n=\"]{0,8}",
@@ -885,16 +816,6 @@ mod tests {
         prop::collection::vec(piece, 0..32).prop_map(|v| v.concat())
     }
 
-    fn cuts_of(text: &str, cuts: &[prop::sample::Index]) -> Vec<usize> {
-        let mut cuts: Vec<usize> = cuts
-            .iter()
-            .map(|ix| ix.index(text.len() + 1))
-            .filter(|&c| text.is_char_boundary(c))
-            .collect();
-        cuts.sort_unstable();
-        cuts
-    }
-
     proptest! {
         #[test]
         fn split_invariant(text in tagged_text(), require_final in any::<bool>()) {
@@ -905,14 +826,7 @@ mod tests {
         #[test]
         fn random_splits_invariant(text in tagged_text(), cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..6)) {
             let whole = run(&text);
-            prop_assert_eq!(run_split(&text, &cuts_of(&text, &cuts), false), whole);
-        }
-
-        /// No reasoning character reaches the answer, whatever the tag form and the split.
-        #[test]
-        fn hidden_spans_never_leak(text in hiding_text(), cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..8)) {
-            let (answer, _) = run_split(&text, &cuts_of(&text, &cuts), false);
-            prop_assert!(!answer.contains(['Σ', 'Θ', 'Ψ']), "{text:?} → {answer:?}");
+            prop_assert_eq!(run_split(&text, &crate::stage::tests::cuts_in(&text, &cuts), false), whole);
         }
 
         #[test]

@@ -883,12 +883,7 @@ mod tests {
 
         #[test]
         fn random_splits_invariant(text in directive_text(), cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..6)) {
-            let mut cuts: Vec<usize> = cuts
-                .iter()
-                .map(|ix| ix.index(text.len() + 1))
-                .filter(|&c| text.is_char_boundary(c))
-                .collect();
-            cuts.sort_unstable();
+            let cuts = crate::stage::tests::cuts_in(&text, &cuts);
             prop_assert_eq!(run_split(&text, &cuts), run(&text));
         }
 

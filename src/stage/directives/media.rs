@@ -7,7 +7,9 @@
 //!
 //! - **Quoted** (`"…"`, `'…'` or `` `…` ``): the value runs to the first matching quote that
 //!   is followed by whitespace, a comma or the end of the line, so a quote inside the value
-//!   stays in it (`'https://example.com/v.mp4?token=it's'`). The value keeps everything
+//!   stays in it (`'https://example.com/v.mp4?token=it's'`); when what follows that quote
+//!   starts no new item (`'/tmp/parents' photos/a.png'`), the value runs on to the last
+//!   such quote, so it is never cut short. The value keeps everything
 //!   inside the quotes, punctuation included; spaces at its edges are trimmed. A quote that
 //!   never closes does not quote: the item is read unquoted, without that quote.
 //! - **Unquoted**: a path may hold spaces, so the words after it join it until a word that
@@ -173,8 +175,17 @@ fn quoted_item(b: &[u8], i: usize, to: usize) -> Option<MediaItem> {
     if !matches!(q, b'"' | b'\'' | b'`') {
         return None;
     }
-    let close = (i + 1..to)
-        .find(|&j| b[j] == q && (j + 1 == to || matches!(b[j + 1], b' ' | b'\t' | b',')))?;
+    let closes = |j: usize| b[j] == q && (j + 1 == to || matches!(b[j + 1], b' ' | b'\t' | b','));
+    let mut close = (i + 1..to).find(|&j| closes(j))?;
+    // What follows the quote is no new item (`'/tmp/parents' photos/a.png'`): the quote
+    // was part of the value, which runs to the last closing quote.
+    let next = (close + 1..to).find(|&j| !matches!(b[j], b' ' | b'\t' | b','));
+    if let Some(n) = next
+        && !starts_item(&b[n..to])
+        && let Some(last) = (n..to).rev().find(|&j| closes(j))
+    {
+        close = last;
+    }
     let mut value = i + 1..close;
     while value.start < value.end && is_blank(b[value.start]) {
         value.start += 1;
@@ -472,6 +483,18 @@ mod tests {
             ["/tmp/first.png", "second"]
         );
         assert_eq!(values("' /tmp/photo.png'"), ["/tmp/photo.png"]);
+        assert_eq!(
+            values("'/tmp/parents' photos/photo.png'"),
+            ["/tmp/parents' photos/photo.png"]
+        );
+        assert_eq!(
+            values("'/tmp/parents' photos/photo.png' '/tmp/second.png'"),
+            ["/tmp/parents' photos/photo.png' '/tmp/second.png"]
+        );
+        assert_eq!(
+            values("\"/tmp/first.png\", the picture above"),
+            ["/tmp/first.png", "the picture above"]
+        );
         assert_eq!(
             values("`/tmp/first image.png` `/tmp/second image.png`"),
             ["/tmp/first image.png", "/tmp/second image.png"]

@@ -9,6 +9,7 @@
 //! private, so the pipeline's stages can change without breaking callers.
 #![cfg_attr(not(test), forbid(unsafe_code))]
 #![cfg_attr(test, deny(unsafe_code))]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod action;
 mod config;
@@ -16,6 +17,9 @@ pub mod driver;
 mod engine;
 mod error;
 mod input;
+#[cfg(feature = "openclaw")]
+#[cfg_attr(docsrs, doc(cfg(feature = "openclaw")))]
+pub mod openclaw;
 mod payload;
 pub mod sim;
 mod stage;

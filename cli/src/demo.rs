@@ -73,7 +73,7 @@ pub(crate) fn run_demo(args: DemoArgs) -> Result<(), CliError> {
     let header = format!(
         "replystream demo: {} on {} ({}), {}-char deltas at {}/s, acks after {} ms, seed {}{}\n\n",
         args.file,
-        args.engine.channel.name,
+        args.engine.channel_label(),
         describe(&resolved),
         args.token,
         args.rate,

@@ -35,7 +35,9 @@ pub use config::{
     MAX_PREVIEW_THROTTLE_MS, MIN_MAX_LINES, MIN_PREVIEW_THROTTLE_MS, MIN_TEXT_LIMIT, PreviewMode,
     ReasoningMode, ResolvedConfig,
 };
-pub use engine::{Actions, Engine, Stats};
+pub use engine::{
+    Actions, Engine, Stats, TurnEnding, TurnOutcome, UndeliveredReason, UndeliveredSend,
+};
 pub use error::Error;
 pub use input::{Input, OwnedInput, SendId};
 pub use payload::{Lane, Payload, ReplyTarget};

@@ -302,7 +302,7 @@ impl Sink for TerminalSink {
     }
 
     fn event(&mut self, _stream: StreamId, event: &StreamEvent) {
-        if *event == StreamEvent::Idle {
+        if matches!(event, StreamEvent::Idle(_)) {
             self.done.set();
         }
     }

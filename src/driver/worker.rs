@@ -238,7 +238,11 @@ impl Worker {
                 }
             }
             Action::Abort { reason } => self.sink.event(id, &StreamEvent::Aborted(reason)),
-            Action::Idle => self.sink.event(id, &StreamEvent::Idle),
+            Action::Idle => {
+                if let Some(outcome) = self.streams.get(&id).and_then(|s| s.engine.outcome()) {
+                    self.sink.event(id, &StreamEvent::Idle(outcome));
+                }
+            }
         }
     }
 

@@ -6,21 +6,23 @@
 mod finals;
 mod host;
 mod outbox;
+mod outcome;
 mod reasoning;
 mod text;
 
 use std::collections::VecDeque;
 
 use self::host::PayloadKey;
+pub use self::outcome::{TurnEnding, TurnOutcome, UndeliveredReason, UndeliveredSend};
 use crate::action::{AbortReason, Action, SendKind};
 use crate::config::{BreakMode, Config, ReasoningMode, ResolvedConfig};
 use crate::error::Error;
-use crate::input::Input;
+use crate::input::{Input, SendId};
 use crate::payload::{Payload, ReplyTarget};
 use crate::stage::assembly::{DeltaAssembler, SequenceFilter};
 use crate::stage::coalescer::{CoalescedText, Coalescer};
 use crate::stage::directives::{DirectiveOutput, DirectiveParser};
-use crate::stage::dispatch::{DispatchStats, Dispatcher};
+use crate::stage::dispatch::{DispatchStats, Dispatcher, Outgoing};
 use crate::stage::ledger::DeliveryLedger;
 use crate::stage::tags::TagFilter;
 use crate::stage::tokens::{TokenConfig, TokenGate};
@@ -129,6 +131,10 @@ pub struct Engine {
     coalesced: Vec<CoalescedText>,
     /// Keys of payloads confirmed delivered (host payload dedupe, media already sent).
     sent_keys: Vec<PayloadKey>,
+    /// Sends that failed for good, for [`Engine::outcome`].
+    lost: Vec<(SendId, Outgoing)>,
+    /// `Input::Fail` arrived.
+    model_failed: bool,
 }
 
 impl Engine {
@@ -177,6 +183,8 @@ impl Engine {
             blocks: Vec::with_capacity(8),
             coalesced: Vec::with_capacity(8),
             sent_keys: Vec::new(),
+            lost: Vec::new(),
+            model_failed: false,
             config,
         })
     }
@@ -353,6 +361,7 @@ impl Engine {
                 self.ensure_streaming("fail")?;
                 self.end_message(now);
                 self.fail_error = Some(error.to_owned());
+                self.model_failed = true;
                 self.phase = Phase::Finishing;
             }
             Input::Cancel => {

@@ -30,6 +30,7 @@
 //! assert!(report.unfinished.is_empty());
 //! ```
 
+mod trace;
 mod worker;
 
 use std::sync::Arc;

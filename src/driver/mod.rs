@@ -10,7 +10,7 @@
 //! One turn per chat is active at a time: a second turn opened for a busy chat waits until the
 //! first one is idle ([`BusyChat::Wait`], the default) or is refused ([`BusyChat::Reject`]).
 //!
-//! ```no_run
+//! ```
 //! use replystream::driver::{Delivery, Driver, DriverOptions, Sink, AckHandle, StreamId};
 //! use replystream::{Config, SendRequest};
 //!

@@ -96,6 +96,26 @@ struct Message {
 /// 4. Sleep until [`Engine::poll_timeout`] (the latest `ArmTimer`), then push `Input::Timer`.
 ///    An early or repeated timer input does nothing.
 /// 5. After `Input::Finish`, keep acking until [`Action::Idle`].
+///
+/// ```
+/// use replystream::{Action, Config, Engine, Input, Time};
+///
+/// let mut engine = Engine::new(Config::default(), 7).unwrap();
+/// let t = Time::from_millis;
+/// let actions: Vec<Action> = engine.push(Input::TextDelta("Hello there."), t(0)).unwrap().collect();
+/// assert!(actions.is_empty(), "one short sentence: the chunker waits for more");
+///
+/// let actions: Vec<Action> = engine.push(Input::Finish, t(50)).unwrap().collect();
+/// let Some(Action::Send(send)) = actions.first() else { panic!("{actions:?}") };
+/// assert_eq!(send.payload.text, "Hello there.");
+/// assert!(matches!(actions.last(), Some(Action::ArmTimer { deadline: Some(_) })),
+///         "the delivery timeout of the send");
+///
+/// let ack = Input::Delivered { send_id: send.send_id, message_ref: None };
+/// let actions: Vec<Action> = engine.push(ack, t(120)).unwrap().collect();
+/// assert_eq!(actions.last(), Some(&Action::Idle));
+/// assert_eq!(engine.poll_timeout(), None);
+/// ```
 #[derive(Debug)]
 pub struct Engine {
     config: ResolvedConfig,

@@ -173,7 +173,8 @@ pub use text::metric::LengthMetric;
 pub use text::splitter::{PlatformSplitter, SplitConfig, SplitMode};
 pub use time::Time;
 
-/// The README's Rust example, compiled and run as a doc test so it stays true.
-#[cfg(doctest)]
+/// The README's Rust examples, compiled and run as doc tests so they stay true (one of them
+/// reads an OpenClaw file, hence the feature).
+#[cfg(all(doctest, feature = "openclaw"))]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;

@@ -108,7 +108,8 @@ impl Engine {
                 // its text: compute the remainder again rather than resend that text.
                 self.requeue_remainder();
             }
-            AckOutcome::WillRetry(..) | AckOutcome::Dropped => {}
+            AckOutcome::WillRetry(..) => {}
+            AckOutcome::Dropped(id, item) => self.lost.push((id, item)),
         }
     }
 

@@ -37,15 +37,19 @@ pub enum Input<'a> {
         /// The tool's name (informational).
         name: &'a str,
     },
-    /// A tool summary to show the user (sent with kind `tool`).
+    /// A tool summary to show the user (sent with kind `tool`). The token rules apply to its
+    /// whole text, and it is dropped when the same payload was already sent or is pending.
     ToolResult(Payload),
-    /// A media payload from the host or a tool.
+    /// A media payload from the host or a tool. Like a tool result, it is dropped when the
+    /// same payload was already sent or is pending; it takes the buffered text as its caption
+    /// unless their reply targets (or voice flags) conflict.
     Media(Payload),
     /// The assistant message ended. May carry the full content, like `TextEnd`.
     MessageEnd(Option<&'a str>),
     /// The host's final reply payload, as a gateway builds it at the end of a run. At
-    /// `Finish` it is reconciled against what was streamed: text already delivered is not
-    /// sent again; media not yet sent is.
+    /// `Finish` it is reconciled against the model's text (ignoring whitespace): a final
+    /// equal to the whole reply or to its last messages sends no text, one that extends it
+    /// sends only the extension, anything else is sent whole. Media not yet sent is sent.
     FinalReply(Payload),
     /// The turn is complete: flush, reconcile, send finals, then go idle.
     Finish,

@@ -103,6 +103,8 @@ typedef struct {
     size_t text_len;
     unsigned sends, media, timers_armed, timers_fired, idles, aborts;
     unsigned kinds[4]; /* sends per replystream_send_kind */
+    size_t max_send_len;    /* the longest send text, in bytes */
+    size_t max_send_lines;  /* the most lines in one send */
     uint64_t now_ms;
 } drive_log;
 
@@ -131,6 +133,16 @@ HARNESS_UNUSED static void log_send(drive_log *log, const replystream_engine *en
     log->text_len += a->text.len;
     log->text[log->text_len++] = '\n';
     log->text[log->text_len] = '\0';
+    size_t lines = 1;
+    for (size_t i = 0; i < a->text.len; i++) {
+        lines += a->text.ptr[i] == '\n';
+    }
+    if (lines > log->max_send_lines) {
+        log->max_send_lines = lines;
+    }
+    if (a->text.len > log->max_send_len) {
+        log->max_send_len = a->text.len;
+    }
     log->sends++;
     log->media += (unsigned)a->media_count;
     log->kinds[a->send_kind]++;

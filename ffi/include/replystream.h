@@ -1170,8 +1170,8 @@ replystream_result replystream_options_set_preview_cursor(struct replystream_opt
  * # Safety
  * As for `replystream_options_set_text_limit`.
  */
-replystream_result replystream_options_set_preview_min_initial(struct replystream_options *options,
-                                                               size_t units);
+replystream_result replystream_options_set_preview_min_initial_units(struct replystream_options *options,
+                                                                     size_t units);
 
 /**
  * The draft chunker's minimum in preview BLOCK mode (200).

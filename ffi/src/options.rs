@@ -824,7 +824,7 @@ pub unsafe extern "C" fn replystream_options_set_preview_cursor(
 /// # Safety
 /// As for `replystream_options_set_text_limit`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn replystream_options_set_preview_min_initial(
+pub unsafe extern "C" fn replystream_options_set_preview_min_initial_units(
     options: *mut replystream_options,
     units: usize,
 ) -> replystream_result {

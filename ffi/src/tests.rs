@@ -232,7 +232,7 @@ fn every_setter_reaches_its_knob() {
         ok(replystream_options_set_preview_throttle_ms(o, 700));
         let (p, n) = s("▌");
         ok(replystream_options_set_preview_cursor(o, p, n));
-        ok(replystream_options_set_preview_min_initial(o, 12));
+        ok(replystream_options_set_preview_min_initial_units(o, 12));
         ok(replystream_options_set_preview_block_min(o, 40));
         ok(replystream_options_set_preview_block_max(o, 90));
 

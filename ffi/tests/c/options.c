@@ -176,7 +176,7 @@ static void every_setter_accepts_its_values(void) {
     CHECK_CODE(replystream_options_set_preview(o, REPLYSTREAM_PREVIEW_PARTIAL), REPLYSTREAM_OK);
     CHECK_CODE(replystream_options_set_preview_throttle_ms(o, 400), REPLYSTREAM_OK);
     CHECK_CODE(replystream_options_set_preview_cursor(o, NULL, 0), REPLYSTREAM_OK);
-    CHECK_CODE(replystream_options_set_preview_min_initial(o, 10), REPLYSTREAM_OK);
+    CHECK_CODE(replystream_options_set_preview_min_initial_units(o, 10), REPLYSTREAM_OK);
     CHECK_CODE(replystream_options_set_preview_block_min(o, 50), REPLYSTREAM_OK);
     CHECK_CODE(replystream_options_set_preview_block_max(o, 300), REPLYSTREAM_OK);
     replystream_str s;

@@ -83,6 +83,40 @@ pub(crate) fn set_detail(slot: &mut String, detail: impl std::fmt::Display) {
     slot.push('\0');
 }
 
+/// Frees a handle made with `Box::into_raw`; NULL does nothing. A panic in a destructor is
+/// swallowed: nothing may unwind into C.
+///
+/// # Safety
+/// `handle` is NULL or came from `Box::into_raw` and was not freed yet, and nothing else is
+/// using it.
+pub(crate) unsafe fn free_handle<T>(handle: *mut T) {
+    if handle.is_null() {
+        return;
+    }
+    // SAFETY: caller contract: freed once, not in use.
+    let _ = catch_unwind(AssertUnwindSafe(|| drop(unsafe { Box::from_raw(handle) })));
+}
+
+/// Writes a view of a NUL-terminated detail (a handle's last error) to `out`:
+/// `REPLYSTREAM_NULL_POINTER` when the handle or `out` is NULL.
+///
+/// # Safety
+/// `out` is NULL or points to a writable `replystream_str`.
+pub(crate) unsafe fn write_detail(
+    detail: Option<&str>,
+    out: *mut replystream_str,
+) -> replystream_result {
+    let Some(detail) = detail else {
+        return REPLYSTREAM_NULL_POINTER;
+    };
+    if out.is_null() {
+        return REPLYSTREAM_NULL_POINTER;
+    }
+    // SAFETY: `out` is non-NULL and writable (caller contract).
+    unsafe { out.write(replystream_str::of_nul_terminated(detail)) };
+    REPLYSTREAM_OK
+}
+
 /// The code for an engine error.
 pub(crate) fn code_of(error: &Error) -> replystream_result {
     match error {
@@ -276,12 +310,8 @@ pub unsafe extern "C" fn replystream_new_error(out: *mut replystream_str) -> rep
 /// no other call is using.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn replystream_engine_free(engine: *mut replystream_engine) {
-    if engine.is_null() {
-        return;
-    }
-    // SAFETY: `engine` came from `Box::into_raw` in `replystream_engine_new` and is freed once
-    // (caller contract). A panic in a destructor is swallowed: nothing may unwind into C.
-    let _ = catch_unwind(AssertUnwindSafe(|| drop(unsafe { Box::from_raw(engine) })));
+    // SAFETY: caller contract (a handle from `replystream_engine_new`, freed once).
+    unsafe { free_handle(engine) }
 }
 
 /// The detail of the last non-`const` call on this handle that failed (empty if it
@@ -299,13 +329,5 @@ pub unsafe extern "C" fn replystream_engine_last_error(
     out: *mut replystream_str,
 ) -> replystream_result {
     // SAFETY: caller contract.
-    let Some(h) = (unsafe { engine.as_ref() }) else {
-        return REPLYSTREAM_NULL_POINTER;
-    };
-    if out.is_null() {
-        return REPLYSTREAM_NULL_POINTER;
-    }
-    // SAFETY: `out` is non-NULL and writable (caller contract).
-    unsafe { out.write(replystream_str::of_nul_terminated(&h.last_error)) };
-    REPLYSTREAM_OK
+    unsafe { write_detail(engine.as_ref().map(|h| h.last_error.as_str()), out) }
 }

@@ -10,7 +10,7 @@ use replystream::{
 };
 
 use crate::args::{ArgError, str_arg};
-use crate::handle::{panic_text, set_detail};
+use crate::handle::{free_handle, panic_text, set_detail, write_detail};
 use crate::result::replystream_result::{self, *};
 use crate::types::replystream_str;
 
@@ -322,11 +322,8 @@ pub unsafe extern "C" fn replystream_options_new(
 /// `options` is NULL or a handle from `replystream_options_new` not freed yet and not in use.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn replystream_options_free(options: *mut replystream_options) {
-    if options.is_null() {
-        return;
-    }
-    // SAFETY: from `Box::into_raw` in `replystream_options_new`, freed once (caller contract).
-    let _ = catch_unwind(AssertUnwindSafe(|| drop(unsafe { Box::from_raw(options) })));
+    // SAFETY: caller contract (a handle from `replystream_options_new`, freed once).
+    unsafe { free_handle(options) }
 }
 
 /// Why the last setter on these options failed (empty if it succeeded). The view stays valid
@@ -340,15 +337,7 @@ pub unsafe extern "C" fn replystream_options_last_error(
     out: *mut replystream_str,
 ) -> replystream_result {
     // SAFETY: caller contract.
-    let Some(o) = (unsafe { options.as_ref() }) else {
-        return REPLYSTREAM_NULL_POINTER;
-    };
-    if out.is_null() {
-        return REPLYSTREAM_NULL_POINTER;
-    }
-    // SAFETY: `out` is non-NULL and writable (caller contract).
-    unsafe { out.write(replystream_str::of_nul_terminated(&o.last_error)) };
-    REPLYSTREAM_OK
+    unsafe { write_detail(options.as_ref().map(|o| o.last_error.as_str()), out) }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -2,12 +2,11 @@
 //! stream would be, with results as views into one owned result object.
 
 use std::ffi::c_char;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use replystream::{Block, BlockChunker, PlatformSplitter};
 
 use crate::args::{ArgError, str_arg};
-use crate::handle::{code_of, constructor};
+use crate::handle::{code_of, constructor, free_handle};
 use crate::options::{config_from, replystream_options};
 use crate::result::replystream_result::{self, *};
 use crate::types::replystream_str;
@@ -202,11 +201,8 @@ pub unsafe extern "C" fn replystream_blocks_get(
 /// `blocks` is NULL or a result not freed yet and not in use.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn replystream_blocks_free(blocks: *mut replystream_blocks) {
-    if blocks.is_null() {
-        return;
-    }
-    // SAFETY: from `Box::into_raw` in `cut`, freed once (caller contract).
-    let _ = catch_unwind(AssertUnwindSafe(|| drop(unsafe { Box::from_raw(blocks) })));
+    // SAFETY: caller contract (a result from split or chunk, freed once).
+    unsafe { free_handle(blocks) }
 }
 
 #[cfg(test)]

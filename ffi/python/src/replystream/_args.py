@@ -98,7 +98,7 @@ def choice(name: str, value: Any, table: Mapping[str, T]) -> T:
     return table[key]
 
 
-def media_array(urls: List[bytes]):
+def media_array(urls: List[bytes]) -> Any:
     """A C array of ``replystream_str`` over ``urls`` (which must stay alive during the
     call), or ``None`` for an empty list."""
     if not urls:

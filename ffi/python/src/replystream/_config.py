@@ -20,40 +20,40 @@ HUMAN_DELAY = {"off": 0, "natural": 1}
 HUMAN_DELAY_CUSTOM = 2
 
 
-def _size(minimum: int = 0) -> Callable[[str, Any], Tuple]:
+def _size(minimum: int = 0) -> Callable[[str, Any], Tuple[Any, ...]]:
     return lambda name, v: (_args.count(name, v, minimum),)
 
 
-def _size_or_none(name: str, value: Any) -> Tuple:
+def _size_or_none(name: str, value: Any) -> Tuple[Any, ...]:
     # 0 means "none" (no cap, or the derived default) in the C ABI.
     return (0 if value is None else _args.count(name, value, 1),)
 
 
-def _ms(name: str, value: Any) -> Tuple:
+def _ms(name: str, value: Any) -> Tuple[Any, ...]:
     return (_args.millis(name, value),)
 
 
-def _ms_or_none(name: str, value: Any) -> Tuple:
+def _ms_or_none(name: str, value: Any) -> Tuple[Any, ...]:
     # None (and the old NONE sentinel) mean "off", which the C ABI spells 0.
     if value is None or (_args.is_time(value) and value == _native.NONE):
         return (0,)
     return (_args.millis(name, value),)
 
 
-def _choice(table: Mapping[str, int]) -> Callable[[str, Any], Tuple]:
+def _choice(table: Mapping[str, int]) -> Callable[[str, Any], Tuple[Any, ...]]:
     return lambda name, v: (_args.choice(name, v, table),)
 
 
-def _flag(name: str, value: Any) -> Tuple:
+def _flag(name: str, value: Any) -> Tuple[Any, ...]:
     return (_args.flag(name, value),)
 
 
-def _text_or_none(name: str, value: Any) -> Tuple:
+def _text_or_none(name: str, value: Any) -> Tuple[Any, ...]:
     data = _args.optional_text(name, value)
     return (data, 0 if data is None else len(data))
 
 
-def _human_delay(name: str, value: Any) -> Tuple:
+def _human_delay(name: str, value: Any) -> Tuple[Any, ...]:
     if isinstance(value, tuple):
         if len(value) != 2:
             raise ValueError(f"{name} must be 'off', 'natural' or (min_ms, max_ms), "
@@ -71,7 +71,7 @@ def _human_delay(name: str, value: Any) -> Tuple:
 
 #: keyword -> (C setter suffix, converter to the setter's arguments). Names are the
 #: library's field names; see the README for what each does.
-KNOBS: Dict[str, Tuple[str, Callable[[str, Any], Tuple]]] = {
+KNOBS: Dict[str, Tuple[str, Callable[[str, Any], Tuple[Any, ...]]]] = {
     "text_limit": ("text_limit", _size()),
     "metric": ("metric", _choice(METRICS)),
     "preview_limit": ("preview_limit", _size()),

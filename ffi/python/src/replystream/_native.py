@@ -11,7 +11,7 @@ import ctypes
 import os
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 # Result codes (replystream_result); the numbers are fixed.
 OK = 0
@@ -143,7 +143,7 @@ def _declare(lib: ctypes.CDLL) -> None:
     R = ctypes.c_uint32
     PStr = ctypes.POINTER(Str)
 
-    def sig(name: str, restype, *argtypes) -> None:
+    def sig(name: str, restype: Any, *argtypes: Any) -> None:
         fn = getattr(lib, name)
         fn.restype = restype
         fn.argtypes = list(argtypes)
@@ -229,12 +229,14 @@ def load() -> ctypes.CDLL:
 
 def result_message(code: int) -> str:
     """The library's static message for a result code."""
-    return load().replystream_result_str(code).decode("utf-8")
+    message: bytes = load().replystream_result_str(code)
+    return message.decode("utf-8")
 
 
 def version() -> str:
     """The library version, e.g. ``"0.1.0"``."""
-    return load().replystream_version().decode("utf-8")
+    text: bytes = load().replystream_version()
+    return text.decode("utf-8")
 
 
 def new_error() -> str:

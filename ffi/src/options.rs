@@ -158,7 +158,7 @@ fn named<T: Copy>(table: &[T], value: u32, what: &str) -> Result<T, ArgError> {
 ///
 /// # Safety
 /// `options` is NULL or a live options handle that no other call is using.
-unsafe fn update(
+pub(crate) unsafe fn update(
     options: *mut replystream_options,
     f: impl FnOnce(&mut ConfigOverrides) -> Result<(), ArgError>,
 ) -> replystream_result {

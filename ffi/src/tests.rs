@@ -62,6 +62,18 @@ fn last_error(engine: *const replystream_engine) -> String {
     view(detail)
 }
 
+/// Runs `f` with panic messages silenced (the panics are expected), one test at a time so
+/// that the process-wide hook is restored to what it was.
+fn quietly<T>(f: impl FnOnce() -> T) -> T {
+    static HOOK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _guard = HOOK.lock().unwrap_or_else(|e| e.into_inner());
+    let prev = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let out = f();
+    std::panic::set_hook(prev);
+    out
+}
+
 #[test]
 fn every_code_has_a_distinct_static_message() {
     let mut seen = std::collections::HashSet::new();
@@ -404,12 +416,13 @@ fn a_panic_poisons_the_handle() {
     let engine = new_engine("discord", ptr::null());
     // SAFETY: `engine` is live and used by this thread only.
     unsafe {
-        let prev = std::panic::take_hook();
-        std::panic::set_hook(Box::new(|_| {}));
         // A read-only call that panics reports it and leaves the handle usable.
-        let read = read_engine(engine, |_| panic!("read boom"));
-        let code = with_engine(engine, |_| panic!("boom"));
-        std::panic::set_hook(prev);
+        let (read, code) = quietly(|| {
+            (
+                read_engine(engine, |_| panic!("read boom")),
+                with_engine(engine, |_| panic!("boom")),
+            )
+        });
         assert_eq!(read, REPLYSTREAM_PANIC);
         assert_eq!(code, REPLYSTREAM_PANIC);
         assert_eq!(
@@ -607,6 +620,48 @@ fn split_and_chunk_results_are_views() {
         assert_eq!(replystream_blocks_count(ptr::null()), 0);
         assert!(replystream_blocks_get(ptr::null(), 0).is_null());
         replystream_blocks_free(ptr::null_mut());
+        replystream_options_free(o);
+    }
+}
+
+#[test]
+fn constructors_report_panics_and_poisoned_options() {
+    let o = new_options();
+    let (code, setter) = quietly(|| {
+        (
+            crate::handle::constructor(|| panic!("new boom")),
+            // SAFETY: `o` is live and used by this thread only.
+            unsafe { crate::options::update(o, |_| panic!("setter boom")) },
+        )
+    });
+    assert_eq!(code, REPLYSTREAM_PANIC);
+    assert_eq!(view(detail_of_new()), "panic: new boom");
+    assert_eq!(setter, REPLYSTREAM_PANIC);
+    let mut out = ptr::null_mut();
+    let mut detail = replystream_str::EMPTY;
+    // SAFETY: `o` is live; every pointer is valid.
+    unsafe {
+        assert_eq!(
+            replystream_options_set_text_limit(o, 100),
+            REPLYSTREAM_POISONED
+        );
+        assert_eq!(
+            replystream_options_last_error(o, &mut detail),
+            REPLYSTREAM_OK
+        );
+        assert_eq!(view(detail), "panic: setter boom");
+        // Poisoned options make no engine and no text result.
+        assert_eq!(
+            replystream_engine_new(ptr::null(), 0, o, 0, &mut out),
+            REPLYSTREAM_POISONED
+        );
+        assert!(out.is_null());
+        assert!(view(detail_of_new()).contains("poisoned"));
+        let mut blocks = ptr::null_mut();
+        assert_eq!(
+            replystream_split(ptr::null(), 0, o, c"x".as_ptr(), 1, &mut blocks),
+            REPLYSTREAM_POISONED
+        );
         replystream_options_free(o);
     }
 }

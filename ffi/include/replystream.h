@@ -18,8 +18,9 @@
  * returns instead); REPLYSTREAM_OK and REPLYSTREAM_DONE are statuses, every other code is an
  * error with a detail in the handle's last error.
  *
- * Link with pkg-config: `pkg-config --cflags --libs replystream` (shared) or
- * `pkg-config --static --cflags --libs replystream` (static).
+ * Link with pkg-config: `pkg-config --cflags --libs replystream` for the shared library;
+ * for the static one, the archive in `pkg-config --variable=libdir replystream` plus
+ * `pkg-config --variable=native_static_libs replystream` (also its Libs.private).
  */
 
 #ifndef REPLYSTREAM_H

@@ -47,6 +47,9 @@ pub struct Stats {
     pub dispatch: DispatchStats,
 }
 
+/// The most a new message's text reserves, in bytes, from the length of the one before it.
+const MESSAGE_TEXT_HINT: usize = 4096;
+
 /// Where the turn is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
@@ -145,7 +148,7 @@ impl Engine {
         };
         Ok(Engine {
             phase: Phase::Streaming,
-            actions: VecDeque::with_capacity(16),
+            actions: VecDeque::new(),
             last_now: Time::ZERO,
             armed: None,
             seq: SequenceFilter::new(),
@@ -170,12 +173,12 @@ impl Engine {
             fail_error: None,
             prefix_uses: 0,
             stats: Stats::default(),
-            answer_scratch: String::with_capacity(256),
-            reasoning_scratch: String::with_capacity(256),
-            clean_scratch: String::with_capacity(256),
+            answer_scratch: String::new(),
+            reasoning_scratch: String::new(),
+            clean_scratch: String::new(),
             directive_out: DirectiveOutput::default(),
-            blocks: Vec::with_capacity(8),
-            coalesced: Vec::with_capacity(8),
+            blocks: Vec::new(),
+            coalesced: Vec::new(),
             sent_keys: Vec::new(),
             config,
         })
@@ -401,8 +404,16 @@ impl Engine {
     }
 
     fn begin_message(&mut self) {
+        // The text starts with room for as much as the previous message held (up to
+        // `MESSAGE_TEXT_HINT`): a turn's messages tend to be alike, so after the first one
+        // text is appended without reallocating. The first message starts empty, so a fresh
+        // stream costs no text buffer; `end_message` gives back what was not used.
+        let hint = self
+            .messages
+            .last()
+            .map_or(0, |m| m.text.len().min(MESSAGE_TEXT_HINT));
         self.messages.push(Message {
-            text: String::with_capacity(4096),
+            text: String::with_capacity(hint),
             ..Message::default()
         });
         self.message_open = true;
@@ -451,6 +462,11 @@ impl Engine {
         if self.cfg().reasoning == ReasoningMode::On {
             self.send_reasoning_block(now);
         }
+        // The message's text is kept for the turn (the final is reconciled against it): keep
+        // only what it holds, not the room it grew into.
+        let msg = self.current_message_mut();
+        msg.text.shrink_to_fit();
+        msg.reasoning.shrink_to_fit();
         self.message_open = false;
     }
 

@@ -358,6 +358,8 @@ impl Engine {
                 self.fail_error = Some(error.to_owned());
                 self.phase = Phase::Finishing;
             }
+            // The turn is over: `Idle` was its last action and stays so.
+            Input::Cancel if self.phase == Phase::Idle => {}
             Input::Cancel => {
                 self.phase = Phase::Cancelled;
                 self.dispatcher.cancel();

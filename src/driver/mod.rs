@@ -308,9 +308,12 @@ enum Command {
         chat: String,
         engine: Box<Engine>,
     },
+    /// A text delta, the common input, kept small: the channel moves every command.
+    Text { id: StreamId, text: String },
+    /// Any other input (boxed, so that commands stay small).
     Input {
         id: StreamId,
-        input: OwnedInput,
+        input: Box<OwnedInput>,
     },
     Shutdown {
         wait: Duration,
@@ -461,7 +464,13 @@ impl StreamHandle {
     /// [`WhenFull::Refuse`] a full queue returns [`DriverError::Full`] and the input was not
     /// taken.
     pub fn push(&self, input: OwnedInput) -> Result<(), DriverError> {
-        let command = Command::Input { id: self.id, input };
+        let command = match input {
+            OwnedInput::TextDelta(text) => Command::Text { id: self.id, text },
+            input => Command::Input {
+                id: self.id,
+                input: Box::new(input),
+            },
+        };
         self.shared
             .send(&self.commands, command, Room::AsConfigured)
     }
@@ -526,7 +535,10 @@ impl AckHandle {
     }
 
     fn ack(&self, id: StreamId, input: OwnedInput) -> Result<(), DriverError> {
-        self.shared
-            .send(&self.commands, Command::Input { id, input }, Room::Wait)
+        let command = Command::Input {
+            id,
+            input: Box::new(input),
+        };
+        self.shared.send(&self.commands, command, Room::Wait)
     }
 }

@@ -69,6 +69,29 @@ pub(super) fn run(
     }
 }
 
+/// Hashes a [`StreamId`] (a counter) with one multiplication: the ids are not chosen by an
+/// adversary, and the streams map is looked up for every input.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl std::hash::Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type IdMap<V> = HashMap<StreamId, V, std::hash::BuildHasherDefault<IdHasher>>;
+
 /// One stream on the driver.
 struct Stream {
     engine: Box<Engine>,
@@ -90,7 +113,7 @@ struct Worker {
     acks: AckHandle,
     /// The driver's clock origin: engine time is milliseconds since this instant.
     origin: Instant,
-    streams: HashMap<StreamId, Stream>,
+    streams: IdMap<Stream>,
     /// Per chat, its streams in arrival order; the front one is active.
     chats: HashMap<String, VecDeque<StreamId>>,
     deadlines: BinaryHeap<Reverse<(Time, StreamId)>>,
@@ -121,7 +144,7 @@ impl Worker {
             shared,
             acks,
             origin: now_instant(),
-            streams: HashMap::new(),
+            streams: IdMap::default(),
             chats: HashMap::new(),
             deadlines: BinaryHeap::new(),
             completed: 0,
@@ -209,8 +232,12 @@ impl Worker {
     fn on_command(&mut self, command: Command) {
         match command {
             Command::Open { id, chat, engine } => self.open(id, chat, engine),
+            Command::Text { id, text } => {
+                self.push_input(id, OwnedInput::TextDelta(text));
+                self.run_work();
+            }
             Command::Input { id, input } => {
-                self.work.push_back((id, input));
+                self.push_input(id, *input);
                 self.run_work();
             }
             Command::Shutdown { wait, reply } => self.begin_shutdown(wait, reply),
@@ -304,9 +331,11 @@ impl Worker {
         };
         if !stream.started {
             stream.started = true;
-            self.event(id, &StreamEvent::Started);
+            let sink = &mut self.sink;
+            guarded(&mut self.sink_panics, || {
+                sink.event(id, &StreamEvent::Started)
+            });
         }
-        let stream = self.streams.get_mut(&id).expect("present");
         self.pushes += 1;
         let refused = match stream.engine.push(input.as_input(), now) {
             Ok(actions) => {
@@ -315,6 +344,8 @@ impl Worker {
             }
             Err(e) => Some(e),
         };
+        // Every action was read, so the engine's own queue is empty.
+        let done = stream.engine.is_done();
         let next = stream.engine.poll_timeout();
         if next != stream.armed {
             stream.armed = next;
@@ -328,12 +359,14 @@ impl Worker {
                 self.event(id, &StreamEvent::InputRefused(e));
             }
         }
-        let mut actions = std::mem::take(&mut self.actions);
-        for action in actions.drain(..) {
-            self.execute(id, action);
+        if !self.actions.is_empty() {
+            let mut actions = std::mem::take(&mut self.actions);
+            for action in actions.drain(..) {
+                self.execute(id, action);
+            }
+            self.actions = actions;
         }
-        self.actions = actions;
-        if self.streams.get(&id).is_some_and(|s| s.engine.is_done()) {
+        if done {
             self.close(id);
         }
     }

@@ -7,7 +7,7 @@
 //! which delivers synchronously (returning the outcome) or asynchronously (returning
 //! [`Delivery::Pending`] and reporting later through the [`AckHandle`] from any thread).
 //!
-//! ```no_run
+//! ```
 //! use replystream::driver::{Delivery, Driver, DriverOptions, Sink, AckHandle, StreamId};
 //! use replystream::{Config, SendRequest};
 //!
@@ -61,6 +61,7 @@
 
 mod lateness;
 mod shared;
+mod trace;
 mod worker;
 
 #[cfg(test)]
@@ -75,7 +76,7 @@ use crossbeam_channel::Sender;
 use self::shared::{Room, Shared};
 use crate::action::{AbortReason, SendRequest};
 use crate::config::Config;
-use crate::engine::Engine;
+use crate::engine::{Engine, TurnOutcome};
 use crate::error::Error;
 use crate::input::{OwnedInput, SendId};
 
@@ -119,8 +120,9 @@ pub enum StreamEvent {
     Started,
     /// Streaming stopped (cancelled, or a delivery timed out).
     Aborted(AbortReason),
-    /// The turn finished and every send was acknowledged.
-    Idle,
+    /// The turn finished and every send was answered: how it went for the user (whether
+    /// the final and every other message arrived, and what did not).
+    Idle(TurnOutcome),
     /// The sink panicked while delivering this send; it counts as a permanent failure.
     SinkPanicked(SendId),
     /// An input for this stream was refused by the engine (e.g. text after `Finish`, or an

@@ -19,6 +19,7 @@ use crossbeam_channel::{Receiver, Sender, select};
 
 use super::lateness::LatenessHistogram;
 use super::shared::Shared;
+use super::trace::StreamTrace;
 use super::{AckHandle, Command, Delivery, ShutdownReport, Sink, StreamEvent, StreamId};
 use crate::action::Action;
 use crate::engine::Engine;
@@ -105,6 +106,8 @@ struct Stream {
     held: VecDeque<OwnedInput>,
     /// The engine's next deadline (heap entries for other times are stale).
     armed: Option<Time>,
+    /// Its tracing span and state (zero-sized without the `tracing` feature).
+    trace: StreamTrace,
 }
 
 struct Worker {
@@ -250,10 +253,12 @@ impl Worker {
         let queue = self.chats.entry(chat.clone()).or_default();
         let active = queue.is_empty();
         queue.push_back(id);
+        let trace = StreamTrace::new(id, &chat);
         self.streams.insert(
             id,
             Stream {
                 engine,
+                trace,
                 chat,
                 active,
                 started: false,
@@ -310,14 +315,16 @@ impl Worker {
 
     /// Pushes `Timer` into a stream whose deadline `t` has passed, then the inputs it held.
     fn fire(&mut self, id: StreamId, t: Time, clock: Clock) {
+        let at = self.instant_of(t);
         let Some(stream) = self.streams.get_mut(&id) else {
             return;
         };
         stream.armed = None;
         let held = std::mem::take(&mut stream.held);
-        if let Some(at) = self.instant_of(t) {
-            self.lateness
-                .record(clock.instant.saturating_duration_since(at));
+        if let Some(at) = at {
+            let late = clock.instant.saturating_duration_since(at);
+            self.lateness.record(late);
+            stream.trace.timer(late);
         }
         self.push_engine(id, &OwnedInput::Timer, clock.floor);
         for input in held {
@@ -337,6 +344,8 @@ impl Worker {
             });
         }
         self.pushes += 1;
+        // Entered for everything this push causes (it owns its span, borrowing nothing).
+        let _span = stream.trace.enter();
         let refused = match stream.engine.push(input.as_input(), now) {
             Ok(actions) => {
                 self.actions.extend(actions);
@@ -356,6 +365,7 @@ impl Worker {
         if let Some(e) = refused {
             let finishing_twice = self.shutdown.is_some() && matches!(input, OwnedInput::Finish);
             if !finishing_twice {
+                stream.trace.refused(&e);
                 self.event(id, &StreamEvent::InputRefused(e));
             }
         }
@@ -374,8 +384,17 @@ impl Worker {
     fn execute(&mut self, id: StreamId, action: Action) {
         match action {
             Action::Send(send) => {
+                if let Some(s) = self.streams.get_mut(&id) {
+                    s.trace.send(&send);
+                }
                 let acks = &self.acks;
                 let outcome = guarded(&mut self.sink_panics, || self.sink.deliver(id, &send, acks));
+                if let Some(s) = self.streams.get_mut(&id) {
+                    match &outcome {
+                        Some(delivery) => s.trace.delivery(send.send_id, delivery),
+                        None => s.trace.sink_panicked(send.send_id),
+                    }
+                }
                 let input = match outcome {
                     Some(Delivery::Delivered { message_ref }) => Some(OwnedInput::Delivered {
                         send_id: send.send_id,
@@ -405,8 +424,20 @@ impl Worker {
             }
             // The deadline is read from the engine after each push.
             Action::ArmTimer { .. } => {}
-            Action::Abort { reason } => self.event(id, &StreamEvent::Aborted(reason)),
-            Action::Idle => self.event(id, &StreamEvent::Idle),
+            Action::Abort { reason } => {
+                if let Some(s) = self.streams.get(&id) {
+                    s.trace.abort(reason);
+                }
+                self.event(id, &StreamEvent::Aborted(reason));
+            }
+            Action::Idle => {
+                if let Some(s) = self.streams.get(&id)
+                    && let Some(outcome) = s.engine.outcome()
+                {
+                    s.trace.idle(&outcome);
+                    self.event(id, &StreamEvent::Idle(outcome));
+                }
+            }
         }
     }
 

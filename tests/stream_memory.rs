@@ -87,6 +87,8 @@ fn push(engine: &mut Engine, input: Input<'_>, now: u64) {
     }
 }
 
+/// SPEC §14. Cold state (a chunker for streamed reasoning, previews) is built on first use so
+/// that a fresh stream stays within it.
 const BUDGET: usize = 4096;
 
 #[test]

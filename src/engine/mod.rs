@@ -27,7 +27,7 @@ use crate::stage::ledger::DeliveryLedger;
 use crate::stage::tags::TagFilter;
 use crate::stage::tokens::{TokenConfig, TokenGate};
 use crate::text::block::Block;
-use crate::text::chunker::BlockChunker;
+use crate::text::chunker::{BlockChunker, ChunkerConfig};
 use crate::text::splitter::PlatformSplitter;
 use crate::time::Time;
 
@@ -47,6 +47,43 @@ pub struct Stats {
     pub unknown_acks: u64,
     /// Delivery counters.
     pub dispatch: DispatchStats,
+}
+
+/// A chunker built on first use: the reasoning lane's chunker is needed only when reasoning
+/// is streamed, and a fresh stream should not carry one it may never use (SPEC §14: a
+/// stream's heap after a short first delta stays within 4 KiB).
+#[derive(Debug)]
+struct LazyChunker {
+    config: ChunkerConfig,
+    chunker: Option<Box<BlockChunker>>,
+}
+
+impl LazyChunker {
+    fn new(config: ChunkerConfig) -> LazyChunker {
+        LazyChunker {
+            config,
+            chunker: None,
+        }
+    }
+
+    fn push(&mut self, delta: &str, out: &mut Vec<Block>) {
+        let config = self.config;
+        self.chunker
+            .get_or_insert_with(|| Box::new(BlockChunker::new(config)))
+            .push(delta, out);
+    }
+
+    fn flush(&mut self, out: &mut Vec<Block>) {
+        if let Some(chunker) = &mut self.chunker {
+            chunker.flush(out);
+        }
+    }
+
+    fn reset(&mut self) {
+        if let Some(chunker) = &mut self.chunker {
+            chunker.reset();
+        }
+    }
 }
 
 /// The most a new message's text reserves, in bytes, from the length of the one before it.
@@ -133,7 +170,7 @@ pub struct Engine {
     tokens: TokenGate,
     token_config: TokenConfig,
     chunker: BlockChunker,
-    reasoning_chunker: BlockChunker,
+    reasoning_chunker: LazyChunker,
     coalescer: Coalescer,
     dispatcher: Dispatcher,
     splitter: PlatformSplitter,
@@ -184,7 +221,7 @@ impl Engine {
             tokens: TokenGate::new(&token_config),
             token_config,
             chunker: BlockChunker::new(chunk),
-            reasoning_chunker: BlockChunker::new(chunk),
+            reasoning_chunker: LazyChunker::new(chunk),
             coalescer: Coalescer::new(config.coalescer()),
             dispatcher: Dispatcher::new(
                 cfg.delivery_timeout_ms,

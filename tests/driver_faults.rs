@@ -340,7 +340,8 @@ fn gated_driver(options: DriverOptions) -> (Driver, Arc<AtomicBool>, Arc<AtomicB
 fn stall(driver: &Driver, entered: &AtomicBool) -> replystream::driver::StreamHandle {
     let stream = driver.open("busy chat", Config::default(), 1).unwrap();
     stream.text("Blocks the driver thread.").unwrap();
-    stream.push(OwnedInput::TextEnd(None)).unwrap();
+    // A tool call flushes the text: its send reaches the sink, which waits, and the channel
+    // is then empty.
     stream
         .push(OwnedInput::ToolStart { name: "x".into() })
         .unwrap();

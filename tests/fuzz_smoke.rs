@@ -18,7 +18,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use replystream::{
     Action, BreakMode, BreakPreference, ChannelProfile, ChunkMode, Config, Engine, Error,
-    HumanDelay, Input, LengthMetric, Payload, PreviewMode, ReasoningMode, SendId, SendOp, Time,
+    HumanDelay, Input, LengthMetric, OwnedInput, Payload, PreviewMode, ReasoningMode, SendId,
+    SendOp, Time,
 };
 
 /// How many sequences run (seeds `0..SEQUENCES`).
@@ -234,58 +235,6 @@ fn config(rng: &mut fastrand::Rng) -> (Config, Expect) {
     }
 }
 
-/// The inputs of one step, owned so the random generator can build them.
-enum Step {
-    MessageStart,
-    TextDelta(String),
-    TextSnapshot(String),
-    TextEnd(Option<String>),
-    ThinkingDelta(String),
-    ThinkingEnd,
-    ToolStart(String),
-    ToolResult(Payload),
-    Media(Payload),
-    MessageEnd(Option<String>),
-    FinalReply(Payload),
-    Finish,
-    Fail(String),
-    Cancel,
-    Timer,
-    Delivered(SendId),
-    DeliveryFailed(SendId, Option<u64>, bool),
-}
-
-impl Step {
-    fn input(&self) -> Input<'_> {
-        match self {
-            Step::MessageStart => Input::MessageStart,
-            Step::TextDelta(t) => Input::TextDelta(t),
-            Step::TextSnapshot(t) => Input::TextSnapshot(t),
-            Step::TextEnd(t) => Input::TextEnd(t.as_deref()),
-            Step::ThinkingDelta(t) => Input::ThinkingDelta(t),
-            Step::ThinkingEnd => Input::ThinkingEnd,
-            Step::ToolStart(name) => Input::ToolStart { name },
-            Step::ToolResult(p) => Input::ToolResult(p.clone()),
-            Step::Media(p) => Input::Media(p.clone()),
-            Step::MessageEnd(t) => Input::MessageEnd(t.as_deref()),
-            Step::FinalReply(p) => Input::FinalReply(p.clone()),
-            Step::Finish => Input::Finish,
-            Step::Fail(e) => Input::Fail { error: e },
-            Step::Cancel => Input::Cancel,
-            Step::Timer => Input::Timer,
-            Step::Delivered(id) => Input::Delivered {
-                send_id: *id,
-                message_ref: Some("m1"),
-            },
-            Step::DeliveryFailed(id, after, permanent) => Input::DeliveryFailed {
-                send_id: *id,
-                retry_after_ms: *after,
-                permanent: *permanent,
-            },
-        }
-    }
-}
-
 /// One sequence: the engine, the host's view of it, and the checks.
 struct Run {
     engine: Engine,
@@ -307,17 +256,19 @@ struct Run {
 }
 
 impl Run {
-    fn push(&mut self, step: &Step, time: u64, seq: Option<u64>) {
+    fn push(&mut self, step: &OwnedInput, time: u64, seq: Option<u64>) {
         let now = Time::from_millis(time);
-        let _ = writeln!(self.log, "{time} <- {:?} seq {seq:?}", step.input());
+        let _ = writeln!(self.log, "{time} <- {:?} seq {seq:?}", step.as_input());
         let ignored_before = self.engine.stats().duplicates_ignored;
         let result = match seq {
-            Some(seq) => self.engine.push_seq(seq, step.input(), now),
-            None => self.engine.push(step.input(), now),
+            Some(seq) => self.engine.push_seq(seq, step.as_input(), now),
+            None => self.engine.push(step.as_input(), now),
         };
         self.now = self.now.max(time);
         let acked = match step {
-            Step::Delivered(id) | Step::DeliveryFailed(id, ..) => Some(*id),
+            OwnedInput::Delivered { send_id, .. } | OwnedInput::DeliveryFailed { send_id, .. } => {
+                Some(*send_id)
+            }
             _ => None,
         };
         let actions: Vec<Action> = match result {
@@ -400,7 +351,7 @@ impl Run {
         }
     }
 
-    fn random_step(&mut self, rng: &mut fastrand::Rng) -> Step {
+    fn random_step(&mut self, rng: &mut fastrand::Rng) -> OwnedInput {
         let ack_id = |run: &Run, rng: &mut fastrand::Rng| match run.in_flight {
             Some((id, _)) if rng.u8(..6) != 0 => id,
             _ if !run.sent.is_empty() && rng.bool() => run.sent[rng.usize(..run.sent.len())],
@@ -408,44 +359,55 @@ impl Run {
         };
         match rng.u16(..1000) {
             // The turn's end is rare, so most sequences get far before it.
-            0..=4 => Step::Finish,
-            5 => Step::Fail(random_text(rng)),
-            6..=10 => Step::Cancel,
+            0..=4 => OwnedInput::Finish,
+            5 => OwnedInput::Fail {
+                error: random_text(rng),
+            },
+            6..=10 => OwnedInput::Cancel,
             11..=349 => {
                 let t = random_text(rng);
                 self.full.push_str(&t);
-                Step::TextDelta(t)
+                OwnedInput::TextDelta(t)
             }
             350..=389 => {
                 let t = random_text(rng);
                 if rng.bool() {
                     self.full.push_str(&t);
-                    Step::TextSnapshot(self.full.clone())
+                    OwnedInput::TextSnapshot(self.full.clone())
                 } else {
-                    Step::TextSnapshot(t)
+                    OwnedInput::TextSnapshot(t)
                 }
             }
-            390..=439 => Step::TextEnd(rng.bool().then(|| self.full.clone())),
-            440..=479 => Step::ThinkingDelta(random_text(rng)),
-            480..=499 => Step::ThinkingEnd,
+            390..=439 => OwnedInput::TextEnd(rng.bool().then(|| self.full.clone())),
+            440..=479 => OwnedInput::ThinkingDelta(random_text(rng)),
+            480..=499 => OwnedInput::ThinkingEnd,
             500..=539 => {
                 self.full.clear();
-                Step::MessageStart
+                OwnedInput::MessageStart
             }
-            540..=579 => Step::MessageEnd(rng.bool().then(|| self.full.clone())),
-            580..=609 => Step::ToolStart(random_text(rng)),
-            610..=639 => Step::ToolResult(payload(rng)),
-            640..=669 => Step::Media(payload(rng)),
-            670..=689 => Step::FinalReply(payload(rng)),
-            690..=769 => Step::Timer,
-            770..=899 => Step::Delivered(ack_id(self, rng)),
+            540..=579 => OwnedInput::MessageEnd(rng.bool().then(|| self.full.clone())),
+            580..=609 => OwnedInput::ToolStart {
+                name: random_text(rng),
+            },
+            610..=639 => OwnedInput::ToolResult(payload(rng)),
+            640..=669 => OwnedInput::Media(payload(rng)),
+            670..=689 => OwnedInput::FinalReply(payload(rng)),
+            690..=769 => OwnedInput::Timer,
+            770..=899 => OwnedInput::Delivered {
+                send_id: ack_id(self, rng),
+                message_ref: Some("m1".to_owned()),
+            },
             _ => {
                 let after = match rng.u8(..4) {
                     0 => None,
                     1 => Some(u64::MAX - rng.u64(0..10)),
                     _ => Some(rng.u64(0..3000)),
                 };
-                Step::DeliveryFailed(ack_id(self, rng), after, rng.u8(..4) == 0)
+                OwnedInput::DeliveryFailed {
+                    send_id: ack_id(self, rng),
+                    retry_after_ms: after,
+                    permanent: rng.u8(..4) == 0,
+                }
             }
         }
     }
@@ -462,16 +424,20 @@ impl Run {
 
     /// Acts as a host that answers everything: acks the send in flight, fires each timer.
     fn drain(&mut self) {
-        self.push(&Step::Finish, self.now, None);
+        self.push(&OwnedInput::Finish, self.now, None);
         for _ in 0..10_000 {
             if self.engine.is_done() {
                 return;
             }
             if let Some((id, _)) = self.in_flight {
-                self.push(&Step::Delivered(id), self.now, None);
+                let ack = OwnedInput::Delivered {
+                    send_id: id,
+                    message_ref: None,
+                };
+                self.push(&ack, self.now, None);
             } else if let Some(t) = self.deadline {
                 let t = t.as_millis().max(self.now);
-                self.push(&Step::Timer, t, None);
+                self.push(&OwnedInput::Timer, t, None);
             } else {
                 break;
             }

@@ -145,7 +145,9 @@ fn config(rng: &mut fastrand::Rng) -> (Config, Expect) {
         c.text_limit = rng.usize(100..=5000);
     }
     c.chunk_min = [rng.usize(0..=100), rng.usize(0..=1500)][rng.usize(..2)];
-    c.chunk_max = c.chunk_min + [rng.usize(0..=200), rng.usize(0..=2000)][rng.usize(..2)];
+    // At least 64: room to close and reopen a fence around any character in any metric.
+    let spread = [rng.usize(0..=200), rng.usize(0..=2000)][rng.usize(..2)];
+    c.chunk_max = (c.chunk_min + spread).max(64);
     c.max_lines = [None, None, Some(rng.usize(5..=40))][rng.usize(..3)];
     c.break_preference = [
         BreakPreference::Paragraph,
@@ -199,8 +201,9 @@ fn config(rng: &mut fastrand::Rng) -> (Config, Expect) {
         // One rule the configuration breaks.
         0 | 1 => {
             match rng.u8(..7) {
-                0 => c.text_limit = rng.usize(0..16),
-                1 => c.preview_limit = rng.usize(0..16),
+                // Below the smallest limit of every metric.
+                0 => c.text_limit = rng.usize(0..15),
+                1 => c.preview_limit = rng.usize(0..15),
                 2 => c.max_lines = Some(rng.usize(0..3)),
                 3 => {
                     c.human_delay = HumanDelay::Custom {

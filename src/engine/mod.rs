@@ -424,7 +424,7 @@ impl Engine {
                 self.model_failed = true;
                 self.phase = Phase::Finishing;
             }
-            // The turn is over: `Idle` was its last action and stays so.
+            // The turn is already over: there is nothing left to stop.
             Input::Cancel if self.phase == Phase::Idle => {}
             Input::Cancel => {
                 self.phase = Phase::Cancelled;

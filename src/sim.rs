@@ -76,6 +76,8 @@ pub struct Sim {
     in_flight: usize,
     /// The largest number of sends in flight at once.
     pub max_in_flight: usize,
+    /// `Idle` was emitted (kept apart from the log, which a long run may drain).
+    idle: bool,
     /// Texts of sends in flight, by id (for the delivered log).
     outstanding: Vec<SendRequest>,
 }
@@ -111,6 +113,7 @@ impl Sim {
             deadline: None,
             in_flight: 0,
             max_in_flight: 0,
+            idle: false,
             outstanding: Vec::new(),
         }
     }
@@ -300,13 +303,27 @@ impl Sim {
             Action::ArmTimer { deadline } => {
                 self.deadline = deadline.map(Time::as_millis);
             }
-            Action::Abort { .. } | Action::Idle => {}
+            Action::Idle => self.idle = true,
+            Action::Abort { .. } => {}
         }
     }
 
     /// Whether `Idle` was emitted.
     pub fn is_idle(&self) -> bool {
-        self.log.iter().any(|(_, a)| matches!(a, Action::Idle))
+        self.idle
+    }
+
+    /// Removes and returns what was logged so far, oldest first. A long run (the CLI's
+    /// `demo` on a large reply) reads its timeline as it goes this way and keeps the log
+    /// short; the methods that read the log see only what was not drained.
+    pub fn drain_log(&mut self) -> std::vec::Drain<'_, (u64, Action)> {
+        self.log.drain(..)
+    }
+
+    /// Removes and returns the deliveries recorded so far, oldest first (see
+    /// [`Sim::drain_log`]).
+    pub fn drain_delivered(&mut self) -> std::vec::Drain<'_, (u64, SendRequest)> {
+        self.delivered.drain(..)
     }
 
     /// Every send, in emission order, with its time.

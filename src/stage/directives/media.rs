@@ -54,6 +54,7 @@ pub(super) enum LineStart {
 }
 
 /// Decides whether the line starting at `s[0]` is a `MEDIA:` line. `at_end`: no more text.
+#[inline]
 pub(super) fn media_line_start(s: &[u8], at_end: bool) -> LineStart {
     let wait = if at_end {
         LineStart::NotMedia

@@ -52,6 +52,7 @@ impl LineTidy {
     }
 
     /// Text without a line break.
+    #[inline]
     pub(super) fn text(&mut self, seg: &str, out: &mut DirectiveOutput) {
         // A CR counts as trailing space so that a CRLF directive-only line disappears whole.
         // The spaces are ASCII bytes, which never occur inside a multi-byte char, so
@@ -88,15 +89,18 @@ impl LineTidy {
     }
 
     /// Whether text other than spaces was released since the start.
+    #[inline]
     pub(super) fn released_text(&self) -> bool {
         self.released_text
     }
 
+    #[inline]
     pub(super) fn removal(&mut self) {
         self.line_had_removal = true;
         self.removed_since_text = true;
     }
 
+    #[inline]
     pub(super) fn newline(&mut self, out: &mut DirectiveOutput) {
         if self.line_has_text {
             if !self.line_had_removal {

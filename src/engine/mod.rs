@@ -6,12 +6,14 @@
 mod finals;
 mod host;
 mod outbox;
+mod preview;
 mod reasoning;
 mod text;
 
 use std::collections::VecDeque;
 
 use self::host::PayloadKey;
+use self::preview::PreviewLane;
 use crate::action::{AbortReason, Action, SendKind};
 use crate::config::{BreakMode, Config, ReasoningMode, ResolvedConfig};
 use crate::error::Error;
@@ -45,6 +47,11 @@ pub struct Stats {
     pub unknown_acks: u64,
     /// Delivery counters.
     pub dispatch: DispatchStats,
+    /// Live preview operations (create, edit, draft) handed to the host.
+    pub preview_updates: u64,
+    /// Live preview updates not sent because the text was identical to, or a strict prefix
+    /// of, what the platform showed.
+    pub preview_skips: u64,
 }
 
 /// Where the turn is.
@@ -129,6 +136,8 @@ pub struct Engine {
     coalesced: Vec<CoalescedText>,
     /// Keys of payloads confirmed delivered (host payload dedupe, media already sent).
     sent_keys: Vec<PayloadKey>,
+    /// The live preview, when it is on (SPEC §10).
+    preview: Option<Box<PreviewLane>>,
 }
 
 impl Engine {
@@ -177,6 +186,7 @@ impl Engine {
             blocks: Vec::with_capacity(8),
             coalesced: Vec::with_capacity(8),
             sent_keys: Vec::new(),
+            preview: PreviewLane::new(&config).map(Box::new),
             config,
         })
     }
@@ -193,7 +203,13 @@ impl Engine {
     /// Counters so far.
     #[must_use]
     pub fn stats(&self) -> Stats {
+        let (preview_updates, preview_skips) = self
+            .preview
+            .as_deref()
+            .map_or((0, 0), PreviewLane::counters);
         Stats {
+            preview_updates,
+            preview_skips,
             dispatch: self.dispatcher.stats(),
             divergences: self.assembler.divergences(),
             gaps: self.seq.gaps(),
@@ -365,8 +381,11 @@ impl Engine {
             Input::Timer => {
                 self.on_timer(now);
             }
-            Input::Delivered { send_id, .. } => match self.dispatcher.on_delivered(send_id) {
-                Ok(outcome) => self.on_ack_outcome(outcome),
+            Input::Delivered {
+                send_id,
+                message_ref,
+            } => match self.dispatcher.on_delivered(send_id, message_ref) {
+                Ok(outcome) => self.on_ack_outcome(outcome, None, now),
                 Err(e) => {
                     self.stats.unknown_acks += 1;
                     return Err(e);
@@ -381,7 +400,9 @@ impl Engine {
                     .dispatcher
                     .on_failed(send_id, retry_after_ms, permanent, now)
                 {
-                    Ok(outcome) => self.on_ack_outcome(outcome),
+                    Ok(outcome) => {
+                        self.on_ack_outcome(outcome, Some((retry_after_ms, permanent)), now)
+                    }
                     Err(e) => {
                         self.stats.unknown_acks += 1;
                         return Err(e);

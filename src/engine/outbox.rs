@@ -89,15 +89,37 @@ impl Engine {
         }
     }
 
-    pub(super) fn on_ack_outcome(&mut self, outcome: AckOutcome) {
+    /// What an ack means for the ledger, the dedupe keys and the live preview. `failure`
+    /// is the `retry_after` and `permanent` of a `DeliveryFailed`.
+    pub(super) fn on_ack_outcome(
+        &mut self,
+        outcome: AckOutcome,
+        failure: Option<(Option<u64>, bool)>,
+        now: Time,
+    ) {
+        let late = matches!(outcome, AckOutcome::LateDelivered(_));
         match outcome {
+            AckOutcome::Delivered(item) | AckOutcome::LateDelivered(item)
+                if item.kind == SendKind::Preview =>
+            {
+                self.preview_delivered(item, late);
+            }
             AckOutcome::Delivered(item) | AckOutcome::LateDelivered(item) => {
                 for span in &item.spans {
                     self.ledger.record(span);
                 }
                 self.sent_keys.push(PayloadKey::of(&item.payload));
             }
-            AckOutcome::WillRetry | AckOutcome::Dropped => {}
+            AckOutcome::Dropped(item) if item.kind == SendKind::Preview => {
+                let (retry_after_ms, permanent) = failure.unwrap_or((None, false));
+                self.preview_failed(&item, retry_after_ms, permanent, now);
+            }
+            AckOutcome::Dropped(item)
+                if item.kind == SendKind::Final && matches!(item.op, SendOp::Edit { .. }) =>
+            {
+                self.replace_failed_final_edit(item);
+            }
+            AckOutcome::WillRetry | AckOutcome::Dropped(_) => {}
         }
     }
 
@@ -114,17 +136,27 @@ impl Engine {
             self.arm_timer();
             return;
         }
+        if self.preview.is_some() {
+            self.preview_step(now);
+        }
         if self.phase == Phase::Streaming && self.dispatcher.is_idle() {
             // Nothing is queued, held or in flight: `on_time` would change nothing, and the
             // finishing steps below only run after `Finish`.
             self.arm_timer();
             return;
         }
-        self.dispatcher.on_time(now, &mut self.actions);
-        if self.phase == Phase::Finishing && !self.dispatcher.has_pending(SendKind::Block) {
+        self.dispatcher_time(now);
+        // With a preview, segments were finalized while streaming: reconcile only once
+        // every send before the finals is resolved.
+        let ready = if self.preview.is_some() {
+            self.dispatcher.is_drained()
+        } else {
+            !self.dispatcher.has_pending(SendKind::Block)
+        };
+        if self.phase == Phase::Finishing && ready {
             self.queue_finals();
             self.phase = Phase::Finals;
-            self.dispatcher.on_time(now, &mut self.actions);
+            self.dispatcher_time(now);
         }
         if self.phase == Phase::Finals && self.dispatcher.is_drained() {
             // Idle is the turn's last action: cancel the timer first.
@@ -136,14 +168,27 @@ impl Engine {
         self.arm_timer();
     }
 
+    /// Lets the dispatcher act on time (timeouts, holds, queued sends); a timed-out preview
+    /// update degrades the preview.
+    fn dispatcher_time(&mut self, now: Time) {
+        if let Some((SendKind::Preview, op)) = self.dispatcher.on_time(now, &mut self.actions) {
+            self.preview_timed_out(op);
+        }
+    }
+
     pub(super) fn next_deadline(&self) -> Option<Time> {
         if matches!(self.phase, Phase::Idle | Phase::Cancelled) {
             return None;
         }
-        match (self.coalescer.deadline(), self.dispatcher.deadline()) {
+        let earliest = |a: Option<Time>, b: Option<Time>| match (a, b) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
+        };
+        let mut next = earliest(self.coalescer.deadline(), self.dispatcher.deadline());
+        if self.preview.is_some() {
+            next = earliest(next, self.preview_deadline());
         }
+        next
     }
 
     fn arm_timer(&mut self) {

@@ -34,7 +34,8 @@
 //!   count.
 //! - **Segments.** Each preview message is a segment of one assistant message; a boundary (a
 //!   new message, a tool, a media item, the end of the turn) closes the segment and the next
-//!   update opens a new preview under a new key.
+//!   update opens a new preview under a new key. A new preview does not wait for the
+//!   previous one's throttle window (it is a new message); a pause still holds.
 
 pub(crate) mod render;
 
@@ -209,8 +210,8 @@ impl PreviewState {
         if text == s.shown {
             return Update::Identical;
         }
-        let content = &text[..body];
-        let shown = &s.shown[..s.shown_body];
+        let content = text.get(..body).unwrap_or(text);
+        let shown = s.shown.get(..s.shown_body).unwrap_or(&s.shown);
         if content.len() < shown.len() && shown.starts_with(content) {
             return Update::Regressive;
         }
@@ -285,6 +286,9 @@ impl PreviewState {
     /// new key. `None` when no segment was open.
     pub(crate) fn close_segment(&mut self) -> Option<ClosedSegment> {
         let s = self.segment.take()?;
+        // The next preview is a new message: it does not wait for this one's window (a
+        // rate limit's pause still holds).
+        self.last_op_at = None;
         let in_flight = self.in_flight == Some(s.key);
         Some(ClosedSegment {
             key: s.key,

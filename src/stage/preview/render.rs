@@ -208,7 +208,8 @@ impl PreviewRenderer {
                 if let Some(tail) = layout {
                     self.drop_before(answer, tail);
                 }
-                return body;
+                // Without a cursor, a quote with no answer after it loses its blank line.
+                return body.min(out.len());
             }
             excess += len - limit;
         }

@@ -3,6 +3,10 @@ use super::*;
 use crate::text::metric::LengthMetric;
 use unicode_segmentation::UnicodeSegmentation;
 
+#[path = "../../../tests/preview_checks/fences.rs"]
+mod fences;
+use fences::fences_balanced;
+
 fn t(ms: u64) -> Time {
     Time::from_millis(ms)
 }
@@ -197,33 +201,6 @@ fn render(r: &mut PreviewRenderer, answer: &str, reasoning: &str) -> (String, us
     (out, body)
 }
 
-/// An independent CommonMark fence check: every fence opened is closed.
-fn fences_balanced(text: &str) -> bool {
-    let mut open: Option<(char, usize)> = None;
-    for line in text.split('\n') {
-        let line = line.strip_suffix('\r').unwrap_or(line);
-        let indent = line.len() - line.trim_start_matches(' ').len();
-        if indent > 3 {
-            continue;
-        }
-        let rest = &line[indent..];
-        let Some(c) = rest.chars().next().filter(|c| *c == '`' || *c == '~') else {
-            continue;
-        };
-        let run = rest.chars().take_while(|x| *x == c).count();
-        if run < 3 {
-            continue;
-        }
-        let after = &rest[run..];
-        match open {
-            None if !(c == '`' && after.contains('`')) => open = Some((c, run)),
-            Some((oc, olen)) if oc == c && run >= olen && after.trim().is_empty() => open = None,
-            _ => {}
-        }
-    }
-    open.is_none()
-}
-
 #[test]
 fn whole_text_with_cursor_when_it_fits() {
     let mut r = renderer(LengthMetric::Utf16, 4096, Some("█"));
@@ -371,6 +348,13 @@ fn reasoning_is_quoted_above_and_capped_to_its_tail() {
     });
     let (out, _) = render(&mut r, "Answer", "one\ntwo");
     assert_eq!(out, "**> one\n> two||\n\nAnswer");
+    r.reset();
+    let (out, body) = render(&mut r, "", "one");
+    assert_eq!(
+        (out.as_str(), body),
+        ("**> one||", 9),
+        "no cursor, no answer"
+    );
 }
 
 #[test]

@@ -642,7 +642,7 @@ impl BlockChunker {
             true
         } else if is_ri && self.ri_run > 0 {
             // Regional indicators pair up (walking back through a long run would be slow).
-            self.ri_run % 2 == 0
+            self.ri_run.is_multiple_of(2)
         } else if c.is_ascii() && bytes[i - 1] < 0x80 {
             !(c == '\n' && bytes[i - 1] == b'\r')
         } else {

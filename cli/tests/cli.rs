@@ -27,8 +27,10 @@ const CORPUS: &[&str] = &[
     "unicode-mix.md",
 ];
 
+/// A file of the repository's shared sample data (`tests/data/` at the workspace root).
 fn data_path(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
         .join("tests")
         .join("data")
         .join(name)
@@ -433,19 +435,72 @@ fn stdin_gives_the_same_output_as_the_file() {
 
 #[test]
 fn help_goes_to_stdout_with_success() {
-    for args in [
-        &["--help"][..],
-        &["-h"],
-        &["help"],
-        &["split", "--help"],
-        &["chunk", "-h"],
-    ] {
+    // The main help lists the subcommands; each subcommand's help lists its own options.
+    let cases: &[(&[&str], &[&str])] = &[
+        (
+            &["--help"],
+            &["Usage:", "chunk", "split", "demo", "replay", "Exit status"],
+        ),
+        (&["-h"], &["Usage:", "demo"]),
+        (&["help"], &["Usage:", "demo"]),
+        (
+            &["split", "--help"],
+            &["Usage: replystream split", "--max-lines", "fence_reopened"],
+        ),
+        (
+            &["chunk", "-h"],
+            &["Usage: replystream chunk", "--flush-on-paragraph"],
+        ),
+        (
+            &["help", "chunk"],
+            &["Usage: replystream chunk", "--flush-on-paragraph"],
+        ),
+        (
+            &["demo", "--help"],
+            &[
+                "Usage: replystream demo",
+                "--live",
+                "--chunk-max",
+                "--human-delay",
+                "--reasoning",
+            ],
+        ),
+        (
+            &["replay", "--help"],
+            &[
+                "Usage: replystream replay",
+                "--no-auto-ack",
+                "--coalesce-idle-ms",
+            ],
+        ),
+    ];
+    for (args, needles) in cases {
         let out = run(args);
         assert!(out.status.success(), "{args:?}");
         let stdout = String::from_utf8(out.stdout).unwrap();
-        assert!(stdout.contains("Usage:"), "{args:?}");
-        assert!(stdout.contains("--flush-on-paragraph"), "{args:?}");
+        for needle in *needles {
+            assert!(
+                stdout.contains(needle),
+                "{args:?} lacks {needle:?}:\n{stdout}"
+            );
+        }
         assert!(out.stderr.is_empty(), "{args:?}");
+    }
+    // Help is per subcommand: chunk's options are not in split's help.
+    let split_help = String::from_utf8(run(&["split", "--help"]).stdout).unwrap();
+    assert!(!split_help.contains("--flush-on-paragraph"));
+}
+
+#[test]
+fn version_goes_to_stdout_with_success() {
+    for flag in ["-V", "--version"] {
+        let out = run(&[flag]);
+        assert!(out.status.success(), "{flag}");
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        assert_eq!(
+            stdout,
+            format!("replystream {}\n", env!("CARGO_PKG_VERSION"))
+        );
     }
 }
 
@@ -470,36 +525,154 @@ fn usage_errors_exit_2_with_one_line() {
     let file = path_arg("prose-paragraphs.md");
     let f = file.as_str();
     assert_fails(&[], 2, "missing subcommand");
-    assert_fails(&["dance", f], 2, "unknown subcommand");
+    assert_fails(&["dance", f], 2, "unrecognized subcommand 'dance'");
     assert_fails(&["--bogus"], 2, "--bogus");
-    assert_fails(&["split", f, "--bogus"], 2, "unknown option --bogus");
-    assert_fails(&["chunk", f, "--limit", "5"], 2, "unknown option --limit");
-    assert_fails(&["split", f, "-x"], 2, "-x");
-    assert_fails(&["split", f, "--limit"], 2, "--limit needs a value");
+    assert_fails(&["split", f, "--bogus"], 2, "unexpected argument '--bogus'");
+    assert_fails(
+        &["split", f, "--bogus"],
+        2,
+        "(try `replystream split --help`)",
+    );
+    assert_fails(
+        &["chunk", f, "--limit", "5"],
+        2,
+        "unexpected argument '--limit'",
+    );
+    assert_fails(&["split", f, "-x"], 2, "'-x'");
+    assert_fails(
+        &["split", f, "--limit"],
+        2,
+        "a value is required for '--limit",
+    );
     assert_fails(
         &["split", f, "--limit", "--metric", "utf16"],
         2,
-        "needs a value",
+        "a value is required for '--limit",
     );
-    assert_fails(&["split", f, "--limit", "12k"], 2, "\"12k\"");
-    assert_fails(&["split", f, "--limit", "-5"], 2, "--limit");
+    assert_fails(&["split", f, "--limit", "12k"], 2, "'12k'");
     assert_fails(&["split", f, "--metric", "furlongs"], 2, "furlongs");
+    assert_fails(
+        &["split", f, "--metric", "furlongs"],
+        2,
+        "possible values: utf16",
+    );
     assert_fails(&["split", f, "--mode", "fast"], 2, "fast");
     assert_fails(&["chunk", f, "--break", "word"], 2, "word");
     assert_fails(&["chunk", f, "--token", "0"], 2, "--token");
     assert_fails(
         &["chunk", f, "--flush-on-paragraph=yes"],
         2,
-        "takes no value",
+        "unexpected value 'yes' for '--flush-on-paragraph'",
     );
-    assert_fails(&["split"], 2, "missing FILE");
+    assert_fails(&["split"], 2, "<FILE>");
     assert_fails(&["split", f, f], 2, "unexpected argument");
-    // An invalid configuration is reported by the library and is the caller's to fix.
-    assert_fails(&["split", f, "--limit", "0"], 2, "limit");
+    assert_fails(
+        &["demo", f, "--channel", "mars"],
+        2,
+        "possible values: telegram",
+    );
+    assert_fails(
+        &["demo", f, "--human-delay", "sometimes"],
+        2,
+        "off, natural, or MIN-MAX",
+    );
+    assert_fails(
+        &["demo", f, "--human-delay", "900-100"],
+        2,
+        "MIN 900 is above MAX 100",
+    );
+    assert_fails(
+        &["replay", f, "--reasoning", "loud"],
+        2,
+        "possible values: off, on, stream",
+    );
+    assert_fails(
+        &["replay", f, "--block-streaming", "maybe"],
+        2,
+        "possible values: on, off",
+    );
+    // A limit the library refuses is reported in the library's words, still a usage error.
+    assert_fails(
+        &["split", f, "--limit", "3", "--metric", "bytes"],
+        2,
+        "invalid configuration",
+    );
+}
+
+/// Negative and out-of-range numbers are refused as invalid values, never taken for a
+/// missing value or an unknown option, and never passed on to the engine.
+#[test]
+fn negative_and_absurd_numbers_are_invalid_values() {
+    let file = path_arg("prose-paragraphs.md");
+    let f = file.as_str();
+    assert_fails(
+        &["chunk", f, "--min", "-5"],
+        2,
+        "invalid value '-5' for '--min <N>'",
+    );
+    assert_fails(
+        &["chunk", f, "--min", "-5"],
+        2,
+        "negative numbers are not allowed",
+    );
+    assert_fails(
+        &["split", f, "--limit", "-5"],
+        2,
+        "invalid value '-5' for '--limit <N>'",
+    );
+    assert_fails(&["split", f, "--limit", "0"], 2, "from 1 to 1000000");
     assert_fails(
         &["split", f, "--max-lines", "0"],
         2,
-        "invalid configuration",
+        "'--max-lines <N|none>'",
+    );
+    assert_fails(
+        &["demo", f, "--ack-ms", "18446744073709551615"],
+        2,
+        "invalid value '18446744073709551615' for '--ack-ms <MS>': out of range",
+    );
+    assert_fails(
+        &["demo", f, "--ack-ms", "86400001"],
+        2,
+        "from 0 to 86400000",
+    );
+    assert_fails(
+        &["replay", f, "--ack-ms", "-1"],
+        2,
+        "negative numbers are not allowed",
+    );
+    assert_fails(
+        &["demo", f, "--delivery-timeout-ms", "86400001"],
+        2,
+        "from 0 to 86400000",
+    );
+    assert_fails(
+        &["demo", f, "--coalesce-idle-ms", "60001"],
+        2,
+        "from 0 to 60000",
+    );
+    assert_fails(
+        &["demo", f, "--human-delay", "0-60001"],
+        2,
+        "MAX 60001 is above 60000",
+    );
+    assert_fails(&["demo", f, "--text-limit", "15"], 2, "from 16 to 1000000");
+    assert_fails(
+        &["demo", f, "--max-lines", "2"],
+        2,
+        "from 3 to 1000000, or none",
+    );
+    assert_fails(&["demo", f, "--chunk-max", "1000001"], 2, "out of range");
+    assert_fails(&["demo", f, "--rate", "0"], 2, "from 1 to 100000");
+    assert_fails(
+        &["demo", f, "--seed", "-1"],
+        2,
+        "negative numbers are not allowed",
+    );
+    assert_fails(
+        &["demo", f, "--seed", "18446744073709551616"],
+        2,
+        "out of range",
     );
 }
 
@@ -518,6 +691,12 @@ fn runtime_errors_exit_1_with_one_line() {
     assert_fails(&["split", missing_s], 1, "cannot read");
     assert_fails(&["chunk", missing_s, "--min", "10"], 1, "no-such-file.md");
     assert_fails(&["split", dir.to_str().unwrap()], 1, "cannot read");
+    assert_fails(
+        &["demo", bad_s, "--channel", "discord"],
+        1,
+        "not valid UTF-8",
+    );
+    assert_fails(&["replay", missing_s], 1, "cannot read");
 
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -623,4 +802,302 @@ mod checker {
         e.limit = 20;
         check(&e, &good());
     }
+}
+
+/// One message line of `demo`'s timeline.
+#[derive(Debug)]
+struct Message {
+    at_ms: u64,
+    kind: String,
+    len: usize,
+    lines: usize,
+    /// The text column: markers (‹lang›, (reasoning)) and the quoted first line.
+    shown: String,
+}
+
+/// A demo run: its header line, its messages and its summary line.
+struct Timeline {
+    header: String,
+    messages: Vec<Message>,
+    summary: String,
+}
+
+fn demo(file: &str, flags: &[&str]) -> Timeline {
+    let path = path_arg(file);
+    let mut args = vec!["demo", path.as_str()];
+    args.extend_from_slice(flags);
+    let out = run(&args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{args:?} failed: {stderr}");
+    let stdout = String::from_utf8(out.stdout).expect("UTF-8 output");
+    let mut lines = stdout.lines();
+    let header = lines.next().expect("header").to_owned();
+    let mut messages = Vec::new();
+    let mut summary = String::new();
+    for line in lines {
+        if let Some(rest) = line.strip_prefix("summary: ") {
+            summary = rest.to_owned();
+            continue;
+        }
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let Some(secs) = fields.first().and_then(|f| f.strip_suffix('s')) else {
+            continue;
+        };
+        let Ok(secs) = secs.parse::<f64>() else {
+            continue;
+        };
+        // The text column is what follows the first four fields.
+        let mut shown = line;
+        for _ in 0..4 {
+            shown = shown.trim_start();
+            shown = &shown[shown.find(' ').expect("text column")..];
+        }
+        messages.push(Message {
+            at_ms: (secs * 1000.0).round() as u64,
+            kind: fields[1].to_owned(),
+            len: fields[2].parse().expect("len"),
+            lines: fields[3].parse().expect("lines"),
+            shown: shown.trim().to_owned(),
+        });
+    }
+    assert!(!summary.is_empty(), "{args:?}: no summary in {stdout}");
+    assert!(
+        summary.starts_with(&format!("{} messages", messages.len())),
+        "{args:?}: {summary} vs {} message lines",
+        messages.len()
+    );
+    Timeline {
+        header,
+        messages,
+        summary,
+    }
+}
+
+/// The README's main job: Discord's limits hold, and a message that starts inside a code
+/// block shows its first code line, marked, never the reopened fence line.
+#[test]
+fn demo_on_discord_shows_content_lines() {
+    let t = demo("code-heavy.md", &["--channel", "discord"]);
+    assert!(
+        t.header.contains("on discord (limit 2000 chars, 17 lines"),
+        "{}",
+        t.header
+    );
+    assert!(t.messages.len() >= 5, "{} messages", t.messages.len());
+    for m in &t.messages {
+        assert!(m.len <= 2000 && m.lines <= 17, "{m:?}");
+        assert!(
+            !m.shown.starts_with("\"```"),
+            "a fence line is shown: {m:?}"
+        );
+    }
+    let in_code = t
+        .messages
+        .iter()
+        .filter(|m| m.shown.starts_with("‹rust› \""))
+        .count();
+    assert!(in_code >= 3, "{in_code} messages marked as rust code");
+}
+
+#[test]
+fn demo_is_deterministic() {
+    let flags = [
+        "--channel",
+        "telegram",
+        "--human-delay",
+        "natural",
+        "--seed",
+        "7",
+    ];
+    let a = run(&[&["demo", &path_arg("unicode-mix.md")][..], &flags[..]].concat());
+    let b = run(&[&["demo", &path_arg("unicode-mix.md")][..], &flags[..]].concat());
+    assert!(a.status.success());
+    assert_eq!(a.stdout, b.stdout);
+}
+
+/// Chunk and coalesce settings reach the engine: smaller blocks, more messages, each within
+/// the sizes asked for.
+#[test]
+fn demo_chunk_and_coalesce_settings_apply() {
+    let file = "prose-paragraphs.md";
+    let default = demo(file, &[]);
+    let small = demo(
+        file,
+        &[
+            "--chunk-min",
+            "100",
+            "--chunk-max",
+            "300",
+            "--coalesce-min",
+            "100",
+            "--coalesce-max",
+            "300",
+            "--break",
+            "sentence",
+        ],
+    );
+    assert!(
+        small.header.contains("chunks 100-300 sentence"),
+        "{}",
+        small.header
+    );
+    assert!(
+        small.header.contains("coalesce 100-300"),
+        "{}",
+        small.header
+    );
+    assert!(small.messages.len() > default.messages.len() + 3);
+    assert!(
+        small.messages.iter().all(|m| m.len <= 300),
+        "{:?}",
+        small.messages
+    );
+}
+
+#[test]
+fn demo_text_limit_metric_and_line_cap_apply() {
+    let t = demo(
+        "code-heavy.md",
+        &[
+            "--text-limit",
+            "500",
+            "--metric",
+            "utf16",
+            "--max-lines",
+            "8",
+            "--chunk-max",
+            "400",
+        ],
+    );
+    assert!(
+        t.header.contains("limit 500 utf16, 8 lines"),
+        "{}",
+        t.header
+    );
+    assert!(
+        t.messages.iter().all(|m| m.len <= 500 && m.lines <= 8),
+        "{:?}",
+        t.messages
+    );
+    // `none` removes Discord's cap: a message may now pass 17 lines.
+    let t = demo(
+        "code-heavy.md",
+        &["--channel", "discord", "--max-lines", "none"],
+    );
+    assert!(!t.header.contains("17 lines"), "{}", t.header);
+    assert!(t.messages.iter().any(|m| m.lines > 17), "{:?}", t.messages);
+}
+
+#[test]
+fn demo_block_streaming_off_sends_finals_at_the_end() {
+    let t = demo(
+        "prose-paragraphs.md",
+        &["--block-streaming", "off", "--text-limit", "300"],
+    );
+    assert!(t.header.contains("block streaming off"), "{}", t.header);
+    assert!(t.messages.len() >= 3);
+    assert!(
+        t.messages.iter().all(|m| m.kind == "final" && m.len <= 300),
+        "{:?}",
+        t.messages
+    );
+}
+
+#[test]
+fn demo_break_mode_message_end_waits_for_the_end() {
+    let streamed = demo("prose-paragraphs.md", &["--chunk-max", "400"]);
+    let at_end = demo(
+        "prose-paragraphs.md",
+        &["--chunk-max", "400", "--break-mode", "message-end"],
+    );
+    let model_done = |t: &Timeline| {
+        let at = t
+            .summary
+            .find("model finished at ")
+            .expect("model finished")
+            + 18;
+        let secs: f64 = t.summary[at..].split(' ').next().unwrap().parse().unwrap();
+        (secs * 1000.0).round() as u64
+    };
+    assert!(streamed.messages[0].at_ms < model_done(&streamed));
+    assert!(
+        at_end.header.contains("break mode message_end"),
+        "{}",
+        at_end.header
+    );
+    assert!(
+        at_end
+            .messages
+            .iter()
+            .all(|m| m.at_ms >= model_done(&at_end))
+    );
+}
+
+#[test]
+fn demo_human_delay_paces_blocks() {
+    let t = demo(
+        "prose-paragraphs.md",
+        &["--human-delay", "2000-2000", "--chunk-max", "300"],
+    );
+    assert!(
+        t.header.contains("human delay 2000-2000 ms"),
+        "{}",
+        t.header
+    );
+    assert!(t.messages.len() >= 3);
+    for pair in t.messages.windows(2) {
+        assert!(pair[1].at_ms >= pair[0].at_ms + 2000, "{pair:?}");
+    }
+}
+
+#[test]
+fn demo_reasoning_stream_shows_the_reasoning_lane() {
+    let file = "directives-and-thinking.md";
+    let hidden = demo(file, &[]);
+    assert!(
+        hidden
+            .messages
+            .iter()
+            .all(|m| !m.shown.contains("(reasoning)"))
+    );
+    let streamed = demo(file, &["--reasoning", "stream"]);
+    assert!(
+        streamed.header.contains("reasoning stream"),
+        "{}",
+        streamed.header
+    );
+    assert!(
+        streamed
+            .messages
+            .iter()
+            .any(|m| m.shown.starts_with("(reasoning) ")),
+        "{:?}",
+        streamed.messages
+    );
+}
+
+/// `replay` takes the same engine settings: with block streaming off, the model's text
+/// arrives as finals only.
+#[test]
+fn replay_takes_engine_settings() {
+    let trace = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("examples")
+        .join("trace.jsonl");
+    let trace = trace.to_str().unwrap();
+    let kinds = |flags: &[&str]| -> Vec<String> {
+        let out = run(&[&["replay", trace][..], flags].concat());
+        assert!(out.status.success(), "{flags:?}");
+        String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .filter(|v| v["action"] == "send")
+            .map(|v| v["kind"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert!(kinds(&[]).iter().any(|k| k == "block"));
+    let off = kinds(&["--block-streaming", "off", "--channel", "telegram"]);
+    assert!(off.iter().any(|k| k == "final"), "{off:?}");
+    assert!(off.iter().all(|k| k != "block"), "{off:?}");
 }

@@ -73,7 +73,7 @@ fn partial_preview_grows_then_becomes_the_final() {
         .chain([PROSE.len()])
         .collect();
     let streamed = |t: u64, with_delta_at_t: bool| {
-        let n = (t / 20) as usize + usize::from(with_delta_at_t || t % 20 != 0);
+        let n = (t / 20) as usize + usize::from(with_delta_at_t || !t.is_multiple_of(20));
         PROSE[..chars[(4 * n).min(chars.len() - 1)]].trim_end()
     };
     let mut last = 0;

@@ -5,6 +5,11 @@
 //! the real thread driver on real time, so a person watches the blocks arrive with their
 //! pacing. Every engine setting of [`EngineArgs`] applies, so a chunking or coalescing
 //! setting can be tried on a real reply.
+//!
+//! With a live preview (`--preview partial|block`) every operation on the chat is a line:
+//! the preview's create, each edit (or draft update), the final edit that ends it, deletes.
+//! The simulated chat (and, with `--live`, the sink) gives each new message an id that comes
+//! back on every later operation on it, as a platform's message id does.
 
 use std::io::{self, Write};
 use std::sync::{Arc, Mutex};
@@ -16,7 +21,8 @@ use replystream::driver::{
 };
 use replystream::sim::{Ack, Sim};
 use replystream::{
-    Engine, FenceMarker, Input, Lane, LengthMetric, ResolvedConfig, SendKind, SendRequest,
+    Engine, FenceMarker, Input, Lane, LengthMetric, PreviewMode, ResolvedConfig, SendKind, SendOp,
+    SendRequest,
 };
 
 use crate::settings::{EngineArgs, describe};
@@ -62,7 +68,18 @@ Output: one line per message: when it was sent, its kind (block, tool, final), i
 the channel's metric, its line count, and its first line of content (quoted; a trailing …
 means more follows). A message that starts inside a code block shows its first code line after
 the block's language, e.g. ‹rust› \"fn main() {…\"; a reasoning message is marked (reasoning).
+With --preview, every operation on a message is a line, its kind followed by the operation:
+preview.create, preview.edit (or preview.draft), final.edit (the preview becomes the final),
+preview.delete; a plain new message shows its kind alone.
 Then a summary: message counts and when the first and last messages went out.";
+
+/// How timeline lines are laid out.
+#[derive(Clone, Copy)]
+struct Layout {
+    metric: LengthMetric,
+    /// The width of the kind column (wider with previews: `preview.create`).
+    kind_width: usize,
+}
 
 /// Runs `replystream demo`.
 pub(crate) fn run_demo(args: DemoArgs) -> Result<(), CliError> {
@@ -82,19 +99,33 @@ pub(crate) fn run_demo(args: DemoArgs) -> Result<(), CliError> {
         if args.live { ", live" } else { "" },
     );
     out.write_all(header.as_bytes()).map_err(CliError::output)?;
-    out.write_all(b"      time  kind    len  lines  text\n")
+    let metric = resolved.config().metric;
+    let layout = Layout {
+        metric,
+        kind_width: if resolved.config().preview == PreviewMode::Off {
+            5
+        } else {
+            14
+        },
+    };
+    let columns = format!(
+        "      time  {:<w$} {:>5}  lines  text\n",
+        "kind",
+        "len",
+        w = layout.kind_width
+    );
+    out.write_all(columns.as_bytes())
         .map_err(CliError::output)?;
     drop(out);
-    let metric = resolved.config().metric;
     let timeline = if args.live {
-        run_live(&args, &resolved, &text, metric)?
+        run_live(&args, &resolved, &text, layout)?
     } else {
         run_simulated(&args, &text, engine)
     };
     let mut out = io::stdout().lock();
     if !args.live {
         for entry in &timeline.entries {
-            out.write_all(entry.line(metric).as_bytes())
+            out.write_all(entry.line(layout).as_bytes())
                 .map_err(CliError::output)?;
         }
     }
@@ -103,10 +134,11 @@ pub(crate) fn run_demo(args: DemoArgs) -> Result<(), CliError> {
     out.flush().map_err(CliError::output)
 }
 
-/// One message on the timeline.
+/// One message (or one operation on a message) on the timeline.
 struct Entry {
     at_ms: u64,
     kind: SendKind,
+    op: SendOp,
     lane: Lane,
     text: String,
     media: usize,
@@ -117,19 +149,36 @@ impl Entry {
         Entry {
             at_ms,
             kind: send.kind,
+            op: send.op,
             lane: send.payload.lane,
             text: send.payload.text.clone(),
             media: send.payload.media.len(),
         }
     }
 
-    fn line(&self, metric: LengthMetric) -> String {
+    /// The kind column: the kind alone for a plain new message, else kind and operation.
+    fn label(&self) -> String {
+        if self.op == SendOp::CREATE {
+            self.kind.name().to_owned()
+        } else {
+            format!("{}.{}", self.kind.name(), self.op.name())
+        }
+    }
+
+    fn line(&self, layout: Layout) -> String {
+        let metric = layout.metric;
         /// The longest stretch of the first line shown, in chars.
         const SHOWN_CHARS: usize = 60;
         let first = FirstLine::of(&self.text);
         let mut shown: String = first.line.chars().take(SHOWN_CHARS).collect();
         if first.more || first.line.chars().count() > SHOWN_CHARS {
             shown.push('…');
+        }
+        if self.kind == SendKind::Preview && first.more {
+            // A preview grows at its end: show where it has got to.
+            let last = last_line(&self.text);
+            let skip = last.chars().count().saturating_sub(SHOWN_CHARS);
+            shown = format!("…{}", last.chars().skip(skip).collect::<String>());
         }
         let lane = if self.lane == Lane::Answer {
             String::new()
@@ -145,12 +194,13 @@ impl Entry {
             String::new()
         };
         format!(
-            "{:>9.3}s  {:<5} {:>5}  {:>5}  {lane}{code}{:?}{media}\n",
+            "{:>9.3}s  {:<w$} {:>5}  {:>5}  {lane}{code}{:?}{media}\n",
             self.at_ms as f64 / 1000.0,
-            self.kind.name(),
+            self.label(),
             metric.len(&self.text),
             self.text.split('\n').count(),
             shown,
+            w = layout.kind_width,
         )
     }
 }
@@ -211,6 +261,16 @@ impl<'a> FirstLine<'a> {
     }
 }
 
+/// The last line with content of a preview (its tail, where the model is writing), fence
+/// lines and blank lines skipped.
+fn last_line(text: &str) -> &str {
+    text.lines()
+        .rev()
+        .map(|l| l.trim_end_matches('\r'))
+        .find(|l| !l.trim().is_empty() && FenceMarker::parse_open(l).is_none())
+        .unwrap_or("")
+}
+
 /// The language an opening fence line names: the first word of its info string, or `code`.
 fn fence_language(line: &str, marker: FenceMarker) -> &str {
     let after_marker = line
@@ -223,6 +283,8 @@ struct Timeline {
     entries: Vec<Entry>,
     model_done_ms: u64,
     end_ms: u64,
+    /// How many messages the simulated chat shows at the end (simulated runs only).
+    chat_messages: Option<usize>,
 }
 
 impl Timeline {
@@ -231,9 +293,22 @@ impl Timeline {
         let first = self.entries.first().map_or("none".to_owned(), |e| {
             format!("{:.3} s", e.at_ms as f64 / 1000.0)
         });
+        let previews = count(SendKind::Preview);
+        let previews = if previews > 0 {
+            format!(", {previews} preview")
+        } else {
+            String::new()
+        };
+        let chat = self
+            .chat_messages
+            .filter(|_| !previews.is_empty())
+            .map_or(String::new(), |n| {
+                let plural = if n == 1 { "" } else { "s" };
+                format!("; the chat shows {n} message{plural}")
+            });
         format!(
-            "\nsummary: {} messages ({} block, {} tool, {} final); first message at {first}; \
-             model finished at {:.3} s; last message delivered at {:.3} s\n",
+            "\nsummary: {} messages ({} block, {} tool, {} final{previews}); first message at \
+             {first}; model finished at {:.3} s; last message delivered at {:.3} s{chat}\n",
             self.entries.len(),
             count(SendKind::Block),
             count(SendKind::Tool),
@@ -270,33 +345,40 @@ fn run_simulated(args: &DemoArgs, text: &str, engine: Engine) -> Timeline {
         entries,
         model_done_ms,
         end_ms,
+        chat_messages: Some(sim.chat.messages.len()),
     }
 }
 
-/// A sink that prints each message as it arrives and acks it after a delay.
+/// A sink that prints each message as it arrives and acks it after a delay, giving each new
+/// message an id (its `message_ref`) as a platform would.
 struct TerminalSink {
     started: Instant,
     ack_ms: u64,
-    metric: LengthMetric,
+    layout: Layout,
     entries: Arc<Mutex<Vec<Entry>>>,
     done: crossbeam_done::Flag,
+    messages_created: u64,
 }
 
 impl Sink for TerminalSink {
     fn deliver(&mut self, stream: StreamId, send: &SendRequest, acks: &AckHandle) -> Delivery {
         let entry = Entry::new(self.started.elapsed().as_millis() as u64, send);
-        let line = entry.line(self.metric);
+        let line = entry.line(self.layout);
         let _ = io::stdout().lock().write_all(line.as_bytes());
         self.entries.lock().expect("not poisoned").push(entry);
+        let message_ref = matches!(send.op, SendOp::Create { .. }).then(|| {
+            self.messages_created += 1;
+            format!("m{}", self.messages_created)
+        });
         if self.ack_ms == 0 {
-            return Delivery::Delivered { message_ref: None };
+            return Delivery::Delivered { message_ref };
         }
         let acks = acks.clone();
         let id = send.send_id;
         let wait = Duration::from_millis(self.ack_ms);
         std::thread::spawn(move || {
             std::thread::sleep(wait);
-            let _ = acks.delivered(stream, id, None);
+            let _ = acks.delivered(stream, id, message_ref);
         });
         Delivery::Pending
     }
@@ -341,7 +423,7 @@ fn run_live(
     args: &DemoArgs,
     resolved: &ResolvedConfig,
     text: &str,
-    metric: LengthMetric,
+    layout: Layout,
 ) -> Result<Timeline, CliError> {
     let started = Instant::now();
     let entries = Arc::new(Mutex::new(Vec::new()));
@@ -349,9 +431,10 @@ fn run_live(
     let sink = TerminalSink {
         started,
         ack_ms: args.ack_ms,
-        metric,
+        layout,
         entries: entries.clone(),
         done: done.clone(),
+        messages_created: 0,
     };
     let driver = Driver::spawn(sink, DriverOptions::default());
     let stream = driver
@@ -385,6 +468,7 @@ fn run_live(
         entries,
         model_done_ms,
         end_ms,
+        chat_messages: None,
     })
 }
 
@@ -433,22 +517,55 @@ mod tests {
         let entry = |text: &str, lane: Lane| Entry {
             at_ms: 1500,
             kind: SendKind::Block,
+            op: SendOp::CREATE,
             lane,
             text: text.to_owned(),
             media: 0,
         };
-        let line = entry("```rust\nfn main() {\n}\n```", Lane::Answer).line(LengthMetric::Chars);
+        let layout = Layout {
+            metric: LengthMetric::Chars,
+            kind_width: 5,
+        };
+        let line = entry("```rust\nfn main() {\n}\n```", Lane::Answer).line(layout);
         assert_eq!(
             line,
             "    1.500s  block    25      4  ‹rust› \"fn main() {…\"\n"
         );
-        let line = entry("Thinking hard", Lane::Reasoning).line(LengthMetric::Chars);
+        let line = entry("Thinking hard", Lane::Reasoning).line(layout);
         assert!(line.ends_with("(reasoning) \"Thinking hard\"\n"), "{line}");
         let long = "x".repeat(61);
-        let line = entry(&long, Lane::Answer).line(LengthMetric::Chars);
+        let line = entry(&long, Lane::Answer).line(layout);
         assert!(
             line.ends_with(&format!("\"{}…\"\n", "x".repeat(60))),
             "{line}"
         );
+    }
+
+    #[test]
+    fn preview_operations_are_labelled() {
+        let entry = |kind, op| Entry {
+            at_ms: 0,
+            kind,
+            op,
+            lane: Lane::Answer,
+            text: "Hi█".to_owned(),
+            media: 0,
+        };
+        let key = replystream::MessageKey(1);
+        let create = SendOp::Create { key: Some(key) };
+        assert_eq!(entry(SendKind::Preview, create).label(), "preview.create");
+        let edit = SendOp::Edit { key };
+        assert_eq!(entry(SendKind::Final, edit).label(), "final.edit");
+        assert_eq!(entry(SendKind::Final, SendOp::CREATE).label(), "final");
+        let layout = Layout {
+            metric: LengthMetric::Utf16,
+            kind_width: 14,
+        };
+        let line = entry(SendKind::Preview, edit).line(layout);
+        assert_eq!(line, "    0.000s  preview.edit       3      1  \"Hi█\"\n");
+        let mut grown = entry(SendKind::Preview, edit);
+        grown.text = "First line.\n\nSecond line, being writ█\n```".to_owned();
+        let line = grown.line(layout);
+        assert!(line.ends_with("\"…Second line, being writ█\"\n"), "{line}");
     }
 }

@@ -79,10 +79,10 @@ pub(crate) fn check_turn(sim: &Sim, config: &Config, expected: &[String]) -> Res
             "the chat shows\n{shown:#?}\nbut the reply is\n{expected:#?}"
         ));
     }
-    if let Some(cursor) = config.preview_cursor.as_deref() {
-        if let Some(m) = sim.chat.messages.iter().find(|m| m.text.contains(cursor)) {
-            return Err(format!("a message still shows the cursor: {:?}", m.text));
-        }
+    if let Some(cursor) = config.preview_cursor.as_deref()
+        && let Some(m) = sim.chat.messages.iter().find(|m| m.text.contains(cursor))
+    {
+        return Err(format!("a message still shows the cursor: {:?}", m.text));
     }
     if !sim.chat.drafts.is_empty() {
         return Err(format!("draft bubbles left: {:?}", sim.chat.drafts));

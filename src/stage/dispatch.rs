@@ -544,4 +544,110 @@ mod tests {
             Ok(AckOutcome::LateDelivered(_))
         ));
     }
+
+    fn keyed(kind: SendKind, op: SendOp) -> Outgoing {
+        Outgoing {
+            kind,
+            op,
+            payload: Payload::text("x"),
+            spans: SmallVec::new(),
+        }
+    }
+
+    fn sent(actions: &mut VecDeque<Action>) -> Vec<SendRequest> {
+        actions
+            .drain(..)
+            .filter_map(|a| match a {
+                Action::Send(s) => Some(s),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_create_s_ref_travels_on_later_sends_for_its_key() {
+        let mut d = Dispatcher::new(0, HumanDelay::Off, fastrand::Rng::with_seed(1));
+        let mut actions = VecDeque::new();
+        let key = MessageKey(4);
+        d.enqueue(keyed(SendKind::Preview, SendOp::Create { key: Some(key) }));
+        d.enqueue(keyed(SendKind::Preview, SendOp::Edit { key }));
+        d.enqueue(keyed(SendKind::Preview, SendOp::Delete { key }));
+        d.pump(Time::ZERO, &mut actions);
+        assert_eq!(sent(&mut actions)[0].message_ref, None);
+        d.on_delivered(SendId(1), Some("m-77")).unwrap();
+        for id in [2, 3] {
+            d.pump(Time::ZERO, &mut actions);
+            let s = sent(&mut actions);
+            assert_eq!(s[0].message_ref.as_deref(), Some("m-77"));
+            d.on_delivered(SendId(id), None).unwrap();
+        }
+    }
+
+    #[test]
+    fn an_edit_of_a_message_never_created_leaves_as_a_new_one() {
+        let mut d = Dispatcher::new(0, HumanDelay::Off, fastrand::Rng::with_seed(1));
+        let mut actions = VecDeque::new();
+        let key = MessageKey(1);
+        d.enqueue(keyed(SendKind::Preview, SendOp::Create { key: Some(key) }));
+        d.enqueue(keyed(SendKind::Final, SendOp::Edit { key }));
+        d.enqueue(keyed(SendKind::Preview, SendOp::Delete { key }));
+        d.enqueue(keyed(SendKind::Final, SendOp::CREATE));
+        d.pump(Time::ZERO, &mut actions);
+        sent(&mut actions);
+        assert!(matches!(
+            d.on_failed(SendId(1), None, true, Time::ZERO),
+            Ok(AckOutcome::Dropped(_))
+        ));
+        d.pump(Time::ZERO, &mut actions);
+        let s = sent(&mut actions);
+        assert_eq!(s[0].op, SendOp::CREATE, "the edit leaves as a create");
+        assert!(d.is_superseded(key));
+        d.on_delivered(SendId(2), Some("m1")).unwrap();
+        d.pump(Time::ZERO, &mut actions);
+        let s = sent(&mut actions);
+        assert_eq!(
+            s[0].send_id,
+            SendId(3),
+            "the delete of no message is skipped"
+        );
+        assert_eq!(s[0].op, SendOp::CREATE);
+    }
+
+    #[test]
+    fn a_failed_preview_update_is_not_retried_but_its_retry_after_holds_everything() {
+        let mut d = Dispatcher::new(0, HumanDelay::Off, fastrand::Rng::with_seed(1));
+        let mut actions = VecDeque::new();
+        let key = MessageKey(1);
+        d.enqueue(keyed(SendKind::Preview, SendOp::Create { key: Some(key) }));
+        d.pump(Time::ZERO, &mut actions);
+        sent(&mut actions);
+        let t = Time::from_millis(100);
+        let outcome = d.on_failed(SendId(1), Some(2000), false, t).unwrap();
+        assert!(
+            matches!(outcome, AckOutcome::Dropped(item) if item.op == SendOp::Create { key: Some(key) })
+        );
+        assert_eq!(d.hold_until(), Some(Time::from_millis(2100)));
+        assert!(!d.is_free(Time::from_millis(2099)));
+        assert!(d.is_free(Time::from_millis(2100)));
+        d.enqueue(block("a"));
+        d.pump(Time::from_millis(2099), &mut actions);
+        assert!(actions.is_empty(), "every send waits for the pause");
+        d.pump(Time::from_millis(2100), &mut actions);
+        assert_eq!(sent_ids(&mut actions), [2]);
+    }
+
+    #[test]
+    fn sends_put_at_the_front_leave_first_in_order() {
+        let mut d = Dispatcher::new(0, HumanDelay::Off, fastrand::Rng::with_seed(1));
+        let mut actions = VecDeque::new();
+        d.enqueue(block("c"));
+        d.enqueue_front([block("a"), block("b")].into_iter());
+        let mut texts = Vec::new();
+        for id in 1..=3 {
+            d.pump(Time::ZERO, &mut actions);
+            texts.extend(sent(&mut actions).into_iter().map(|s| s.payload.text));
+            d.on_delivered(SendId(id), None).unwrap();
+        }
+        assert_eq!(texts, ["a", "b", "c"]);
+    }
 }

@@ -713,6 +713,43 @@ fn a_hung_preview_update_aborts_the_preview_not_the_reply() {
 }
 
 #[test]
+fn a_hung_final_edit_removes_the_preview_and_sends_the_final_anew() {
+    let config = preview_config("telegram", PreviewMode::Partial);
+    let mut sim = Sim::with_policy(
+        engine(&config),
+        Box::new(|s, _| {
+            if s.kind == SendKind::Final && s.op.name() == "edit" {
+                Ack::Hang
+            } else {
+                Ack::Deliver { after_ms: 20 }
+            }
+        }),
+    );
+    sim.chat = telegram_chat(&config);
+    stream_reply(&mut sim, PROSE, 8, 10);
+    ok(check_turn(&sim, &config, &reference_reply(&config, PROSE)));
+    let ops = kinds_ops(&sim.sends());
+    assert_eq!(
+        ops[ops.len() - 3..],
+        ["final edit", "preview delete", "final create"]
+    );
+}
+
+#[test]
+fn the_response_prefix_shows_in_the_preview_and_the_final() {
+    let mut config = preview_config("telegram", PreviewMode::Partial);
+    config.response_prefix = Some("[bot]".into());
+    let mut sim = chat_sim(&config, 20);
+    stream_reply(&mut sim, PROSE, 8, 10);
+    let expected = reference_reply(&config, PROSE);
+    assert!(expected[0].starts_with("[bot] Great question!"));
+    ok(check_turn(&sim, &config, &expected));
+    for (_, op) in preview_ops(&sim) {
+        assert!(op.payload.text.starts_with("[bot] Great question!"));
+    }
+}
+
+#[test]
 fn a_cancelled_turn_sends_nothing_more() {
     let config = preview_config("telegram", PreviewMode::Partial);
     let mut sim = chat_sim(&config, 20);

@@ -169,10 +169,13 @@ impl Engine {
     }
 
     /// Lets the dispatcher act on time (timeouts, holds, queued sends); a timed-out preview
-    /// update degrades the preview.
+    /// update degrades the preview, and a timed-out final edit removes the preview (its text
+    /// is sent again with the finals, as never confirmed).
     fn dispatcher_time(&mut self, now: Time) {
-        if let Some((SendKind::Preview, op)) = self.dispatcher.on_time(now, &mut self.actions) {
-            self.preview_timed_out(op);
+        match self.dispatcher.on_time(now, &mut self.actions) {
+            Some((SendKind::Preview, op)) => self.preview_timed_out(op),
+            Some((SendKind::Final, SendOp::Edit { key })) => self.delete_preview(key, now),
+            _ => {}
         }
     }
 

@@ -29,7 +29,7 @@ use smallvec::SmallVec;
 
 use super::finals::ContentMap;
 use super::{Engine, Phase};
-use crate::action::{SendKind, SendOp};
+use crate::action::{MessageKey, SendKind, SendOp};
 use crate::config::{PreviewMode, PreviewTransport, ReasoningMode, ResolvedConfig};
 use crate::payload::{Lane, Payload, ReplyTarget};
 use crate::stage::dispatch::Outgoing;
@@ -399,6 +399,18 @@ impl Engine {
         {
             p.state.on_timed_out(key);
         }
+    }
+
+    /// Removes the preview under `key` (its final edit timed out: whether it landed is not
+    /// known, so the text goes out again as a new message and the preview must not stay).
+    pub(super) fn delete_preview(&mut self, key: MessageKey, now: Time) {
+        self.dispatcher.enqueue_front(std::iter::once(Outgoing {
+            kind: SendKind::Preview,
+            op: SendOp::Delete { key },
+            payload: Payload::default(),
+            spans: SmallVec::new(),
+        }));
+        self.dispatcher.pump(now, &mut self.actions);
     }
 
     /// A final edit of a preview failed for good: delete the preview and send the piece as a

@@ -38,7 +38,8 @@ impl Sink for ChatSink {
     }
 
     fn event(&mut self, _stream: StreamId, event: &StreamEvent) {
-        if *event == StreamEvent::Idle {
+        if let StreamEvent::Idle(outcome) = event {
+            assert!(outcome.all_delivered(), "{outcome:?}");
             self.0.lock().unwrap().idle = true;
         }
     }

@@ -90,7 +90,7 @@ pub(crate) fn run_demo(args: DemoArgs) -> Result<(), CliError> {
     let header = format!(
         "replystream demo: {} on {} ({}), {}-char deltas at {}/s, acks after {} ms, seed {}{}\n\n",
         args.file,
-        args.engine.channel.name,
+        args.engine.channel_label(),
         describe(&resolved),
         args.token,
         args.rate,
@@ -384,7 +384,7 @@ impl Sink for TerminalSink {
     }
 
     fn event(&mut self, _stream: StreamId, event: &StreamEvent) {
-        if *event == StreamEvent::Idle {
+        if matches!(event, StreamEvent::Idle(_)) {
             self.done.set();
         }
     }

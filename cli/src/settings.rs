@@ -3,27 +3,48 @@
 //!
 //! The engine settings become one [`ConfigOverrides`] layer over the channel profile, resolved
 //! with [`Config::resolve`], so the CLI applies exactly the library's layering, clamping and
-//! validation. An option not given leaves the channel's value.
+//! validation. An option not given leaves the channel's value. With `--config FILE`, an
+//! OpenClaw configuration supplies the layer between the profile and the options
+//! (defaults → channel profile → the file's channel and account → the options given), and
+//! what the file sets but cannot be applied is printed as warnings on stderr.
 
 use clap::Args;
+use replystream::openclaw::{OpenClawConfig, Selection};
 use replystream::{
     BreakMode, BreakPreference, ChannelProfile, ChunkMode, Config, ConfigOverrides, Engine,
     HumanDelay, LengthMetric, MAX_IDLE_MS, MAX_PREVIEW_THROTTLE_MS, MIN_MAX_LINES, MIN_TEXT_LIMIT,
     PreviewMode, ReasoningMode, ResolvedConfig,
 };
 
-use crate::CliError;
 use crate::values::{
     self, BREAK_MODES, BREAK_PREFERENCES, CHANNELS, CHUNK_MODES, LineCap, MAX_MS, MAX_UNITS,
     METRICS, PREVIEW_MODES, PREVIEW_TRANSPORTS, REASONING_MODES, SWITCH,
 };
+use crate::{CliError, read_input};
 
 /// The channel and the engine's settings.
 #[derive(Args, Debug)]
 pub(crate) struct EngineArgs {
-    /// The channel profile whose limits and defaults apply
-    #[arg(long, value_name = "NAME", default_value = "generic", value_parser = CHANNELS)]
-    pub channel: ChannelProfile,
+    /// The channel profile whose limits and defaults apply [telegram, discord, slack, signal,
+    /// whatsapp, imessage, googlechat, generic; with --config, any channel of the file]
+    #[arg(long, value_name = "NAME", default_value = "generic",
+          value_parser = values::identifier)]
+    pub channel: String,
+
+    /// Read the channel's settings from an OpenClaw configuration file (JSON5), between the
+    /// channel profile and the options given here
+    #[arg(long, value_name = "FILE", value_parser = values::path)]
+    pub config: Option<String>,
+
+    /// With --config: the channel account whose overrides apply [default: the file's
+    /// defaultAccount, or its account named default]
+    #[arg(long, value_name = "ID", requires = "config", value_parser = values::identifier)]
+    pub account: Option<String>,
+
+    /// With --config: the agent whose humanDelay, reasoningDefault and identity apply
+    /// [default: the only agent configured]
+    #[arg(long, value_name = "ID", requires = "config", value_parser = values::identifier)]
+    pub agent: Option<String>,
 
     /// Seed of the engine's random generator (human delays); same seed, same timeline
     #[arg(long, value_name = "S", default_value_t = 1, value_parser = values::any_u64)]
@@ -154,12 +175,53 @@ impl EngineSettings {
 }
 
 impl EngineArgs {
-    /// The configuration: library defaults, the channel profile, then the options given.
-    /// A setting the library refuses (e.g. a text limit too small for the metric) is a usage
-    /// error, reported before any input is read.
+    /// The configuration: library defaults, the channel profile, the OpenClaw file's layer
+    /// (with `--config`), then the options given. A setting the library refuses (e.g. a text
+    /// limit too small for the metric) or a file it cannot read is a usage error, reported
+    /// before any input is read; keys of the file not applied are printed as warnings.
     pub(crate) fn resolve(&self) -> Result<ResolvedConfig, CliError> {
-        Config::resolve(&self.channel, &[&self.settings.overrides()])
-            .map_err(|err| CliError::usage(err.to_string()))
+        let explicit = self.settings.overrides();
+        let refused = |err: replystream::Error| CliError::usage(err.to_string());
+        let Some(path) = &self.config else {
+            let profile = CHANNELS.parse_name(&self.channel).ok_or_else(|| {
+                CliError::usage(format!(
+                    "invalid value '{}' for '--channel <NAME>' (possible values: {}; with \
+                     --config, any channel of the file)",
+                    self.channel,
+                    ChannelProfile::NAMES.join(", ")
+                ))
+            })?;
+            return Config::resolve(&profile, &[&explicit]).map_err(refused);
+        };
+        let text = read_input(path)?;
+        let file = OpenClawConfig::parse(&text)
+            .map_err(|err| CliError::usage(format!("{path}: {err}")))?;
+        let mut selection = Selection::channel(&self.channel);
+        if let Some(account) = &self.account {
+            selection = selection.account(account);
+        }
+        if let Some(agent) = &self.agent {
+            selection = selection.agent(agent);
+        }
+        let settings = file
+            .settings(&selection)
+            .map_err(|err| CliError::usage(format!("{path}: {err}")))?;
+        for warning in &settings.warnings {
+            eprintln!("replystream: warning: {path}: {warning}");
+        }
+        settings.resolve(&explicit).map_err(refused)
+    }
+
+    /// How the header names the channel: `telegram`, or `telegram (account alerts, from
+    /// FILE)` with `--config`.
+    pub(crate) fn channel_label(&self) -> String {
+        match &self.config {
+            None => self.channel.clone(),
+            Some(path) => match &self.account {
+                Some(account) => format!("{} (account {account}, from {path})", self.channel),
+                None => format!("{} (from {path})", self.channel),
+            },
+        }
     }
 
     /// A fresh engine with the resolved configuration and the seed.

@@ -82,6 +82,25 @@ pub(crate) fn line_cap(min: u64) -> impl Fn(&str) -> Result<LineCap, String> + C
     }
 }
 
+/// A channel, account or agent id: not empty, no whitespace, not starting with `-` (which
+/// would read as an option).
+pub(crate) fn identifier(text: &str) -> Result<String, String> {
+    if text.is_empty() || text.starts_with('-') || text.chars().any(char::is_whitespace) {
+        return Err("expected a name without spaces that does not start with '-'".to_owned());
+    }
+    Ok(text.to_owned())
+}
+
+/// A path to a file that must not be taken for an option (`./-file` works).
+pub(crate) fn path(text: &str) -> Result<String, String> {
+    if text.is_empty() || text.starts_with('-') {
+        return Err(
+            "expected a path (write ./-name for a file whose name starts with '-')".to_owned(),
+        );
+    }
+    Ok(text.to_owned())
+}
+
 /// The value of a line-cap option: `None` removes the channel's cap.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct LineCap(pub Option<usize>);
@@ -126,6 +145,11 @@ pub(crate) struct Named<T: 'static> {
 }
 
 impl<T: PartialEq> Named<T> {
+    /// Reads `name` as the library does (case and surrounding spaces ignored).
+    pub(crate) fn parse_name(&self, name: &str) -> Option<T> {
+        (self.parse)(name)
+    }
+
     /// The listed name that reads as `value`.
     pub(crate) fn name_of(&self, value: &T) -> Option<&'static str> {
         self.names

@@ -1243,3 +1243,207 @@ fn preview_options_refuse_bad_values() {
     assert_fails(&["demo", f, "--preview-transport", "bubble"], 2, "bubble");
     assert_fails(&["replay", f, "--throttle-ms", "60001"], 2, "out of range");
 }
+
+/// An OpenClaw file under `tests/data/openclaw/`.
+fn openclaw_path(name: &str) -> String {
+    path_arg(&format!("openclaw/{name}"))
+}
+
+/// `demo --config`: the file's channel and account settings apply between the profile and
+/// the options, and the messages keep the account's limits.
+#[test]
+fn demo_reads_an_openclaw_file_for_a_channel_and_account() {
+    let config = openclaw_path("gateway.json5");
+    let t = demo(
+        "code-heavy.md",
+        &[
+            "--config",
+            &config,
+            "--channel",
+            "discord",
+            "--account",
+            "ops",
+        ],
+    );
+    assert!(
+        t.header
+            .contains("on discord (account ops, from ")
+            && t.header.contains("limit 1800 chars, 40 lines; chunks 400-1000 paragraph; coalesce 900-1200, idle 1500 ms"),
+        "{}",
+        t.header
+    );
+    assert!(t.header.contains("human delay natural"), "{}", t.header);
+    for m in &t.messages {
+        assert!(m.len <= 1800 && m.lines <= 40, "{m:?}");
+    }
+    // The first message carries the "auto" prefix, [Samantha].
+    assert!(
+        t.messages[0].shown.starts_with("\"[Samantha] "),
+        "{:?}",
+        t.messages[0]
+    );
+
+    // Options given on the command line are the last layer.
+    let t = demo(
+        "code-heavy.md",
+        &[
+            "--config",
+            &config,
+            "--channel",
+            "discord",
+            "--account",
+            "ops",
+            "--chunk-max",
+            "600",
+            "--max-lines",
+            "none",
+            "--human-delay",
+            "off",
+        ],
+    );
+    assert!(
+        t.header
+            .contains("limit 1800 chars; chunks 400-600 paragraph"),
+        "{}",
+        t.header
+    );
+    assert!(t.header.contains("human delay off"), "{}", t.header);
+}
+
+/// Keys the file sets but that cannot be applied are warnings on stderr, one a line, with
+/// the file, the JSON path and the line; the run goes on.
+#[test]
+fn openclaw_warnings_go_to_stderr_and_the_run_goes_on() {
+    let config = openclaw_path("typos.json5");
+    let reply = path_arg("prose-paragraphs.md");
+    let out = run(&[
+        "demo",
+        &reply,
+        "--config",
+        &config,
+        "--channel",
+        "discord",
+        "--agent",
+        "main",
+    ]);
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert!(out.status.success(), "{stderr}");
+    let warnings: Vec<&str> = stderr.lines().collect();
+    assert_eq!(warnings.len(), 12, "{stderr}");
+    for line in &warnings {
+        assert!(
+            line.starts_with(&format!("replystream: warning: {config}: ")),
+            "{line}"
+        );
+    }
+    assert!(
+        stderr.contains(
+            "channels.discord.textChunklimit (line 17): unknown key; did you mean `textChunkLimit`?"
+        ),
+        "{stderr}"
+    );
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(stdout.contains("limit 1700 chars"), "{stdout}");
+}
+
+/// replay takes the same file: every send keeps the account's text limit.
+#[test]
+fn replay_reads_an_openclaw_file() {
+    let config = openclaw_path("gateway.json5");
+    let trace =
+        std::env::temp_dir().join(format!("replystream-openclaw-{}.jsonl", std::process::id()));
+    let long = "All work and no play makes a long reply. ".repeat(60);
+    std::fs::write(
+        &trace,
+        format!(
+            "{{\"t\": 0, \"type\": \"text_delta\", \"text\": {}}}\n{{\"t\": 10, \"type\": \"finish\"}}\n",
+            serde_json::to_string(&long).unwrap()
+        ),
+    )
+    .unwrap();
+    let out = run(&[
+        "replay",
+        trace.to_str().unwrap(),
+        "--config",
+        &config,
+        "--channel",
+        "telegram",
+        "--account",
+        "alerts",
+    ]);
+    std::fs::remove_file(&trace).ok();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.is_empty(), "{stderr}");
+    let mut sent: Vec<String> = Vec::new();
+    for line in String::from_utf8(out.stdout).unwrap().lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        if v["action"] == "send" {
+            let text = v["text"].as_str().unwrap();
+            assert!(LengthMetric::Utf16.len(text) <= 1000, "{text}");
+            assert!(
+                !text.starts_with('['),
+                "the account disables the prefix: {text}"
+            );
+            sent.push(text.to_owned());
+        }
+    }
+    assert!(sent.len() >= 3, "{} sends", sent.len());
+    // Cut between sentences: the sends joined by the spaces at the cuts are the reply.
+    assert_eq!(sent.join(" "), long.trim_end());
+}
+
+#[test]
+fn bad_openclaw_files_and_selections_are_usage_errors() {
+    let reply = path_arg("prose-paragraphs.md");
+    let gateway = openclaw_path("gateway.json5");
+    let bad = std::env::temp_dir().join(format!("replystream-bad-{}.json5", std::process::id()));
+    std::fs::write(
+        &bad,
+        "{\n  channels: { telegram: { textChunkLimit: 'many' } },\n}\n",
+    )
+    .unwrap();
+    let bad = bad.to_str().unwrap().to_owned();
+    assert_fails(
+        &["demo", &reply, "--config", &bad, "--channel", "telegram"],
+        2,
+        "line 2, column 43: channels.telegram.textChunkLimit: expected a whole number of at least 16, got \"many\"",
+    );
+    std::fs::write(&bad, "{ channels: { telegram: { } }").unwrap();
+    assert_fails(
+        &["demo", &reply, "--config", &bad],
+        2,
+        "expected ',' or '}', found the end of the text",
+    );
+    std::fs::remove_file(&bad).ok();
+    assert_fails(
+        &[
+            "demo",
+            &reply,
+            "--config",
+            &gateway,
+            "--channel",
+            "slack",
+            "--account",
+            "nope",
+        ],
+        2,
+        "no account `nope` (configured: work, home)",
+    );
+    assert_fails(
+        &["replay", &reply, "--account", "ops"],
+        2,
+        "--config <FILE>",
+    );
+    assert_fails(
+        &["demo", &reply, "--config", "/nonexistent/openclaw.json"],
+        1,
+        "cannot read /nonexistent/openclaw.json",
+    );
+    // Without --config, only the built-in profiles.
+    assert_fails(
+        &["demo", &reply, "--channel", "matrix"],
+        2,
+        "possible values: telegram",
+    );
+}

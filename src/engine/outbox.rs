@@ -110,16 +110,19 @@ impl Engine {
                 }
                 self.sent_keys.push(PayloadKey::of(&item.payload));
             }
-            AckOutcome::Dropped(item) if item.kind == SendKind::Preview => {
+            AckOutcome::Dropped(_, item) if item.kind == SendKind::Preview => {
+                // A preview update is not lost text: the final carries it.
                 let (retry_after_ms, permanent) = failure.unwrap_or((None, false));
                 self.preview_failed(&item, retry_after_ms, permanent, now);
             }
-            AckOutcome::Dropped(item)
+            AckOutcome::Dropped(_, item)
                 if item.kind == SendKind::Final && matches!(item.op, SendOp::Edit { .. }) =>
             {
+                // Replaced by a delete and a new message, which carries the text.
                 self.replace_failed_final_edit(item);
             }
-            AckOutcome::WillRetry | AckOutcome::Dropped(_) => {}
+            AckOutcome::Dropped(id, item) => self.lost.push((id, item)),
+            AckOutcome::WillRetry => {}
         }
     }
 

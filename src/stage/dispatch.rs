@@ -96,7 +96,7 @@ pub(crate) enum AckOutcome {
     WillRetry,
     /// Failed for good (or, for a preview update, not retried); the queue moved on. Its text
     /// was not delivered.
-    Dropped(Outgoing),
+    Dropped(SendId, Outgoing),
 }
 
 /// What the dispatcher knows about one keyed message.
@@ -286,6 +286,11 @@ impl Dispatcher {
         }
     }
 
+    /// Sends whose delivery timeout fired and that no ack has answered since.
+    pub(crate) fn timed_out(&self) -> impl Iterator<Item = (SendId, &Outgoing)> {
+        self.timed_out.iter().map(|(id, item)| (*id, item))
+    }
+
     /// Counters so far.
     pub(crate) fn stats(&self) -> DispatchStats {
         self.stats
@@ -416,9 +421,9 @@ impl Dispatcher {
     ) -> Result<AckOutcome, Error> {
         if let Some(i) = self.timed_out.iter().position(|(t, _)| *t == id) {
             // Its timeout already fired and streaming was aborted; its text is undelivered.
-            let (_, item) = self.timed_out.swap_remove(i);
+            let (id, item) = self.timed_out.swap_remove(i);
             self.stats.failures += 1;
-            return Ok(AckOutcome::Dropped(item));
+            return Ok(AckOutcome::Dropped(id, item));
         }
         if self.in_flight.as_ref().is_none_or(|f| f.id != id) {
             return Err(Error::UnknownSend(id));
@@ -436,11 +441,11 @@ impl Dispatcher {
                 self.hold = Some((until, Hold::Retry));
             }
             self.stats.dropped += 1;
-            return Ok(AckOutcome::Dropped(f.item));
+            return Ok(AckOutcome::Dropped(f.id, f.item));
         }
         if permanent || f.attempts >= MAX_RETRIES {
             self.stats.dropped += 1;
-            return Ok(AckOutcome::Dropped(f.item));
+            return Ok(AckOutcome::Dropped(f.id, f.item));
         }
         self.stats.retries += 1;
         let wait = retry_after_ms.unwrap_or(DEFAULT_RETRY_BACKOFF_MS);
@@ -596,7 +601,7 @@ mod tests {
         sent(&mut actions);
         assert!(matches!(
             d.on_failed(SendId(1), None, true, Time::ZERO),
-            Ok(AckOutcome::Dropped(_))
+            Ok(AckOutcome::Dropped(..))
         ));
         d.pump(Time::ZERO, &mut actions);
         let s = sent(&mut actions);
@@ -624,7 +629,7 @@ mod tests {
         let t = Time::from_millis(100);
         let outcome = d.on_failed(SendId(1), Some(2000), false, t).unwrap();
         assert!(
-            matches!(outcome, AckOutcome::Dropped(item) if item.op == SendOp::Create { key: Some(key) })
+            matches!(outcome, AckOutcome::Dropped(_, item) if item.op == SendOp::Create { key: Some(key) })
         );
         assert_eq!(d.hold_until(), Some(Time::from_millis(2100)));
         assert!(!d.is_free(Time::from_millis(2099)));

@@ -39,6 +39,16 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
+/// Every test of this file takes this lock first: the count is process-wide, so two tests
+/// measuring at once would count each other's allocations.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn one_at_a_time() -> std::sync::MutexGuard<'static, ()> {
+    ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn count<F: FnOnce()>(f: F) -> usize {
     ALLOCATIONS.store(0, Ordering::SeqCst);
     COUNTING.store(true, Ordering::SeqCst);
@@ -53,6 +63,7 @@ const WORDS: &[&str] = &[
 
 #[test]
 fn small_deltas_that_emit_nothing_do_not_allocate() {
+    let _serial = one_at_a_time();
     for name in ChannelProfile::NAMES {
         let mut config = Config::for_channel(&ChannelProfile::by_name(name).unwrap());
         config.chunk_min = 3000;
@@ -173,6 +184,7 @@ fn warm_preview(config: Config) -> (Engine, u64) {
 
 #[test]
 fn preview_pushes_without_an_update_do_not_allocate() {
+    let _serial = one_at_a_time();
     for (name, reasoning) in [("telegram", false), ("generic", false), ("telegram", true)] {
         let mut config = Config::for_channel(&ChannelProfile::by_name(name).unwrap());
         config.preview = PreviewMode::Partial;
@@ -205,6 +217,7 @@ fn preview_pushes_without_an_update_do_not_allocate() {
 
 #[test]
 fn preview_block_mode_allocates_only_for_the_blocks_it_cuts() {
+    let _serial = one_at_a_time();
     let mut config = Config::for_channel(&ChannelProfile::TELEGRAM);
     config.preview = PreviewMode::Block;
     let (mut engine, mut now) = warm_preview(config);

@@ -4,7 +4,8 @@
 //! at once. `quiet` uses blocks larger than the text, so nothing is emitted; `emit` uses the
 //! channel's own sizes; `preview` and `preview-block` turn a live preview on (partial, block)
 //! with the clock standing still after its create, so no push produces an update;
-//! `preview-turn` lets the clock run 1 ms per push, so an update goes out every second.
+//! `preview-turn` and `preview-block-turn` let the clock run 1 ms per push, so an update goes
+//! out every second.
 //! Run it under callgrind, counting only inside `push`:
 //!
 //! ```sh
@@ -33,17 +34,20 @@ fn main() {
             config.chunk_max = 9500;
             &TEXT[..8000]
         }
-        "emit" | "preview-turn" => &TEXT[..8000],
+        "emit" | "preview-turn" | "preview-block-turn" => &TEXT[..8000],
         "preview" | "preview-block" => {
             config.chunk_min = 9000;
             config.chunk_max = 9500;
             &TEXT[..8000]
         }
-        other => panic!("mode {other:?}: quiet, emit, preview, preview-block or preview-turn"),
+        other => panic!(
+            "mode {other:?}: quiet, emit, preview, preview-block, preview-turn or \
+             preview-block-turn"
+        ),
     };
     config.preview = match mode.as_str() {
         "preview" | "preview-turn" => PreviewMode::Partial,
-        "preview-block" => PreviewMode::Block,
+        "preview-block" | "preview-block-turn" => PreviewMode::Block,
         _ => PreviewMode::Off,
     };
     // With the clock standing still, the preview is created once and then throttled.

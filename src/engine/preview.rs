@@ -7,9 +7,9 @@
 //! a media item, its end). Each segment has its own preview message under its own
 //! [`MessageKey`](crate::MessageKey).
 //!
-//! **Per push** the engine only compares two lengths with what it saw last (and, in `block`
-//! mode, feeds the new text to the preview's chunker): nothing is rendered or allocated
-//! until an update is due. **When one is due** (the content changed, the throttle window and
+//! **Per push** the engine only compares two lengths with what it saw last: nothing is
+//! rendered, chunked or allocated until an update may go out (in `block` mode the preview's
+//! chunker then gets all the new text at once). **When one is due** (the content changed, the throttle window and
 //! any pause are over, nothing is in flight, the dispatcher is free, and the first preview
 //! holds its minimum of units) the text is rendered and sent as a `Preview` send:
 //! `Create { key }` first, then `Edit { key }` (or `Draft { key }` with the draft transport).
@@ -65,9 +65,11 @@ pub(super) struct PreviewLane {
     /// last preview block.
     fed: usize,
     block_end: usize,
-    /// The visible text and reasoning lengths the last check saw.
+    /// The text and reasoning lengths the last check saw.
     seen_text: usize,
     seen_reasoning: usize,
+    /// The visible text end and reasoning end the last render showed.
+    rendered: (usize, usize),
     /// The open segment's content is below the first preview's minimum.
     below_threshold: bool,
     /// The reply target the open segment's preview was created with.
@@ -115,6 +117,7 @@ impl PreviewLane {
             block_end: 0,
             seen_text: 0,
             seen_reasoning: 0,
+            rendered: (0, 0),
             below_threshold: false,
             created_reply_to: None,
             updates: 0,
@@ -131,6 +134,7 @@ impl PreviewLane {
         self.block_end = text;
         self.seen_text = text;
         self.seen_reasoning = reasoning;
+        self.rendered = (text, reasoning);
         self.below_threshold = false;
         self.created_reply_to = None;
         self.renderer.reset();
@@ -170,6 +174,28 @@ impl Engine {
             p.start_segment(index, 0, 0);
         }
         let msg = &self.messages[index];
+        let reasoning_end = if p.show_reasoning {
+            msg.reasoning.len()
+        } else {
+            p.reasoning_start
+        };
+        if msg.text.len() != p.seen_text || reasoning_end != p.seen_reasoning {
+            p.seen_text = msg.text.len();
+            p.seen_reasoning = reasoning_end;
+            p.below_threshold = false;
+            p.state.mark_dirty();
+        }
+        if self.dispatcher.is_aborted() {
+            p.state.degrade();
+        }
+        let Some(at) = p.state.ready_at() else {
+            return;
+        };
+        if now < at || p.below_threshold || !self.dispatcher.is_free(now) {
+            return;
+        }
+        // `block` mode: the chunker gets the text only when an update may go out, in one
+        // piece (its blocks do not depend on how the text was split).
         let visible = match &mut p.chunker {
             Some(chunker) => {
                 if p.fed < msg.text.len() {
@@ -184,24 +210,9 @@ impl Engine {
             }
             None => msg.text.len(),
         };
-        let reasoning_end = if p.show_reasoning {
-            msg.reasoning.len()
-        } else {
-            p.reasoning_start
-        };
-        if visible != p.seen_text || reasoning_end != p.seen_reasoning {
-            p.seen_text = visible;
-            p.seen_reasoning = reasoning_end;
-            p.below_threshold = false;
-            p.state.mark_dirty();
-        }
-        if self.dispatcher.is_aborted() {
-            p.state.degrade();
-        }
-        let Some(at) = p.state.ready_at() else {
-            return;
-        };
-        if now < at || p.below_threshold || !self.dispatcher.is_free(now) {
+        if (visible, reasoning_end) == p.rendered {
+            // No new preview block yet: nothing new to show.
+            p.state.settle();
             return;
         }
         let answer = &msg.text[p.text_start..visible];
@@ -218,6 +229,7 @@ impl Engine {
         let mut text =
             String::with_capacity(answer.len().min(16 * 1024) + reasoning.len().min(4096) + 64);
         let body = p.renderer.render(answer, reasoning, prefix, &mut text);
+        p.rendered = (visible, reasoning_end);
         match p.state.prepare(&text, body) {
             Update::Send(op) => {
                 let key = op.key().expect("preview operations are keyed");

@@ -181,6 +181,14 @@ impl PreviewState {
         }
     }
 
+    /// Nothing new can be shown yet (`block` mode: no new preview block): the segment is
+    /// clean until its content changes again.
+    pub(crate) fn settle(&mut self) {
+        if let Some(s) = self.segment.as_mut() {
+            s.dirty = false;
+        }
+    }
+
     /// When an update may next be sent, if one is wanted: the content changed, the preview
     /// is not degraded, and nothing is in flight. At or after the end of the throttle window
     /// and of any pause. `None` when no update is wanted (or one is in flight: its ack comes

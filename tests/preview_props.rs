@@ -265,3 +265,166 @@ proptest! {
         run_turn_with_tools(&parts, mode, latency, seed)?;
     }
 }
+
+/// Any input, in any order, at any time, with acks for real, stale or invented send ids and
+/// failures of every kind: with a preview on, nothing panics, every send keeps its limit, at
+/// most one is in flight, and once the host behaves the turn ends idle.
+fn run_any_sequence(
+    ops: &[(u8, u8, u8)],
+    mode: PreviewMode,
+    transport: PreviewTransport,
+    reasoning: u8,
+) {
+    use replystream::{Action, Payload, SendId, Time};
+    const TEXTS: &[&str] = &[
+        "Hello there, this is a sentence. ",
+        "```rust\nfn main() {}\n",
+        "```\n",
+        "<think>hmm</think>",
+        "👨‍👩‍👧 e\u{301} 字字 ",
+        "\n\n",
+        "MEDIA: https://example.com/a.png\n",
+        "[[reply_to_current]] ",
+        "NO_REPLY",
+        "",
+    ];
+    let mut config = preview_config("telegram", mode);
+    config.preview_transport = transport;
+    config.preview_limit = 200;
+    config.text_limit = 300;
+    config.preview_throttle_ms = 250;
+    config.reasoning =
+        [ReasoningMode::Off, ReasoningMode::On, ReasoningMode::Stream][usize::from(reasoning % 3)];
+    config.delivery_timeout_ms = 2000;
+    let mut engine = Engine::new(config.clone(), 1).unwrap();
+    let mut now = 0u64;
+    let mut sent: Vec<SendId> = Vec::new();
+    let mut in_flight: Option<(SendId, u64)> = None;
+    let mut cancelled = false;
+    let check =
+        |send: &replystream::SendRequest, in_flight: &mut Option<(SendId, u64)>, now: u64| {
+            let abandoned = in_flight.is_some_and(|(_, at)| now >= at + 2000);
+            assert!(in_flight.is_none() || abandoned, "two sends in flight");
+            let t = &send.payload.text;
+            let limit = if send.kind == SendKind::Preview {
+                config.preview_limit
+            } else {
+                config.text_limit
+            };
+            assert!(config.metric.len(t) <= limit, "{t:?} over {limit}");
+            let delete = matches!(send.op, SendOp::Delete { .. });
+            assert!(
+                delete || !t.trim().is_empty() || !send.payload.media.is_empty(),
+                "empty send"
+            );
+            *in_flight = Some((send.send_id, now));
+        };
+    for &(op, dt, pick) in ops {
+        now += u64::from(dt) * 7;
+        let text = TEXTS[usize::from(pick) % TEXTS.len()];
+        let any_id = sent
+            .get(usize::from(pick) % sent.len().max(1))
+            .copied()
+            .unwrap_or(SendId(u64::from(pick)));
+        let ack_id = in_flight.map_or(any_id, |f| f.0);
+        let input = match op % 20 {
+            0 => Input::MessageStart,
+            1..=6 => Input::TextDelta(text),
+            7 => Input::TextEnd(None),
+            8 => Input::ThinkingDelta(text),
+            9 => Input::ThinkingEnd,
+            10 => Input::ToolStart { name: "t" },
+            11 => Input::ToolResult(Payload::text("tool output")),
+            12 => Input::Media(Payload {
+                media: vec!["https://example.com/b.png".into()],
+                ..Payload::default()
+            }),
+            13 => Input::MessageEnd(None),
+            14 if op & 0x80 != 0 => Input::Finish,
+            15 => Input::Fail { error: "boom" },
+            16 if op & 0xC0 == 0xC0 => {
+                cancelled = true;
+                Input::Cancel
+            }
+            17 => Input::Delivered {
+                send_id: ack_id,
+                message_ref: Some("m"),
+            },
+            18 => Input::DeliveryFailed {
+                send_id: ack_id,
+                retry_after_ms: (op & 0x40 != 0).then_some(u64::from(pick) * 13),
+                permanent: op & 0x80 != 0,
+            },
+            _ => Input::Timer,
+        };
+        let acked = matches!(
+            input,
+            Input::Delivered { .. } | Input::DeliveryFailed { .. }
+        );
+        let Ok(actions) = engine.push(input, Time::from_millis(now)) else {
+            continue;
+        };
+        if acked {
+            in_flight = None;
+        }
+        for action in actions {
+            if let Action::Send(send) = action {
+                sent.push(send.send_id);
+                check(&send, &mut in_flight, now);
+            }
+        }
+    }
+    // The host behaves from now on: it finishes the turn and acks every send.
+    let mut pending: Vec<SendId> = in_flight.map(|f| f.0).into_iter().collect();
+    let mut actions: Vec<Action> = engine
+        .push(Input::Finish, Time::from_millis(now))
+        .map(|a| a.collect())
+        .unwrap_or_default();
+    for _ in 0..10_000 {
+        for action in actions.drain(..) {
+            if let Action::Send(send) = action {
+                check(&send, &mut in_flight, now);
+                pending.push(send.send_id);
+            }
+        }
+        if engine.is_done() {
+            break;
+        }
+        if let Some(id) = pending.pop() {
+            in_flight = None;
+            actions = engine
+                .push(
+                    Input::Delivered {
+                        send_id: id,
+                        message_ref: Some("m"),
+                    },
+                    Time::from_millis(now),
+                )
+                .map(|a| a.collect())
+                .unwrap_or_default();
+        } else if let Some(t) = engine.poll_timeout() {
+            now = now.max(t.as_millis());
+            actions = engine
+                .push(Input::Timer, Time::from_millis(now))
+                .unwrap()
+                .collect();
+        } else {
+            break;
+        }
+    }
+    assert!(engine.is_done() || cancelled, "the turn never ended");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(256)))]
+
+    #[test]
+    fn any_sequence_with_a_preview_is_safe(
+        ops in prop::collection::vec((any::<u8>(), any::<u8>(), any::<u8>()), 0..200),
+        mode in prop_oneof![Just(PreviewMode::Partial), Just(PreviewMode::Block)],
+        transport in prop_oneof![Just(PreviewTransport::Edit), Just(PreviewTransport::Draft)],
+        reasoning in any::<u8>(),
+    ) {
+        run_any_sequence(&ops, mode, transport, reasoning);
+    }
+}

@@ -306,13 +306,13 @@ impl Engine {
 
     fn handle(&mut self, input: Input<'_>, now: Time) -> Result<(), Error> {
         if self.phase == Phase::Cancelled {
-            return match input {
-                Input::Delivered { .. }
-                | Input::DeliveryFailed { .. }
-                | Input::Timer
-                | Input::Cancel => Ok(()),
-                other => Err(Error::TurnEnded(other.name())),
-            };
+            // Acks still go to the dispatcher: the send that was in flight may be acked, an
+            // ack of a send never made is still unknown.
+            match input {
+                Input::Delivered { .. } | Input::DeliveryFailed { .. } => {}
+                Input::Timer | Input::Cancel => return Ok(()),
+                other => return Err(Error::TurnEnded(other.name())),
+            }
         }
         match input {
             Input::MessageStart => {
@@ -400,6 +400,8 @@ impl Engine {
                 self.model_failed = true;
                 self.phase = Phase::Finishing;
             }
+            // The turn is already over: there is nothing left to stop.
+            Input::Cancel if self.phase == Phase::Idle => {}
             Input::Cancel => {
                 self.phase = Phase::Cancelled;
                 self.dispatcher.cancel();

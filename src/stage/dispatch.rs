@@ -116,7 +116,8 @@ struct KeyedMessage {
 pub(crate) struct Dispatcher {
     queue: VecDeque<(Outgoing, Option<(SendId, u32)>)>,
     in_flight: Option<InFlight>,
-    /// Sends whose timeout fired; a late ack still counts as delivered.
+    /// Sends whose timeout fired, or that were in flight at a cancel; a late ack still
+    /// counts as delivered.
     timed_out: Vec<(SendId, Outgoing)>,
     next_id: u64,
     timeout_ms: u64,
@@ -458,7 +459,11 @@ impl Dispatcher {
     /// Drops everything queued and forgets the send in flight (the turn was cancelled).
     pub(crate) fn cancel(&mut self) {
         self.queue.clear();
-        self.in_flight = None;
+        // The host may still ack the send it was delivering: keep its id known, like a send
+        // whose timeout fired (its ack then counts, an ack of any other id stays unknown).
+        if let Some(f) = self.in_flight.take() {
+            self.timed_out.push((f.id, f.item));
+        }
         self.hold = None;
     }
 }
@@ -504,6 +509,30 @@ mod tests {
             d.on_delivered(SendId(7), None),
             Err(Error::UnknownSend(SendId(7)))
         ));
+    }
+
+    #[test]
+    fn after_cancel_only_the_send_in_flight_is_known() {
+        let mut d = Dispatcher::new(0, HumanDelay::Off, fastrand::Rng::with_seed(1));
+        let mut actions = VecDeque::new();
+        d.enqueue(block("a"));
+        d.enqueue(block("b"));
+        d.pump(Time::ZERO, &mut actions);
+        assert_eq!(sent_ids(&mut actions), [1]);
+        d.cancel();
+        // Send 2 was never made; send 1 was in flight and its ack still counts.
+        assert!(matches!(
+            d.on_delivered(SendId(2)),
+            Err(Error::UnknownSend(SendId(2)))
+        ));
+        assert!(matches!(
+            d.on_delivered(SendId(1)),
+            Ok(AckOutcome::LateDelivered(_))
+        ));
+        assert_eq!(d.stats().delivered, 1);
+        assert!(d.on_delivered(SendId(1)).is_err(), "acked once only");
+        d.pump(Time::ZERO, &mut actions);
+        assert!(actions.is_empty(), "nothing is sent after a cancel");
     }
 
     #[test]

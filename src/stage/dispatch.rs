@@ -522,15 +522,15 @@ mod tests {
         d.cancel();
         // Send 2 was never made; send 1 was in flight and its ack still counts.
         assert!(matches!(
-            d.on_delivered(SendId(2)),
+            d.on_delivered(SendId(2), None),
             Err(Error::UnknownSend(SendId(2)))
         ));
         assert!(matches!(
-            d.on_delivered(SendId(1)),
+            d.on_delivered(SendId(1), None),
             Ok(AckOutcome::LateDelivered(_))
         ));
         assert_eq!(d.stats().delivered, 1);
-        assert!(d.on_delivered(SendId(1)).is_err(), "acked once only");
+        assert!(d.on_delivered(SendId(1), None).is_err(), "acked once only");
         d.pump(Time::ZERO, &mut actions);
         assert!(actions.is_empty(), "nothing is sent after a cancel");
     }

@@ -121,7 +121,9 @@ fn push_without_update(c: &mut Criterion) {
 fn update_cost(c: &mut Criterion) {
     let mut group = c.benchmark_group("preview/update");
     group.throughput(Throughput::Elements(1));
-    let body = include_str!("../tests/data/node-events.md");
+    // Prose repeated: the window shows the same kind of text at every size, so only the
+    // reply's length differs.
+    let body = include_str!("../tests/data/prose-paragraphs.md");
     for kib in [8usize, 64, 1024] {
         let mut reply = String::new();
         while reply.len() < kib * 1024 {

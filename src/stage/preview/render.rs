@@ -100,6 +100,10 @@ pub(crate) struct PreviewRenderer {
     /// Units of `answer[..counted]`.
     units: usize,
     counted: usize,
+    /// Where the last tail window started (0: none yet). A window never starts before it:
+    /// the scanner may have dropped what lies there, and a preview that jumped back and
+    /// forth would only distract.
+    min_start: usize,
 }
 
 /// The layout chosen for one render.
@@ -130,6 +134,7 @@ impl PreviewRenderer {
             base: 0,
             units: 0,
             counted: 0,
+            min_start: 0,
         }
     }
 
@@ -139,6 +144,7 @@ impl PreviewRenderer {
         self.base = 0;
         self.units = 0;
         self.counted = 0;
+        self.min_start = 0;
     }
 
     /// Writes the preview into `out` (cleared first) and returns how many of its bytes are
@@ -175,8 +181,9 @@ impl PreviewRenderer {
         let prefix_units = joiner.map_or(0, |(p, j)| metric.len(p) + j.len());
         let quote_len = out.len();
 
-        let mut fits = fixed + prefix_units + self.units <= limit;
-        if !fits && metric == LengthMetric::Graphemes && end <= 8 * limit {
+        // Once the preview shows a tail window it keeps showing one.
+        let mut fits = self.min_start == 0 && fixed + prefix_units + self.units <= limit;
+        if !fits && self.min_start == 0 && metric == LengthMetric::Graphemes && end <= 8 * limit {
             // Grapheme counts of separate increments may overcount a cluster split between
             // them: count exactly before giving up the whole text (bounded by the limit).
             self.units = metric.len(&answer[..end]);
@@ -206,6 +213,7 @@ impl PreviewRenderer {
             let len = metric.len(out);
             if len <= limit {
                 if let Some(tail) = layout {
+                    self.min_start = tail.start;
                     self.drop_before(answer, tail);
                 }
                 // Without a cursor, a quote with no answer after it loses its blank line.
@@ -327,7 +335,7 @@ impl PreviewRenderer {
                 line,
                 marker: f.marker,
             });
-            if start <= line_end {
+            if !f.continued && start <= line_end {
                 // Inside the opening line itself: the reopened line stands for it.
                 start = (line_end + 1).min(end);
                 return Tail { start, reopen };
@@ -351,9 +359,15 @@ impl PreviewRenderer {
     }
 
     /// The start of the last `budget` units before `end`: after a line break if one is near,
-    /// on a grapheme boundary, outside an inline code span that closes in the window.
+    /// on a grapheme boundary, outside an inline code span that closes in the window, and
+    /// never before the previous window's start.
     fn window_start(&self, answer: &str, end: usize, budget: usize) -> usize {
-        let mut start = self.suffix_start(answer, end, budget).max(self.base);
+        let floor = self.min_start.max(self.base + usize::from(self.base > 0));
+        let mut start = self.suffix_start(answer, end, budget).max(floor).min(end);
+        if start == floor && floor == self.min_start && floor > 0 {
+            // Where the previous window started: already a good place.
+            return start;
+        }
         if start > 0 && answer.as_bytes()[start - 1] != b'\n' {
             let look = (start + LINE_SNAP).min(end);
             if let Some(i) = memchr::memchr(b'\n', &answer.as_bytes()[start..look]) {

@@ -448,3 +448,58 @@ fn growing_texts_always_render_within_the_limit_with_balanced_fences() {
         }
     }
 }
+
+/// A long reply rendered every 250 ms as 1-char deltas arrive every 51 ms (as the engine
+/// does on Discord): the tail window's budget changes by a few units between renders (a fence
+/// opens or closes at the end), which once let a window start before the previous one, in
+/// text the scanner had dropped, and inside a closing fence line.
+#[test]
+fn a_window_never_moves_back_into_dropped_text() {
+    let text = include_str!("../../../tests/data/node-events.md");
+    let bounds: Vec<usize> = text
+        .char_indices()
+        .map(|(i, _)| i)
+        .chain([text.len()])
+        .collect();
+    // The first 30 000 chars hold the case that failed (offset 14, 27 098 chars).
+    let bounds = &bounds[..30_000];
+    for offset in [14, 29] {
+        let mut r = renderer(LengthMetric::Chars, 2000, None);
+        let mut t = 30 * 51 + offset;
+        let mut last_start = 0;
+        loop {
+            let k = (t / 51) as usize;
+            if k >= bounds.len() {
+                break;
+            }
+            let so_far = &text[..bounds[k]];
+            let (out, body) = render(&mut r, so_far, "");
+            assert!(
+                LengthMetric::Chars.len(&out) <= 2000,
+                "offset {offset}, {k} chars"
+            );
+            assert!(fences_balanced(&out), "offset {offset}, {k} chars: {out:?}");
+            if let Some(window) = out[..body].strip_prefix("…\n") {
+                // The window's text, after a reopened fence line if there is one.
+                let shown = match window.split_once('\n') {
+                    Some((first, rest)) if !so_far.contains(window) => {
+                        assert!(
+                            first.starts_with("```") || first.starts_with("~~~"),
+                            "{first:?}"
+                        );
+                        rest
+                    }
+                    _ => window,
+                };
+                let start = so_far.trim_end().len() - shown.len();
+                assert_eq!(&so_far[start..so_far.trim_end().len()], shown);
+                assert!(
+                    start >= last_start,
+                    "offset {offset}, {k} chars: the window moved back"
+                );
+                last_start = start;
+            }
+            t += 250;
+        }
+    }
+}

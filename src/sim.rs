@@ -123,6 +123,12 @@ pub struct Chat {
     pub limit: Option<(usize, LengthMetric)>,
     /// What it did.
     pub counts: ChatCounts,
+    /// Keep only the messages created under a key (the ones the engine may edit or delete);
+    /// count the others. For long runs (the CLI's `demo` on a large reply), so the chat does
+    /// not hold the whole reply.
+    pub keyed_only: bool,
+    /// Messages not kept (`keyed_only`).
+    not_kept: usize,
     next_id: u64,
 }
 
@@ -133,6 +139,19 @@ impl Chat {
             limit: Some((limit, metric)),
             ..Chat::default()
         }
+    }
+
+    /// A chat that keeps only the messages created under a key (see [`Chat::keyed_only`]).
+    pub fn keyed_only() -> Chat {
+        Chat {
+            keyed_only: true,
+            ..Chat::default()
+        }
+    }
+
+    /// How many messages the chat shows, kept or not.
+    pub fn shown_messages(&self) -> usize {
+        self.messages.len() + self.not_kept
     }
 
     /// The texts of the messages, oldest first: what a user reads.
@@ -176,6 +195,14 @@ impl Chat {
                 }
                 self.next_id += 1;
                 let id = format!("m{}", self.next_id);
+                self.drafts.clear();
+                self.counts.creates += 1;
+                if self.keyed_only && key.is_none() {
+                    self.not_kept += 1;
+                    return ChatAnswer::Done {
+                        message_ref: Some(id),
+                    };
+                }
                 self.messages.push(ChatMessage {
                     id: id.clone(),
                     key,
@@ -185,8 +212,6 @@ impl Chat {
                     lane: send.payload.lane,
                     edits: 0,
                 });
-                self.drafts.clear();
-                self.counts.creates += 1;
                 ChatAnswer::Done {
                     message_ref: Some(id),
                 }
@@ -270,6 +295,8 @@ pub struct Sim {
     in_flight: usize,
     /// The largest number of sends in flight at once.
     pub max_in_flight: usize,
+    /// `Idle` was emitted (kept apart from the log, which a long run may drain).
+    idle: bool,
     /// Texts of sends in flight, by id (for the delivered log).
     outstanding: Vec<SendRequest>,
     /// The chat behind the host: every delivered send is applied to it.
@@ -307,6 +334,7 @@ impl Sim {
             deadline: None,
             in_flight: 0,
             max_in_flight: 0,
+            idle: false,
             outstanding: Vec::new(),
             chat: Chat::default(),
         }
@@ -521,13 +549,27 @@ impl Sim {
             Action::ArmTimer { deadline } => {
                 self.deadline = deadline.map(Time::as_millis);
             }
-            Action::Abort { .. } | Action::Idle => {}
+            Action::Idle => self.idle = true,
+            Action::Abort { .. } => {}
         }
     }
 
     /// Whether `Idle` was emitted.
     pub fn is_idle(&self) -> bool {
-        self.log.iter().any(|(_, a)| matches!(a, Action::Idle))
+        self.idle
+    }
+
+    /// Removes and returns what was logged so far, oldest first. A long run (the CLI's
+    /// `demo` on a large reply) reads its timeline as it goes this way and keeps the log
+    /// short; the methods that read the log see only what was not drained.
+    pub fn drain_log(&mut self) -> std::vec::Drain<'_, (u64, Action)> {
+        self.log.drain(..)
+    }
+
+    /// Removes and returns the deliveries recorded so far, oldest first (see
+    /// [`Sim::drain_log`]).
+    pub fn drain_delivered(&mut self) -> std::vec::Drain<'_, (u64, SendRequest)> {
+        self.delivered.drain(..)
     }
 
     /// Every send, in emission order, with its time.

@@ -301,6 +301,7 @@ fn run_any_sequence(
     let mut sent: Vec<SendId> = Vec::new();
     let mut in_flight: Option<(SendId, u64)> = None;
     let mut cancelled = false;
+    let mut idle = false;
     let check =
         |send: &replystream::SendRequest, in_flight: &mut Option<(SendId, u64)>, now: u64| {
             let abandoned = in_flight.is_some_and(|(_, at)| now >= at + 2000);
@@ -368,9 +369,14 @@ fn run_any_sequence(
             in_flight = None;
         }
         for action in actions {
-            if let Action::Send(send) = action {
-                sent.push(send.send_id);
-                check(&send, &mut in_flight, now);
+            assert!(!idle, "{action:?} after Idle");
+            match action {
+                Action::Send(send) => {
+                    sent.push(send.send_id);
+                    check(&send, &mut in_flight, now);
+                }
+                Action::Idle => idle = true,
+                _ => {}
             }
         }
     }
@@ -382,9 +388,14 @@ fn run_any_sequence(
         .unwrap_or_default();
     for _ in 0..10_000 {
         for action in actions.drain(..) {
-            if let Action::Send(send) = action {
-                check(&send, &mut in_flight, now);
-                pending.push(send.send_id);
+            assert!(!idle, "{action:?} after Idle");
+            match action {
+                Action::Send(send) => {
+                    check(&send, &mut in_flight, now);
+                    pending.push(send.send_id);
+                }
+                Action::Idle => idle = true,
+                _ => {}
             }
         }
         if engine.is_done() {

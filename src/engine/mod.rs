@@ -29,7 +29,7 @@ use crate::stage::ledger::DeliveryLedger;
 use crate::stage::tags::TagFilter;
 use crate::stage::tokens::{TokenConfig, TokenGate};
 use crate::text::block::Block;
-use crate::text::chunker::BlockChunker;
+use crate::text::chunker::{BlockChunker, ChunkerConfig};
 use crate::text::splitter::PlatformSplitter;
 use crate::time::Time;
 
@@ -55,6 +55,46 @@ pub struct Stats {
     /// of, what the platform showed.
     pub preview_skips: u64,
 }
+
+/// A chunker built on first use: the reasoning lane's chunker is needed only when reasoning
+/// is streamed, and a fresh stream should not carry one it may never use (SPEC §14: a
+/// stream's heap after a short first delta stays within 4 KiB).
+#[derive(Debug)]
+struct LazyChunker {
+    config: ChunkerConfig,
+    chunker: Option<Box<BlockChunker>>,
+}
+
+impl LazyChunker {
+    fn new(config: ChunkerConfig) -> LazyChunker {
+        LazyChunker {
+            config,
+            chunker: None,
+        }
+    }
+
+    fn push(&mut self, delta: &str, out: &mut Vec<Block>) {
+        let config = self.config;
+        self.chunker
+            .get_or_insert_with(|| Box::new(BlockChunker::new(config)))
+            .push(delta, out);
+    }
+
+    fn flush(&mut self, out: &mut Vec<Block>) {
+        if let Some(chunker) = &mut self.chunker {
+            chunker.flush(out);
+        }
+    }
+
+    fn reset(&mut self) {
+        if let Some(chunker) = &mut self.chunker {
+            chunker.reset();
+        }
+    }
+}
+
+/// The most a new message's text reserves, in bytes, from the length of the one before it.
+const MESSAGE_TEXT_HINT: usize = 4096;
 
 /// Where the turn is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -137,7 +177,7 @@ pub struct Engine {
     tokens: TokenGate,
     token_config: TokenConfig,
     chunker: BlockChunker,
-    reasoning_chunker: BlockChunker,
+    reasoning_chunker: LazyChunker,
     coalescer: Coalescer,
     dispatcher: Dispatcher,
     splitter: PlatformSplitter,
@@ -180,7 +220,7 @@ impl Engine {
         };
         Ok(Engine {
             phase: Phase::Streaming,
-            actions: VecDeque::with_capacity(16),
+            actions: VecDeque::new(),
             last_now: Time::ZERO,
             armed: None,
             seq: SequenceFilter::new(),
@@ -190,7 +230,7 @@ impl Engine {
             tokens: TokenGate::new(&token_config),
             token_config,
             chunker: BlockChunker::new(chunk),
-            reasoning_chunker: BlockChunker::new(chunk),
+            reasoning_chunker: LazyChunker::new(chunk),
             coalescer: Coalescer::new(config.coalescer()),
             dispatcher: Dispatcher::new(
                 cfg.delivery_timeout_ms,
@@ -205,12 +245,12 @@ impl Engine {
             fail_error: None,
             prefix_uses: 0,
             stats: Stats::default(),
-            answer_scratch: String::with_capacity(256),
-            reasoning_scratch: String::with_capacity(256),
-            clean_scratch: String::with_capacity(256),
+            answer_scratch: String::new(),
+            reasoning_scratch: String::new(),
+            clean_scratch: String::new(),
             directive_out: DirectiveOutput::default(),
-            blocks: Vec::with_capacity(8),
-            coalesced: Vec::with_capacity(8),
+            blocks: Vec::new(),
+            coalesced: Vec::new(),
             sent_keys: Vec::new(),
             preview: PreviewLane::new(&config).map(Box::new),
             lost: Vec::new(),
@@ -427,13 +467,16 @@ impl Engine {
                 retry_after_ms,
                 permanent,
             } => {
+                let failure = outbox::Failure {
+                    retry_after_ms,
+                    permanent,
+                    in_flight: self.dispatcher.is_in_flight(send_id),
+                };
                 match self
                     .dispatcher
                     .on_failed(send_id, retry_after_ms, permanent, now)
                 {
-                    Ok(outcome) => {
-                        self.on_ack_outcome(outcome, Some((retry_after_ms, permanent)), now)
-                    }
+                    Ok(outcome) => self.on_ack_outcome(outcome, Some(failure), now),
                     Err(e) => {
                         self.stats.unknown_acks += 1;
                         return Err(e);
@@ -453,8 +496,16 @@ impl Engine {
     }
 
     fn begin_message(&mut self) {
+        // The text starts with room for as much as the previous message held (up to
+        // `MESSAGE_TEXT_HINT`): a turn's messages tend to be alike, so after the first one
+        // text is appended without reallocating. The first message starts empty, so a fresh
+        // stream costs no text buffer; `end_message` gives back what was not used.
+        let hint = self
+            .messages
+            .last()
+            .map_or(0, |m| m.text.len().min(MESSAGE_TEXT_HINT));
         self.messages.push(Message {
-            text: String::with_capacity(4096),
+            text: String::with_capacity(hint),
             ..Message::default()
         });
         self.message_open = true;
@@ -503,6 +554,11 @@ impl Engine {
         if self.cfg().reasoning == ReasoningMode::On {
             self.send_reasoning_block(now);
         }
+        // The message's text is kept for the turn (the final is reconciled against it): keep
+        // only what it holds, not the room it grew into.
+        let msg = self.current_message_mut();
+        msg.text.shrink_to_fit();
+        msg.reasoning.shrink_to_fit();
         self.message_open = false;
     }
 

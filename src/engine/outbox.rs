@@ -13,6 +13,17 @@ use crate::stage::prefix::apply_prefix;
 use crate::stage::tokens::normalize_text;
 use crate::time::Time;
 
+/// What a `DeliveryFailed` said, for [`Engine::on_ack_outcome`].
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Failure {
+    /// Retry no earlier than this many ms from now.
+    pub(super) retry_after_ms: Option<u64>,
+    /// Retrying will not help.
+    pub(super) permanent: bool,
+    /// The failed send was the one in flight (not one whose timeout had already fired).
+    pub(super) in_flight: bool,
+}
+
 impl Engine {
     /// Normalizes a payload (tokens, prefix, limits) and queues it.
     pub(super) fn enqueue(
@@ -94,9 +105,11 @@ impl Engine {
     pub(super) fn on_ack_outcome(
         &mut self,
         outcome: AckOutcome,
-        failure: Option<(Option<u64>, bool)>,
+        failure: Option<Failure>,
         now: Time,
     ) {
+        // A failure reported for a send whose timeout already fired was handled then.
+        let live_failure = failure.filter(|f| f.in_flight);
         let late = matches!(outcome, AckOutcome::LateDelivered(_));
         match outcome {
             AckOutcome::Delivered(item) | AckOutcome::LateDelivered(item)
@@ -112,11 +125,14 @@ impl Engine {
             }
             AckOutcome::Dropped(_, item) if item.kind == SendKind::Preview => {
                 // A preview update is not lost text: the final carries it.
-                let (retry_after_ms, permanent) = failure.unwrap_or((None, false));
-                self.preview_failed(&item, retry_after_ms, permanent, now);
+                if let Some(f) = live_failure {
+                    self.preview_failed(&item, f.retry_after_ms, f.permanent, now);
+                }
             }
             AckOutcome::Dropped(_, item)
-                if item.kind == SendKind::Final && matches!(item.op, SendOp::Edit { .. }) =>
+                if item.kind == SendKind::Final
+                    && matches!(item.op, SendOp::Edit { .. })
+                    && live_failure.is_some() =>
             {
                 // Replaced by a delete and a new message, which carries the text.
                 self.replace_failed_final_edit(item);

@@ -374,9 +374,11 @@ impl Engine {
         if matches!(item.op, SendOp::Delete { .. }) {
             return;
         }
-        if late && self.dispatcher.is_superseded(key) {
+        let turn_over = matches!(self.phase, Phase::Idle | Phase::Cancelled);
+        if late && self.dispatcher.is_superseded(key) && !turn_over {
             // The create timed out and its final went out as a new message; the preview
-            // exists after all: remove it.
+            // exists after all: remove it. (After `Idle` nothing more is sent: a host that
+            // acks a create after the turn ended keeps that message.)
             self.dispatcher.enqueue(Outgoing {
                 kind: SendKind::Preview,
                 op: SendOp::Delete { key },

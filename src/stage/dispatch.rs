@@ -176,6 +176,11 @@ impl Dispatcher {
             && self.hold.is_none_or(|(until, _)| now >= until)
     }
 
+    /// Whether `id` is the send in flight (not one whose timeout already fired).
+    pub(crate) fn is_in_flight(&self, id: SendId) -> bool {
+        self.in_flight.as_ref().is_some_and(|f| f.id == id)
+    }
+
     /// When the current hold (a human delay or a `retry_after`) ends, if one is set.
     pub(crate) fn hold_until(&self) -> Option<Time> {
         self.hold.map(|(t, _)| t)

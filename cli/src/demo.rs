@@ -5,6 +5,11 @@
 //! the real thread driver on real time, so a person watches the blocks arrive with their
 //! pacing. Every engine setting of [`EngineArgs`] applies, so a chunking or coalescing
 //! setting can be tried on a real reply.
+//!
+//! With a live preview (`--preview partial|block`) every operation on the chat is a line:
+//! the preview's create, each edit (or draft update), the final edit that ends it, deletes.
+//! The simulated chat (and, with `--live`, the sink) gives each new message an id that comes
+//! back on every later operation on it, as a platform's message id does.
 
 use std::fs::File;
 use std::io::{self, Read, Write};
@@ -15,9 +20,10 @@ use clap::Args;
 use replystream::driver::{
     AckHandle, Delivery, Driver, DriverOptions, Sink, StreamEvent, StreamId,
 };
-use replystream::sim::{Ack, Sim};
+use replystream::sim::{Ack, Chat, Sim};
 use replystream::{
-    Action, Engine, FenceMarker, Input, Lane, LengthMetric, ResolvedConfig, SendKind, SendRequest,
+    Action, Engine, FenceMarker, Input, Lane, LengthMetric, PreviewMode, ResolvedConfig, SendKind,
+    SendOp, SendRequest,
 };
 
 use crate::CliError;
@@ -63,7 +69,29 @@ Output: one line per message: when it was sent, its kind (block, tool, final), i
 the channel's metric, its line count, and its first line of content (quoted; a trailing …
 means more follows). A message that starts inside a code block shows its first code line after
 the block's language, e.g. ‹rust› \"fn main() {…\"; a reasoning message is marked (reasoning).
+With --preview, every operation on a message is a line, its kind followed by the operation:
+preview.create, preview.edit (or preview.draft), final.edit (the preview becomes the final),
+preview.delete; a plain new message shows its kind alone; a preview line shows where its
+text has got to.
 Then a summary: message counts and when the first and last messages went out.";
+
+/// How timeline lines are laid out.
+#[derive(Clone, Copy)]
+struct Layout {
+    metric: LengthMetric,
+    /// The width of the kind column (wider with previews: `preview.create`).
+    kind_width: usize,
+}
+
+impl Layout {
+    fn of(resolved: &ResolvedConfig) -> Layout {
+        let preview = resolved.config().preview != PreviewMode::Off;
+        Layout {
+            metric: resolved.config().metric,
+            kind_width: if preview { 14 } else { 5 },
+        }
+    }
+}
 
 /// Runs `replystream demo`.
 ///
@@ -89,11 +117,18 @@ pub(crate) fn run_demo(args: DemoArgs) -> Result<(), CliError> {
         if args.live { ", live" } else { "" },
     );
     out.write_all(header.as_bytes()).map_err(CliError::output)?;
-    out.write_all(b"      time  kind    len  lines  text\n")
+    let layout = Layout::of(&resolved);
+    let columns = format!(
+        "      time  {:<w$} {:>5}  lines  text\n",
+        "kind",
+        "len",
+        w = layout.kind_width
+    );
+    out.write_all(columns.as_bytes())
         .map_err(CliError::output)?;
     drop(out);
     let deltas = DeltaReader::new(reply, &args.file, args.token);
-    let timeline = Timeline::new(resolved.config().metric);
+    let timeline = Timeline::new(layout);
     let timeline = if args.live {
         run_live(&args, &resolved, deltas, timeline)?
     } else {
@@ -122,10 +157,11 @@ fn open_reply(path: &str) -> Result<Box<dyn Read + Send>, CliError> {
     Ok(Box::new(open()?))
 }
 
-/// One message on the timeline.
+/// One message (or one operation on a message) on the timeline.
 struct Entry {
     at_ms: u64,
     kind: SendKind,
+    op: SendOp,
     lane: Lane,
     text: String,
     media: usize,
@@ -136,19 +172,36 @@ impl Entry {
         Entry {
             at_ms,
             kind: send.kind,
+            op: send.op,
             lane: send.payload.lane,
             text: send.payload.text.clone(),
             media: send.payload.media.len(),
         }
     }
 
-    fn line(&self, metric: LengthMetric) -> String {
+    /// The kind column: the kind alone for a plain new message, else kind and operation.
+    fn label(&self) -> String {
+        if self.op == SendOp::CREATE {
+            self.kind.name().to_owned()
+        } else {
+            format!("{}.{}", self.kind.name(), self.op.name())
+        }
+    }
+
+    fn line(&self, layout: Layout) -> String {
         /// The longest stretch of the first line shown, in chars.
         const SHOWN_CHARS: usize = 60;
+        let metric = layout.metric;
         let first = FirstLine::of(&self.text);
         let mut shown: String = first.line.chars().take(SHOWN_CHARS).collect();
         if first.more || first.line.chars().count() > SHOWN_CHARS {
             shown.push('…');
+        }
+        if self.kind == SendKind::Preview && first.more {
+            // A preview grows at its end: show where it has got to.
+            let last = last_line(&self.text);
+            let skip = last.chars().count().saturating_sub(SHOWN_CHARS);
+            shown = format!("…{}", last.chars().skip(skip).collect::<String>());
         }
         let lane = if self.lane == Lane::Answer {
             String::new()
@@ -164,12 +217,13 @@ impl Entry {
             String::new()
         };
         format!(
-            "{:>9.3}s  {:<5} {:>5}  {:>5}  {lane}{code}{:?}{media}\n",
+            "{:>9.3}s  {:<w$} {:>5}  {:>5}  {lane}{code}{:?}{media}\n",
             self.at_ms as f64 / 1000.0,
-            self.kind.name(),
+            self.label(),
             metric.len(&self.text),
             self.text.split('\n').count(),
             shown,
+            w = layout.kind_width,
         )
     }
 }
@@ -230,6 +284,16 @@ impl<'a> FirstLine<'a> {
     }
 }
 
+/// The last line with content of a preview (its tail, where the model is writing), fence
+/// lines and blank lines skipped.
+fn last_line(text: &str) -> &str {
+    text.lines()
+        .rev()
+        .map(|l| l.trim_end_matches('\r'))
+        .find(|l| !l.trim().is_empty() && FenceMarker::parse_open(l).is_none())
+        .unwrap_or("")
+}
+
 /// The language an opening fence line names: the first word of its info string, or `code`.
 fn fence_language(line: &str, marker: FenceMarker) -> &str {
     let after_marker = line
@@ -240,22 +304,25 @@ fn fence_language(line: &str, marker: FenceMarker) -> &str {
 
 /// The timeline's summary, kept as it goes: counts and times, not the messages.
 struct Timeline {
-    metric: LengthMetric,
-    /// Messages per kind: block, tool, final, other.
-    counts: [usize; 4],
+    layout: Layout,
+    /// Messages per kind: block, tool, final, preview, other.
+    counts: [usize; 5],
     first_ms: Option<u64>,
     model_done_ms: u64,
     end_ms: u64,
+    /// How many messages the simulated chat shows at the end (simulated runs only).
+    chat_messages: Option<usize>,
 }
 
 impl Timeline {
-    fn new(metric: LengthMetric) -> Timeline {
+    fn new(layout: Layout) -> Timeline {
         Timeline {
-            metric,
-            counts: [0; 4],
+            layout,
+            counts: [0; 5],
             first_ms: None,
             model_done_ms: 0,
             end_ms: 0,
+            chat_messages: None,
         }
     }
 
@@ -265,20 +332,33 @@ impl Timeline {
             SendKind::Block => 0,
             SendKind::Tool => 1,
             SendKind::Final => 2,
-            _ => 3,
+            SendKind::Preview => 3,
+            _ => 4,
         };
         self.counts[kind] += 1;
         self.first_ms.get_or_insert(at_ms);
-        Entry::new(at_ms, send).line(self.metric)
+        Entry::new(at_ms, send).line(self.layout)
     }
 
     fn summary(&self) -> String {
         let first = self.first_ms.map_or("none".to_owned(), |ms| {
             format!("{:.3} s", ms as f64 / 1000.0)
         });
+        let previews = if self.counts[3] > 0 {
+            format!(", {} preview", self.counts[3])
+        } else {
+            String::new()
+        };
+        let chat = self
+            .chat_messages
+            .filter(|_| !previews.is_empty())
+            .map_or(String::new(), |n| {
+                let plural = if n == 1 { "" } else { "s" };
+                format!("; the chat shows {n} message{plural}")
+            });
         format!(
-            "\nsummary: {} messages ({} block, {} tool, {} final); first message at {first}; \
-             model finished at {:.3} s; last message delivered at {:.3} s\n",
+            "\nsummary: {} messages ({} block, {} tool, {} final{previews}); first message at \
+             {first}; model finished at {:.3} s; last message delivered at {:.3} s{chat}\n",
             self.counts.iter().sum::<usize>(),
             self.counts[0],
             self.counts[1],
@@ -303,6 +383,8 @@ fn run_simulated(
         engine,
         Box::new(move |_, _| Ack::Deliver { after_ms: ack_ms }),
     );
+    // The chat keeps the messages a preview may still edit, not the whole reply.
+    sim.chat = Chat::keyed_only();
     let mut last_delivered = None;
     let mut print_new = |sim: &mut Sim, timeline: &mut Timeline| -> Result<(), CliError> {
         for (at_ms, action) in sim.drain_log() {
@@ -328,15 +410,18 @@ fn run_simulated(
     sim.push(Input::Finish).run_until_idle();
     print_new(&mut sim, &mut timeline)?;
     timeline.end_ms = last_delivered.unwrap_or(sim.now);
+    timeline.chat_messages = Some(sim.chat.shown_messages());
     Ok(timeline)
 }
 
-/// A sink that prints each message as it arrives and acks it after a delay.
+/// A sink that prints each message as it arrives and acks it after a delay, giving each new
+/// message an id (its `message_ref`) as a platform would.
 struct TerminalSink {
     started: Instant,
     ack_ms: u64,
     timeline: Arc<Mutex<Timeline>>,
     done: crossbeam_done::Flag,
+    messages_created: u64,
 }
 
 impl Sink for TerminalSink {
@@ -348,15 +433,19 @@ impl Sink for TerminalSink {
             .expect("not poisoned")
             .message(at_ms, send);
         let _ = io::stdout().lock().write_all(line.as_bytes());
+        let message_ref = matches!(send.op, SendOp::Create { .. }).then(|| {
+            self.messages_created += 1;
+            format!("m{}", self.messages_created)
+        });
         if self.ack_ms == 0 {
-            return Delivery::Delivered { message_ref: None };
+            return Delivery::Delivered { message_ref };
         }
         let acks = acks.clone();
         let id = send.send_id;
         let wait = Duration::from_millis(self.ack_ms);
         std::thread::spawn(move || {
             std::thread::sleep(wait);
-            let _ = acks.delivered(stream, id, None);
+            let _ = acks.delivered(stream, id, message_ref);
         });
         Delivery::Pending
     }
@@ -411,6 +500,7 @@ fn run_live(
         ack_ms: args.ack_ms,
         timeline: timeline.clone(),
         done: done.clone(),
+        messages_created: 0,
     };
     let driver = Driver::spawn(sink, DriverOptions::default());
     let stream = driver
@@ -441,7 +531,7 @@ fn run_live(
     }
     let mut timeline = std::mem::replace(
         &mut *timeline.lock().expect("not poisoned"),
-        Timeline::new(resolved.config().metric),
+        Timeline::new(Layout::of(resolved)),
     );
     timeline.model_done_ms = model_done_ms;
     timeline.end_ms = end_ms;
@@ -547,7 +637,10 @@ mod tests {
             read: read.clone(),
             writes: Vec::new(),
         };
-        let timeline = Timeline::new(LengthMetric::Chars);
+        let timeline = Timeline::new(Layout {
+            metric: LengthMetric::Chars,
+            kind_width: 5,
+        });
         let timeline = run_simulated(&args, deltas, engine, timeline, &mut out).unwrap();
         assert_eq!(read.get(), reply.len());
         assert!(timeline.counts[0] > 100, "{:?}", timeline.counts);
@@ -567,22 +660,55 @@ mod tests {
         let entry = |text: &str, lane: Lane| Entry {
             at_ms: 1500,
             kind: SendKind::Block,
+            op: SendOp::CREATE,
             lane,
             text: text.to_owned(),
             media: 0,
         };
-        let line = entry("```rust\nfn main() {\n}\n```", Lane::Answer).line(LengthMetric::Chars);
+        let layout = Layout {
+            metric: LengthMetric::Chars,
+            kind_width: 5,
+        };
+        let line = entry("```rust\nfn main() {\n}\n```", Lane::Answer).line(layout);
         assert_eq!(
             line,
             "    1.500s  block    25      4  ‹rust› \"fn main() {…\"\n"
         );
-        let line = entry("Thinking hard", Lane::Reasoning).line(LengthMetric::Chars);
+        let line = entry("Thinking hard", Lane::Reasoning).line(layout);
         assert!(line.ends_with("(reasoning) \"Thinking hard\"\n"), "{line}");
         let long = "x".repeat(61);
-        let line = entry(&long, Lane::Answer).line(LengthMetric::Chars);
+        let line = entry(&long, Lane::Answer).line(layout);
         assert!(
             line.ends_with(&format!("\"{}…\"\n", "x".repeat(60))),
             "{line}"
         );
+    }
+
+    #[test]
+    fn preview_operations_are_labelled() {
+        let entry = |kind, op| Entry {
+            at_ms: 0,
+            kind,
+            op,
+            lane: Lane::Answer,
+            text: "Hi█".to_owned(),
+            media: 0,
+        };
+        let key = replystream::MessageKey(1);
+        let create = SendOp::Create { key: Some(key) };
+        assert_eq!(entry(SendKind::Preview, create).label(), "preview.create");
+        let edit = SendOp::Edit { key };
+        assert_eq!(entry(SendKind::Final, edit).label(), "final.edit");
+        assert_eq!(entry(SendKind::Final, SendOp::CREATE).label(), "final");
+        let layout = Layout {
+            metric: LengthMetric::Utf16,
+            kind_width: 14,
+        };
+        let line = entry(SendKind::Preview, edit).line(layout);
+        assert_eq!(line, "    0.000s  preview.edit       3      1  \"Hi█\"\n");
+        let mut grown = entry(SendKind::Preview, edit);
+        grown.text = "First line.\n\nSecond line, being writ█\n```".to_owned();
+        let line = grown.line(layout);
+        assert!(line.ends_with("\"…Second line, being writ█\"\n"), "{line}");
     }
 }

@@ -524,6 +524,32 @@ typedef uint32_t replystream_preview_mode;
 #endif // __cplusplus
 
 /**
+ * How a live preview reaches the platform (`replystream_options_set_preview_transport`).
+ */
+enum replystream_preview_transport
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * A message created (CREATE with a message key) and then edited in place (EDIT); the
+     * default.
+     */
+    REPLYSTREAM_PREVIEW_TRANSPORT_EDIT = 0,
+    /**
+     * A draft bubble updated with DRAFT sends; the final is a normal CREATE.
+     */
+    REPLYSTREAM_PREVIEW_TRANSPORT_DRAFT = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum replystream_preview_transport replystream_preview_transport;
+#else
+typedef uint32_t replystream_preview_transport;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * The pieces of a text from `replystream_split` or `replystream_chunk`. Opaque; read with
  * `replystream_blocks_count` and `replystream_blocks_get`, free with `replystream_blocks_free`
  * (every view into it becomes invalid then). Read-only, so it may be read from several
@@ -1191,6 +1217,26 @@ replystream_result replystream_options_set_preview_block_min(struct replystream_
  */
 replystream_result replystream_options_set_preview_block_max(struct replystream_options *options,
                                                              size_t block_max);
+
+/**
+ * How the preview reaches the platform: one of `replystream_preview_transport` (EDIT).
+ *
+ * # Safety
+ * As for `replystream_options_set_text_limit`.
+ */
+replystream_result replystream_options_set_preview_transport(struct replystream_options *options,
+                                                             uint32_t transport);
+
+/**
+ * Quote the reasoning at the top of a preview with Telegram's expandable notation (`**>`
+ * first line, `||` at the end) rather than a plain Markdown quote (default: the channel's;
+ * telegram true).
+ *
+ * # Safety
+ * As for `replystream_options_set_text_limit`.
+ */
+replystream_result replystream_options_set_preview_expandable_quote(struct replystream_options *options,
+                                                                    bool on);
 
 /**
  * Sets the sequence number carried by the next push on this handle (only that one). A

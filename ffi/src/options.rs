@@ -6,7 +6,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use replystream::{
     BreakMode, BreakPreference, ChannelProfile, ChunkMode, Config, ConfigOverrides, HumanDelay,
-    LengthMetric, PreviewMode, ReasoningMode,
+    LengthMetric, PreviewMode, PreviewTransport, ReasoningMode,
 };
 
 use crate::args::{ArgError, str_arg};
@@ -118,6 +118,17 @@ pub enum replystream_preview_mode {
     REPLYSTREAM_PREVIEW_BLOCK = 2,
 }
 
+/// How a live preview reaches the platform (`replystream_options_set_preview_transport`).
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum replystream_preview_transport {
+    /// A message created (CREATE with a message key) and then edited in place (EDIT); the
+    /// default.
+    REPLYSTREAM_PREVIEW_TRANSPORT_EDIT = 0,
+    /// A draft bubble updated with DRAFT sends; the final is a normal CREATE.
+    REPLYSTREAM_PREVIEW_TRANSPORT_DRAFT = 1,
+}
+
 // The library values behind each C enum, indexed by the C number.
 const METRICS: [LengthMetric; 4] = [
     LengthMetric::Utf16,
@@ -136,6 +147,7 @@ const REASONING_MODES: [ReasoningMode; 3] =
     [ReasoningMode::Off, ReasoningMode::On, ReasoningMode::Stream];
 const PREVIEW_MODES: [PreviewMode; 3] =
     [PreviewMode::Off, PreviewMode::Partial, PreviewMode::Block];
+const PREVIEW_TRANSPORTS: [PreviewTransport; 2] = [PreviewTransport::Edit, PreviewTransport::Draft];
 
 /// The library value for C number `value` of the enum behind `table`.
 fn named<T: Copy>(table: &[T], value: u32, what: &str) -> Result<T, ArgError> {
@@ -845,6 +857,42 @@ pub unsafe extern "C" fn replystream_options_set_preview_block_max(
 ) -> replystream_result {
     // SAFETY: caller contract.
     unsafe { set(options, |o| o.preview_block_max = Some(block_max)) }
+}
+
+/// How the preview reaches the platform: one of `replystream_preview_transport` (EDIT).
+///
+/// # Safety
+/// As for `replystream_options_set_text_limit`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn replystream_options_set_preview_transport(
+    options: *mut replystream_options,
+    transport: u32,
+) -> replystream_result {
+    // SAFETY: caller contract.
+    unsafe {
+        set_named(
+            options,
+            &PREVIEW_TRANSPORTS,
+            transport,
+            "preview_transport",
+            |o, v| o.preview_transport = Some(v),
+        )
+    }
+}
+
+/// Quote the reasoning at the top of a preview with Telegram's expandable notation (`**>`
+/// first line, `||` at the end) rather than a plain Markdown quote (default: the channel's;
+/// telegram true).
+///
+/// # Safety
+/// As for `replystream_options_set_text_limit`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn replystream_options_set_preview_expandable_quote(
+    options: *mut replystream_options,
+    on: bool,
+) -> replystream_result {
+    // SAFETY: caller contract.
+    unsafe { set(options, |o| o.preview_expandable_quote = Some(on)) }
 }
 
 #[cfg(test)]

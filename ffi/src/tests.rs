@@ -6,7 +6,7 @@ use std::ptr;
 
 use replystream::{
     BreakMode, BreakPreference, ChunkMode, ConfigOverrides, Engine, HumanDelay, LengthMetric,
-    PreviewMode, ReasoningMode,
+    PreviewMode, PreviewTransport, ReasoningMode,
 };
 
 use super::*;
@@ -247,6 +247,11 @@ fn every_setter_reaches_its_knob() {
         ok(replystream_options_set_preview_min_initial_units(o, 12));
         ok(replystream_options_set_preview_block_min(o, 40));
         ok(replystream_options_set_preview_block_max(o, 90));
+        ok(replystream_options_set_preview_transport(
+            o,
+            replystream_preview_transport::REPLYSTREAM_PREVIEW_TRANSPORT_DRAFT as u32,
+        ));
+        ok(replystream_options_set_preview_expandable_quote(o, true));
 
         let want = ConfigOverrides {
             text_limit: Some(500),
@@ -283,6 +288,8 @@ fn every_setter_reaches_its_knob() {
             preview_min_initial_units: Some(12),
             preview_block_min: Some(40),
             preview_block_max: Some(90),
+            preview_transport: Some(PreviewTransport::Draft),
+            preview_expandable_quote: Some(true),
         };
         assert_eq!(*overrides_of(&*o), want);
         // The options make a working engine, which took every value.
@@ -293,6 +300,8 @@ fn every_setter_reaches_its_knob() {
         assert_eq!(config.silent_token, None);
         assert_eq!(config.heartbeat_token.as_deref(), Some("PING_OK"));
         assert_eq!(config.preview, PreviewMode::Block);
+        assert_eq!(config.preview_transport, PreviewTransport::Draft);
+        assert!(config.preview_expandable_quote);
         replystream_engine_free(engine);
         replystream_options_free(o);
     }

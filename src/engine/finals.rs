@@ -94,7 +94,7 @@ impl Engine {
         // again; if it never arrives, nothing more can be done for it at this point.
         let with_host: Vec<SourceSpan> = self.dispatcher.unresolved_spans().cloned().collect();
         let items = self.remainder_finals(&with_host);
-        self.dispatcher.enqueue_front(items);
+        self.dispatcher.enqueue_front(items.into_iter());
     }
 
     /// The finals that carry the model's text not confirmed delivered and not in `pending`,
@@ -143,28 +143,44 @@ impl Engine {
                 text.push_str(slice);
                 texts.push((text, map));
             }
-            let payload = Payload {
-                reply_to: msg.reply_to.clone(),
-                audio_as_voice: msg.audio_as_voice,
-                ..Payload::default()
-            };
+            let (reply_to, audio_as_voice) = (msg.reply_to.clone(), msg.audio_as_voice);
             for (text, map) in texts {
-                for (piece, spans) in self.split_mapped(&text, Some(&map)) {
-                    let mut p = Payload {
-                        text: piece,
-                        ..payload.clone()
-                    };
-                    self.apply_response_prefix(&mut p);
-                    items.push(Outgoing {
-                        kind: SendKind::Final,
-                        op: SendOp::CREATE,
-                        payload: p,
-                        spans,
-                    });
-                }
+                let payload = Payload {
+                    text,
+                    reply_to: reply_to.clone(),
+                    audio_as_voice,
+                    ..Payload::default()
+                };
+                items.extend(self.final_pieces(payload, map));
             }
         }
         items
+    }
+
+    /// The final sends of a text of model text, not queued: split to the platform limit
+    /// (which also closes a fence left open at its end), the response prefix on the first
+    /// piece it belongs to, each piece a plain `Create` with the exact source it shows. The
+    /// text is sent as it is: token rules were applied at the edges of its message. Empty
+    /// when there is nothing to send.
+    pub(super) fn final_pieces(&mut self, payload: Payload, map: ContentMap) -> Vec<Outgoing> {
+        if payload.text.trim().is_empty() {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        for (piece, spans) in self.split_mapped(&payload.text, Some(&map)) {
+            let mut p = Payload {
+                text: piece,
+                ..payload.clone()
+            };
+            self.apply_response_prefix(&mut p);
+            out.push(Outgoing {
+                kind: SendKind::Final,
+                op: SendOp::CREATE,
+                payload: p,
+                spans,
+            });
+        }
+        out
     }
 
     /// Drops the part of a host final that the model's text already says (module docs).
@@ -242,6 +258,16 @@ pub(super) struct ContentMap {
 }
 
 impl ContentMap {
+    /// The map of a text that is exactly bytes `source_start..source_start + len` of
+    /// message `message`'s cleaned text.
+    pub(super) fn of_source(message: u32, source_start: usize, len: usize) -> ContentMap {
+        ContentMap {
+            message,
+            content: 0..len,
+            source_start,
+        }
+    }
+
     /// The map of a chunker block: its text is an optional reopened fence line and `\n`,
     /// then its source, then an optional `\n` and closing fence line.
     pub(super) fn of_block(message: u32, block: &Block) -> ContentMap {

@@ -66,6 +66,8 @@ impl Engine {
     /// text as its caption unless they conflict (module docs); otherwise the buffer goes out
     /// first.
     pub(super) fn attach_media(&mut self, mut payload: Payload, _now: Time) {
+        // A boundary: the text before the media ends the live preview's segment.
+        self.preview_boundary();
         let mut spans = SmallVec::new();
         let compatible = self.coalescer.buffered().is_some_and(|b| {
             payload

@@ -7,6 +7,7 @@ mod finals;
 mod host;
 mod outbox;
 mod outcome;
+mod preview;
 mod reasoning;
 mod text;
 
@@ -14,6 +15,7 @@ use std::collections::VecDeque;
 
 use self::host::PayloadKey;
 pub use self::outcome::{TurnEnding, TurnOutcome, UndeliveredReason, UndeliveredSend};
+use self::preview::PreviewLane;
 use crate::action::{AbortReason, Action, SendKind};
 use crate::config::{BreakMode, Config, ReasoningMode, ResolvedConfig};
 use crate::error::Error;
@@ -47,6 +49,11 @@ pub struct Stats {
     pub unknown_acks: u64,
     /// Delivery counters.
     pub dispatch: DispatchStats,
+    /// Live preview operations (create, edit, draft) handed to the host.
+    pub preview_updates: u64,
+    /// Live preview updates not sent because the text was identical to, or a strict prefix
+    /// of, what the platform showed.
+    pub preview_skips: u64,
 }
 
 /// A chunker built on first use: the reasoning lane's chunker is needed only when reasoning
@@ -195,6 +202,8 @@ pub struct Engine {
     sent_media: Vec<String>,
     /// When the wait for late acks before the finals ends (set when it begins).
     finals_wait: Option<Time>,
+    /// The live preview, when it is on (SPEC §10).
+    preview: Option<Box<PreviewLane>>,
     /// Sends that failed for good, for [`Engine::outcome`].
     lost: Vec<(SendId, Outgoing)>,
     /// `Input::Fail` arrived.
@@ -249,6 +258,7 @@ impl Engine {
             sent_keys: Vec::new(),
             sent_media: Vec::new(),
             finals_wait: None,
+            preview: PreviewLane::new(&config).map(Box::new),
             lost: Vec::new(),
             model_failed: false,
             config,
@@ -267,7 +277,13 @@ impl Engine {
     /// Counters so far.
     #[must_use]
     pub fn stats(&self) -> Stats {
+        let (preview_updates, preview_skips) = self
+            .preview
+            .as_deref()
+            .map_or((0, 0), PreviewLane::counters);
         Stats {
+            preview_updates,
+            preview_skips,
             dispatch: self.dispatcher.stats(),
             divergences: self.assembler.divergences(),
             gaps: self.seq.gaps(),
@@ -442,8 +458,11 @@ impl Engine {
             Input::Timer => {
                 self.on_timer(now);
             }
-            Input::Delivered { send_id, .. } => match self.dispatcher.on_delivered(send_id) {
-                Ok(outcome) => self.on_ack_outcome(outcome),
+            Input::Delivered {
+                send_id,
+                message_ref,
+            } => match self.dispatcher.on_delivered(send_id, message_ref) {
+                Ok(outcome) => self.on_ack_outcome(outcome, None, now),
                 Err(e) => {
                     self.stats.unknown_acks += 1;
                     return Err(e);
@@ -454,11 +473,16 @@ impl Engine {
                 retry_after_ms,
                 permanent,
             } => {
+                let failure = outbox::Failure {
+                    retry_after_ms,
+                    permanent,
+                    in_flight: self.dispatcher.is_in_flight(send_id),
+                };
                 match self
                     .dispatcher
                     .on_failed(send_id, retry_after_ms, permanent, now)
                 {
-                    Ok(outcome) => self.on_ack_outcome(outcome),
+                    Ok(outcome) => self.on_ack_outcome(outcome, Some(failure), now),
                     Err(e) => {
                         self.stats.unknown_acks += 1;
                         return Err(e);

@@ -123,7 +123,7 @@ class FullTurn(unittest.TestCase):
             reasoning="stream", require_final_tag=False, silent_token="SHH",
             heartbeat_token=None, preview="partial", preview_throttle_ms=400,
             preview_cursor=None, preview_min_initial_units=10, preview_block_min=50,
-            preview_block_max=300,
+            preview_block_max=300, preview_transport="draft", preview_expandable_quote=False,
         )
         self.assertEqual(set(options), set(replystream._config.KNOBS))
         with Engine("telegram", **options) as e:
@@ -218,3 +218,80 @@ class Timers(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class LivePreview(unittest.TestCase):
+    """A live preview through the package: created under a key, acked with the platform's
+    id, edited with that id as ``message_ref``, and edited into the final; the chat written
+    here ends showing exactly the reply, with no cursor."""
+
+    def run_turn(self, transport):
+        chat = {}  # message_ref -> text
+        draft = []
+        ops = []
+        with Engine("telegram", preview="partial", preview_throttle_ms=250,
+                    preview_transport=transport) as e:
+            now = 0
+            e.message_start(now)
+
+            def execute():
+                for a in e.actions():
+                    if a.kind != "send":
+                        continue
+                    ops.append((now, a.send_kind, a.op, a.message_key, a.message_ref))
+                    ref = None
+                    if a.op == "create":
+                        ref = f"m{len(chat) + 1}"
+                        chat[ref] = a.text
+                        draft.clear()
+                    elif a.op == "edit":
+                        self.assertIn(a.message_ref, chat)
+                        chat[a.message_ref] = a.text
+                    elif a.op == "draft":
+                        draft[:] = [a.text]
+                    elif a.op == "delete":
+                        chat.pop(a.message_ref, None)
+                    e.delivered(a.send_id, now, message_ref=ref)
+
+            for word in TEXT.split(" "):
+                now += 40
+                deadline = e.next_deadline()
+                if deadline is not None and deadline <= now:
+                    e.timer(now)
+                    execute()
+                e.text_delta(word + " ", now)
+                execute()
+            e.message_end(None, now)
+            e.finish(now)
+            for _ in range(100):
+                execute()
+                if e.is_done():
+                    break
+                deadline = e.next_deadline()
+                now = max(now, deadline)
+                e.timer(now)
+            self.assertTrue(e.is_done())
+        return chat, draft, ops
+
+    def test_edits_carry_the_create_s_ref_and_the_final_replaces_the_preview(self):
+        chat, _, ops = self.run_turn("edit")
+        self.assertEqual(list(chat.values()), [TEXT])
+        self.assertEqual(ops[0][1:4], ("preview", "create", 1))
+        self.assertIsNone(ops[0][4])
+        for _, kind, op, key, ref in ops[1:]:
+            self.assertEqual((op, key, ref), ("edit", 1, "m1"))
+        self.assertEqual(ops[-1][1:3], ("final", "edit"))
+        previews = [t for t, kind, *_ in ops if kind == "preview"]
+        self.assertGreaterEqual(len(previews), 3)
+        self.assertTrue(all(b - a >= 250 for a, b in zip(previews, previews[1:])))
+
+    def test_drafts_then_a_new_message(self):
+        chat, draft, ops = self.run_turn("draft")
+        self.assertEqual(list(chat.values()), [TEXT])
+        self.assertEqual(draft, [])
+        self.assertTrue(all(op == "draft" for _, kind, op, *_ in ops[:-1]))
+        self.assertEqual(ops[-1][1:3], ("final", "create"))
+
+    def test_a_bad_transport_is_a_value_error(self):
+        with self.assertRaises(ValueError):
+            Engine("telegram", preview_transport="bubble")

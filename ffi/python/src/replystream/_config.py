@@ -16,6 +16,7 @@ CHUNK_MODES = {"length": 0, "newline": 1, "paragraph": 1}
 BREAK_MODES = {"text_end": 0, "text-end": 0, "message_end": 1, "message-end": 1}
 REASONING = {"off": 0, "on": 1, "stream": 2}
 PREVIEW = {"off": 0, "partial": 1, "block": 2}
+PREVIEW_TRANSPORTS = {"edit": 0, "message": 0, "draft": 1}
 HUMAN_DELAY = {"off": 0, "natural": 1}
 HUMAN_DELAY_CUSTOM = 2
 
@@ -103,6 +104,8 @@ KNOBS: Dict[str, Tuple[str, Callable[[str, Any], Tuple[Any, ...]]]] = {
     "preview_min_initial_units": ("preview_min_initial_units", _size()),
     "preview_block_min": ("preview_block_min", _size()),
     "preview_block_max": ("preview_block_max", _size()),
+    "preview_transport": ("preview_transport", _choice(PREVIEW_TRANSPORTS)),
+    "preview_expandable_quote": ("preview_expandable_quote", _flag),
 }
 
 

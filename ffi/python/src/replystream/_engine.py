@@ -124,7 +124,8 @@ class Engine:
     ``provider``, ``thinking_level``, ``identity_name``, ``reasoning``,
     ``require_final_tag``, ``silent_token``, ``heartbeat_token``, ``preview``,
     ``preview_throttle_ms``, ``preview_cursor``, ``preview_min_initial_units``,
-    ``preview_block_min``, ``preview_block_max``.
+    ``preview_block_min``, ``preview_block_max``, ``preview_transport`` (``"edit"`` or
+    ``"draft"``), ``preview_expandable_quote``.
 
     A bad type raises ``TypeError`` and a bad value ``ValueError`` (a
     :class:`ReplystreamValueError` when the library refuses it), naming the argument.

@@ -161,9 +161,10 @@ def _declare(lib: ctypes.CDLL) -> None:
                  "preview_block_min", "preview_block_max"):
         sig(f"replystream_options_set_{name}", R, P, Z)
     for name in ("metric", "break_preference", "chunk_mode", "break_mode", "reasoning",
-                 "preview"):
+                 "preview", "preview_transport"):
         sig(f"replystream_options_set_{name}", R, P, U32)
-    for name in ("block_streaming", "prefix_every_message", "require_final_tag"):
+    for name in ("block_streaming", "prefix_every_message", "require_final_tag",
+                 "preview_expandable_quote"):
         sig(f"replystream_options_set_{name}", R, P, B)
     for name in ("coalesce_idle_ms", "delivery_timeout_ms", "preview_throttle_ms"):
         sig(f"replystream_options_set_{name}", R, P, U64)

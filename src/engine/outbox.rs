@@ -232,11 +232,11 @@ impl Engine {
         if self.preview.is_some() {
             next = earliest(next, self.preview_deadline());
         }
-        // The wait for late acks before the finals (see `finals`, ordering 2).
-        earliest(
-            next,
-            self.finals_wait.filter(|_| self.phase == Phase::Finishing),
-        )
+        if self.phase == Phase::Finishing {
+            // The wait for late acks before the finals (see `finals`, ordering 2).
+            next = earliest(next, self.finals_wait);
+        }
+        next
     }
 
     fn arm_timer(&mut self) {

@@ -10,7 +10,6 @@ use crate::payload::Payload;
 use crate::stage::dispatch::Outgoing;
 use crate::stage::ledger::SourceSpan;
 use crate::stage::tokens::normalize_text;
-use crate::text::block::Block;
 use crate::text::markdown::MarkdownScanner;
 
 impl Engine {
@@ -28,6 +27,17 @@ impl Engine {
             let mut scanner = MarkdownScanner::new();
             scanner.finish(&msg.text);
             for gap in gaps {
+                // Separator whitespace at its start is not text to show: blank lines, and
+                // spaces unless they indent a line.
+                let whole = &msg.text[gap.clone()];
+                let ws = whole.len() - whole.trim_start_matches([' ', '\t', '\r', '\n']).len();
+                let line_start = gap.start == 0 || msg.text.as_bytes()[gap.start - 1] == b'\n';
+                let skip = match whole[..ws].rfind('\n') {
+                    Some(nl) => nl + 1,
+                    None if line_start => 0,
+                    None => ws,
+                };
+                let gap = gap.start + skip..gap.end;
                 let slice = &msg.text[gap.clone()];
                 if slice.trim().is_empty() {
                     continue;
@@ -129,22 +139,6 @@ pub(super) struct ContentMap {
 }
 
 impl ContentMap {
-    /// The map of a chunker block: its text is an optional reopened fence line and `\n`,
-    /// then its source, then an optional `\n` and closing fence line.
-    pub(super) fn of_block(message: u32, block: &Block) -> ContentMap {
-        let len = block.source.len();
-        let start = if block.fence_reopened {
-            block.text.find('\n').map_or(0, |i| i + 1)
-        } else {
-            0
-        };
-        ContentMap {
-            message,
-            content: start..(start + len).min(block.text.len()),
-            source_start: block.source.start,
-        }
-    }
-
     /// The same map for the text with its first `cut` bytes removed.
     fn shifted(mut self, cut: usize) -> ContentMap {
         let skipped = cut.saturating_sub(self.content.start);

@@ -11,6 +11,7 @@ use crate::payload::{Lane, Payload};
 use crate::stage::coalescer::{BlockMeta, CoalescedText};
 use crate::stage::directives::DirectiveEvent;
 use crate::stage::ledger::SourceSpan;
+use crate::text::block::Block;
 use crate::time::Time;
 
 impl Engine {
@@ -178,22 +179,29 @@ impl Engine {
         let mut blocks = std::mem::take(&mut self.blocks);
         for block in blocks.drain(..) {
             if self.fits(&block.text) {
-                self.coalescer
-                    .push_block(block, &meta, now, &mut self.coalesced);
+                self.coalesce_block(block, &meta, now);
                 continue;
             }
             // Within the chunk size but over the channel's line cap: split it here, each
-            // piece carrying exactly the source it shows.
-            let map = ContentMap::of_block(meta.message as u32, &block);
-            for (text, spans) in self.split_mapped(&block.text, Some(&map)) {
-                let at = block.source.start;
-                let source = spans.first().map_or(at..at, |s| s.range.clone());
-                self.coalescer
-                    .push(text, source, &meta, now, &mut self.coalesced);
+            // piece a block of the message in its own right.
+            let pieces = self.splitter.split(&block.text);
+            for piece in line_cap_pieces(&block, pieces) {
+                self.coalesce_block(piece, &meta, now);
             }
         }
         self.blocks = blocks;
         self.enqueue_coalesced();
+    }
+
+    /// One block into the coalescer. Answer blocks index the message's cleaned text, which
+    /// then gives the exact separator to the previous block; reasoning blocks carry theirs.
+    fn coalesce_block(&mut self, block: Block, meta: &BlockMeta, now: Time) {
+        let source = match meta.lane {
+            Lane::Answer => self.messages.last().map(|m| m.text.as_str()),
+            _ => None,
+        };
+        self.coalescer
+            .push_block(block, meta, source, now, &mut self.coalesced);
     }
 
     /// Splits `text` to the platform limit. With `map`, each piece carries the exact part of
@@ -251,4 +259,49 @@ impl Engine {
         };
         (payload, spans)
     }
+}
+
+/// The pieces the platform splitter cut from `block.text` (a block over the line cap), as
+/// blocks of the message: source ranges in the message's text, synthetic fence lines flagged
+/// whether the chunker or the splitter added them, and separators taken from the block's own
+/// text (the exact source between two pieces), the last piece's being the block's.
+fn line_cap_pieces(block: &Block, pieces: Vec<Block>) -> impl Iterator<Item = Block> + '_ {
+    let text = block.text.as_str();
+    let content_start = if block.fence_reopened {
+        text.find('\n').map_or(0, |i| i + 1)
+    } else {
+        0
+    };
+    let content_end = if block.fence_closed {
+        text.rfind('\n')
+            .map_or(text.len(), |i| i.max(content_start))
+    } else {
+        text.len()
+    };
+    let to_source = move |at: usize| {
+        block.source.start + (at.clamp(content_start, content_end) - content_start)
+    };
+    let starts: Vec<usize> = pieces.iter().skip(1).map(|p| p.source.start).collect();
+    pieces.into_iter().enumerate().map(move |(i, piece)| {
+        let sep = match starts.get(i) {
+            Some(&next) => match text.get(piece.source.end..next) {
+                Some(gap)
+                    if gap
+                        .bytes()
+                        .all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')) =>
+                {
+                    gap.to_owned()
+                }
+                _ => piece.sep,
+            },
+            None => block.sep.clone(),
+        };
+        Block {
+            fence_reopened: piece.fence_reopened || piece.source.start < content_start,
+            fence_closed: piece.fence_closed || piece.source.end > content_end,
+            source: to_source(piece.source.start)..to_source(piece.source.end),
+            text: piece.text,
+            sep,
+        }
+    })
 }

@@ -27,26 +27,30 @@ impl Engine {
             let mut scanner = MarkdownScanner::new();
             scanner.finish(&msg.text);
             for gap in gaps {
-                // Separator whitespace at its start is not text to show: blank lines, and
-                // spaces unless they indent a line.
-                let whole = &msg.text[gap.clone()];
-                let ws = whole.len() - whole.trim_start_matches([' ', '\t', '\r', '\n']).len();
-                let line_start = gap.start == 0 || msg.text.as_bytes()[gap.start - 1] == b'\n';
-                let skip = match whole[..ws].rfind('\n') {
-                    Some(nl) => nl + 1,
-                    None if line_start => 0,
-                    None => ws,
-                };
-                let gap = gap.start + skip..gap.end;
+                let mut start = gap.start + leading_separator(&msg.text, gap.clone());
+                // A gap that starts at a fence's closing line: the send before it ended
+                // with a synthetic close, which showed that line; reopening the fence here
+                // would show an empty code block.
+                let fence = scanner.fence_at(start).copied();
+                let first_line = msg.text[start..gap.end].split('\n').next().unwrap_or("");
+                let closed = fence.is_some_and(|f| f.marker.is_closed_by(first_line));
+                if closed {
+                    start += first_line.len();
+                    start += leading_separator(&msg.text, start..gap.end);
+                }
+                // Nor is separator whitespace at its end.
+                let end = start
+                    + msg.text[start..gap.end]
+                        .trim_end_matches([' ', '\t', '\r', '\n'])
+                        .len();
+                let gap = start..end;
                 let slice = &msg.text[gap.clone()];
                 if slice.trim().is_empty() {
                     continue;
                 }
                 // A gap that starts inside a fence gets the fence's opening line back.
                 let mut text = String::new();
-                if let Some(f) = scanner.fence_at(gap.start)
-                    && !f.continued
-                {
+                if let Some(f) = fence.filter(|f| !closed && !f.continued) {
                     text.push_str(&msg.text[f.start..f.open_end]);
                     text.push('\n');
                 }
@@ -156,6 +160,19 @@ impl ContentMap {
             range: self.source_start + (start - self.content.start)
                 ..self.source_start + (end - self.content.start),
         })
+    }
+}
+
+/// The separator whitespace at the start of `range` of `text`, in bytes: blank lines, and
+/// spaces unless they indent a line (they follow a line break).
+fn leading_separator(text: &str, range: std::ops::Range<usize>) -> usize {
+    let whole = &text[range.clone()];
+    let ws = whole.len() - whole.trim_start_matches([' ', '\t', '\r', '\n']).len();
+    let line_start = range.start == 0 || text.as_bytes()[range.start - 1] == b'\n';
+    match whole[..ws].rfind('\n') {
+        Some(nl) => nl + 1,
+        None if line_start => 0,
+        None => ws,
     }
 }
 

@@ -220,7 +220,7 @@ impl Engine {
                     .and_then(|m| m.span_of(&piece.source))
                     .into_iter()
                     .collect();
-                (piece.text, spans)
+                (without_separator_edges(text, piece), spans)
             })
             .collect()
     }
@@ -304,4 +304,29 @@ fn line_cap_pieces(block: &Block, pieces: Vec<Block>) -> impl Iterator<Item = Bl
             sep,
         }
     })
+}
+
+/// A piece's text without separator whitespace at its edges (the message rule: a send
+/// never starts or ends with it): blank lines and mid-line spaces at its start (a line's
+/// indentation stays; nothing after a synthetic reopen line goes), whitespace at its end
+/// (unless it ends with a synthetic close). Its span still covers what was dropped.
+fn without_separator_edges(text: &str, piece: Block) -> String {
+    let is_ws = |b: u8| matches!(b, b' ' | b'\t' | b'\r' | b'\n');
+    let mut out = piece.text;
+    if !piece.fence_closed {
+        let keep = out.len() - out.bytes().rev().take_while(|&b| is_ws(b)).count();
+        out.truncate(keep);
+    }
+    if !piece.fence_reopened {
+        let run = out.bytes().take_while(|&b| is_ws(b)).count();
+        let at = piece.source.start;
+        let line_start = at == 0 || text.as_bytes().get(at - 1) == Some(&b'\n');
+        let strip = match out[..run].rfind('\n') {
+            Some(nl) => nl + 1,
+            None if line_start => 0,
+            None => run,
+        };
+        out.drain(..strip);
+    }
+    out
 }

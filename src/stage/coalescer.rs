@@ -231,7 +231,11 @@ impl Coalescer {
         out: &mut Vec<CoalescedText>,
     ) {
         let (lead, trail) = synthetic_edges(&block);
-        let shown = block.text.get(lead..block.text.len() - trail).unwrap_or("");
+        let closed_at = reopened_then_closed(&block.text, lead);
+        let shown = block
+            .text
+            .get(lead.max(closed_at)..block.text.len() - trail)
+            .unwrap_or("");
         let tail = self
             .tail
             .as_ref()
@@ -260,8 +264,11 @@ impl Coalescer {
         };
         let has_tail = tail.is_some();
         if shown.bytes().all(is_sep_ws) {
-            // Nothing to show: the text stays part of the gap to the next block.
-            if has_tail && source.is_none() {
+            // Nothing to show: the text stays part of the gap to the next block, unless it
+            // holds a fence's closing line (that must not be skipped by a source join).
+            if closed_at > 0 {
+                self.end_of_text();
+            } else if has_tail && source.is_none() {
                 self.tail_gap.push_str(shown);
                 self.tail_gap.push_str(&block.sep);
             }
@@ -279,6 +286,7 @@ impl Coalescer {
                 source: block.source.clone(),
                 lead,
                 trail,
+                closed_at,
                 line_start,
             },
             seam_text,
@@ -503,25 +511,47 @@ struct Piece {
     lead: usize,
     /// Bytes of `text` that are `"\n"` and a synthetic closing line.
     trail: usize,
+    /// When the piece's source starts with the closing line of the fence it reopens, where
+    /// that line ends (else 0): the code block was already closed at the end of the piece
+    /// before, and reopening it here would show an empty one.
+    closed_at: usize,
     /// The piece starts a line of its source.
     line_start: bool,
 }
 
 impl Piece {
     /// How many leading bytes are separator whitespace, dropped where the piece starts a
-    /// buffer or follows a joiner: none after a synthetic reopen line (that is code); blank
-    /// lines always; the rest of the run unless it indents a line and `indent_ok` (the piece
-    /// starts a message or follows a joiner that ends a line).
+    /// buffer or follows a joiner: none after a synthetic reopen line (that is code), but a
+    /// reopen line followed by the fence's own closing line goes with that line; then
+    /// blank lines always; the rest of the run unless it indents a line and `indent_ok`
+    /// (the piece starts a message or follows a joiner that ends a line).
     fn strip_leading(&self, indent_ok: bool) -> usize {
-        if self.lead > 0 {
+        if self.lead > 0 && self.closed_at == 0 {
             return 0;
         }
-        let run = &self.text[..self.text.len() - trim_sep_start(&self.text).len()];
-        match run.rfind('\n') {
+        let from = self.closed_at;
+        let text = &self.text[from..];
+        let run = &text[..text.len() - trim_sep_start(text).len()];
+        from + match run.rfind('\n') {
             Some(nl) if indent_ok => nl + 1,
-            None if indent_ok && self.line_start => 0,
+            None if indent_ok && self.line_start && from == 0 => 0,
             _ => run.len(),
         }
+    }
+}
+
+/// Where the first source line of a block ends when it closes the fence the block's
+/// synthetic reopen line (`lead` bytes) opens; 0 otherwise.
+fn reopened_then_closed(text: &str, lead: usize) -> usize {
+    if lead == 0 {
+        return 0;
+    }
+    let reopen = &text[..lead - 1];
+    let rest = &text[lead..];
+    let first = rest.split('\n').next().unwrap_or("");
+    match FenceMarker::parse_open(reopen) {
+        Some(m) if m.is_closed_by(first) => lead + first.len(),
+        _ => 0,
     }
 }
 

@@ -7,6 +7,7 @@ use smallvec::SmallVec;
 use super::Engine;
 use crate::action::{SendKind, SendOp};
 use crate::payload::Payload;
+use crate::stage::coalescer::is_code_indent;
 use crate::stage::dispatch::Outgoing;
 use crate::stage::ledger::SourceSpan;
 use crate::stage::tokens::normalize_text;
@@ -27,11 +28,16 @@ impl Engine {
             let mut scanner = MarkdownScanner::new();
             scanner.finish(&msg.text);
             for gap in gaps {
+                // Where the gap's first line starts (blank lines skipped), to tell whether
+                // it starts inside a fence; then its text starts past any separator.
+                let lead = &msg.text[gap.clone()];
+                let ws = lead.len() - lead.trim_start_matches([' ', '\t', '\r', '\n']).len();
+                let probe = gap.start + lead[..ws].rfind('\n').map_or(0, |i| i + 1);
                 let mut start = gap.start + leading_separator(&msg.text, gap.clone());
                 // A gap that starts at a fence's closing line: the send before it ended
                 // with a synthetic close, which showed that line; reopening the fence here
                 // would show an empty code block.
-                let fence = scanner.fence_at(start).copied();
+                let fence = scanner.fence_at(probe).copied();
                 let first_line = msg.text[start..gap.end].split('\n').next().unwrap_or("");
                 let closed = fence.is_some_and(|f| f.marker.is_closed_by(first_line));
                 if closed {
@@ -163,16 +169,17 @@ impl ContentMap {
     }
 }
 
-/// The separator whitespace at the start of `range` of `text`, in bytes: blank lines, and
-/// spaces unless they indent a line (they follow a line break).
+/// The separator whitespace at the start of `range` of `text`, in bytes: all of it, unless
+/// its end indents a line of code (four columns or more after a line break).
 fn leading_separator(text: &str, range: std::ops::Range<usize>) -> usize {
     let whole = &text[range.clone()];
     let ws = whole.len() - whole.trim_start_matches([' ', '\t', '\r', '\n']).len();
     let line_start = range.start == 0 || text.as_bytes()[range.start - 1] == b'\n';
-    match whole[..ws].rfind('\n') {
-        Some(nl) => nl + 1,
-        None if line_start => 0,
-        None => ws,
+    let nl = whole[..ws].rfind('\n');
+    let indent_at = nl.map_or(0, |i| i + 1);
+    match nl.is_some() || line_start {
+        true if is_code_indent(&whole[indent_at..ws]) => indent_at,
+        _ => ws,
     }
 }
 

@@ -8,7 +8,7 @@ use super::finals::ContentMap;
 use crate::action::SendKind;
 use crate::config::BreakMode;
 use crate::payload::{Lane, Payload};
-use crate::stage::coalescer::{BlockMeta, CoalescedText};
+use crate::stage::coalescer::{BlockMeta, CoalescedText, is_code_indent};
 use crate::stage::directives::DirectiveEvent;
 use crate::stage::ledger::SourceSpan;
 use crate::text::block::Block;
@@ -307,10 +307,10 @@ fn line_cap_pieces(block: &Block, pieces: Vec<Block>) -> impl Iterator<Item = Bl
 }
 
 /// A piece's text without separator whitespace at its edges (the message rule: a send
-/// never starts or ends with it): blank lines and mid-line spaces at its start (a line's
-/// indentation stays; nothing after a synthetic reopen line goes), whitespace at its end
-/// (unless it ends with a synthetic close). Its span still covers what was dropped.
-fn without_separator_edges(text: &str, piece: Block) -> String {
+/// never starts or ends with it): whitespace at its start unless it indents a line of code
+/// (nothing after a synthetic reopen line goes), whitespace at its end (unless it ends
+/// with a synthetic close). Its span still covers what was dropped.
+pub(super) fn without_separator_edges(text: &str, piece: Block) -> String {
     let is_ws = |b: u8| matches!(b, b' ' | b'\t' | b'\r' | b'\n');
     let mut out = piece.text;
     if !piece.fence_closed {
@@ -321,10 +321,11 @@ fn without_separator_edges(text: &str, piece: Block) -> String {
         let run = out.bytes().take_while(|&b| is_ws(b)).count();
         let at = piece.source.start;
         let line_start = at == 0 || text.as_bytes().get(at - 1) == Some(&b'\n');
-        let strip = match out[..run].rfind('\n') {
-            Some(nl) => nl + 1,
-            None if line_start => 0,
-            None => run,
+        let nl = out[..run].rfind('\n');
+        let indent_at = nl.map_or(0, |i| i + 1);
+        let strip = match nl.is_some() || line_start {
+            true if is_code_indent(&out[indent_at..run]) => indent_at,
+            _ => run,
         };
         out.drain(..strip);
     }

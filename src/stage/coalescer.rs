@@ -523,8 +523,10 @@ impl Piece {
     /// How many leading bytes are separator whitespace, dropped where the piece starts a
     /// buffer or follows a joiner: none after a synthetic reopen line (that is code), but a
     /// reopen line followed by the fence's own closing line goes with that line; then
-    /// blank lines always; the rest of the run unless it indents a line and `indent_ok`
-    /// (the piece starts a message or follows a joiner that ends a line).
+    /// blank lines always; the rest of the run too, unless it is a code indentation (four
+    /// columns or more) at the start of a line and `indent_ok` (the piece starts a message
+    /// or follows a joiner that ends a line). Fewer spaces mean nothing at a message's
+    /// start (" After the chart." after a removed directive line).
     fn strip_leading(&self, indent_ok: bool) -> usize {
         if self.lead > 0 && self.closed_at == 0 {
             return 0;
@@ -532,9 +534,11 @@ impl Piece {
         let from = self.closed_at;
         let text = &self.text[from..];
         let run = &text[..text.len() - trim_sep_start(text).len()];
-        from + match run.rfind('\n') {
-            Some(nl) if indent_ok => nl + 1,
-            None if indent_ok && self.line_start && from == 0 => 0,
+        let nl = run.rfind('\n');
+        let indent = &run[nl.map_or(0, |i| i + 1)..];
+        let at_line_start = nl.is_some() || (self.line_start && from == 0);
+        from + match nl {
+            _ if indent_ok && at_line_start && is_code_indent(indent) => nl.map_or(0, |i| i + 1),
             _ => run.len(),
         }
     }
@@ -586,6 +590,12 @@ fn trim_sep_end(text: &str) -> &str {
 
 fn trim_sep_start(text: &str) -> &str {
     text.trim_start_matches([' ', '\t', '\n', '\r'])
+}
+
+/// Whether `indent` (spaces and tabs) makes an indented code line: four columns or more.
+pub(crate) fn is_code_indent(indent: &str) -> bool {
+    let columns: usize = indent.bytes().map(|b| if b == b'\t' { 4 } else { 1 }).sum();
+    columns >= 4
 }
 
 fn line_breaks(text: &str) -> usize {

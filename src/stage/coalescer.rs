@@ -167,11 +167,14 @@ enum Seam {
 ///   whitespace is dropped after it, and a `" "` joiner next to a fence line becomes a line
 ///   break, so a fence line never shares its line.
 /// - A merged text never starts or ends with separator whitespace: a block that starts a
-///   buffer loses its leading whitespace unless it is the indentation of a line, and the
-///   buffer loses its trailing whitespace when it goes out. The dropped whitespace stays in
-///   [`CoalescedText::sources`]: it counts as shown.
+///   buffer loses its leading whitespace unless it indents a line of code (four columns or
+///   more at a line start), and the buffer loses its trailing whitespace when it goes out.
+///   The dropped whitespace stays in [`CoalescedText::sources`]: it counts as shown.
+/// - A block that starts a buffer (or follows a joiner) with a synthetic reopen line right
+///   before the fence's own closing line loses both: the buffer before it already closed
+///   that fence, and they would show an empty code block.
 ///
-/// A block that is empty, only whitespace or only synthetic fence lines is ignored.
+/// A block that shows nothing else (empty, only whitespace, only fence lines) is ignored.
 #[derive(Debug)]
 pub(crate) struct Coalescer {
     config: CoalescerConfig,
@@ -241,8 +244,8 @@ impl Coalescer {
             .as_ref()
             .filter(|t| t.message == meta.message && t.lane == meta.lane);
         let start = block.source.start;
-        // Whether the block starts a line of its source, so leading whitespace is
-        // indentation, not a separator.
+        // Whether the block starts a line of its source, so leading whitespace may be
+        // indentation rather than a separator.
         let line_start = match source {
             Some(text) => start == 0 || text.as_bytes().get(start - 1) == Some(&b'\n'),
             None => tail.is_none_or(|_| self.tail_gap.ends_with('\n')),

@@ -33,12 +33,14 @@ fn channel(name: &str) -> Config {
     Config::for_channel(&ChannelProfile::by_name(name).expect("profile"))
 }
 
-/// Small blocks on the generic channel, so a short reply makes several messages.
+/// Small blocks and messages on the generic channel, so a short reply makes several
+/// messages.
 fn small() -> Config {
     let mut c = channel("generic");
     c.chunk_min = 40;
     c.chunk_max = 120;
     c.coalesce_min = Some(60);
+    c.coalesce_max = Some(300);
     c
 }
 

@@ -657,6 +657,7 @@ mod tests {
             source: range,
             fence_reopened: false,
             fence_closed: false,
+            ..Block::default()
         }
     }
 
@@ -686,6 +687,7 @@ mod tests {
             source: at..at + text.len(),
             fence_reopened: false,
             fence_closed: false,
+            ..Block::default()
         };
         c.push_block(b, m, None, now, out);
     }
@@ -1004,6 +1006,7 @@ mod tests {
                 source: 0..11,
                 fence_reopened: false,
                 fence_closed: true,
+                ..Block::default()
             },
             Block {
                 text: "```py\nb = 2\n```".into(),
@@ -1011,6 +1014,7 @@ mod tests {
                 source: 12..src.len(),
                 fence_reopened: true,
                 fence_closed: false,
+                ..Block::default()
             },
         ]
     }
@@ -1039,6 +1043,7 @@ mod tests {
                 source,
                 fence_reopened: reopened,
                 fence_closed: closed,
+                ..Block::default()
             };
             c.push_block(b, &meta(0), Some(src), t(0), &mut out);
         }

@@ -348,9 +348,10 @@ fn match_send(
     Ok((a, b))
 }
 
-/// Matches `body` (the send without edge repairs) at the first non-separator byte `n` after
-/// `cursor`, allowing leading whitespace that indents a line or is code after a reopened
-/// fence line, and the joiner at text boundaries.
+/// Matches `body` (the send without its fence repairs) at the first non-separator byte `n`
+/// after `cursor`, allowing leading whitespace that indents a line of code or is code after
+/// a reopened fence line, 4 synthetic spaces before the rest of an indented code line cut
+/// in its middle, and the joiner at text boundaries.
 fn walk_body(
     src: &Source,
     cursor: usize,
@@ -359,7 +360,22 @@ fn walk_body(
     reopened: bool,
     rule: &Rule,
 ) -> Result<(usize, usize), String> {
-    let lead = body.len() - body.trim_start_matches([' ', '\t']).len();
+    // A send that goes on with an indented code line cut in its middle may start with 4
+    // synthetic spaces, so the rest of the line stays code.
+    let line_start = src.text[..n].rfind('\n').map_or(0, |i| i + 1);
+    let line = &src.text[line_start..];
+    let indent = line.len() - line.trim_start_matches([' ', '\t']).len();
+    let mid_code_line = !reopened && columns(&line[..indent]) >= 4 && n > line_start + indent;
+    let body = match body.strip_prefix("    ") {
+        Some(rest) if mid_code_line => rest,
+        _ => body,
+    };
+    // After a reopened fence line, leading whitespace (blank lines included) is code.
+    let lead = if reopened {
+        body.len() - body.trim_start_matches([' ', '\t', '\r', '\n']).len()
+    } else {
+        body.len() - body.trim_start_matches([' ', '\t']).len()
+    };
     let code_indent = src.is_line_start(n - lead.min(n)) && columns(&body[..lead]) >= 4;
     if lead > n - cursor || !reopened && !code_indent && lead > 0 {
         return Err(format!("leading separator whitespace at {n}: {body:?}"));

@@ -1,118 +1,58 @@
-//! Golden digests of the engine's full action log.
+//! Reviewed timelines of the engine: representative turns rendered as text and pinned with
+//! insta snapshots (`tests/snapshots/`), so a change of behaviour shows as a readable diff.
 //!
-//! Every `tests/data/*.md` file is streamed through the engine on the virtual clock
-//! ([`Sim`]) in 1-, 4-, 7- and 64-byte deltas, under several configurations and ack
-//! latencies, and the whole log (time and `{:?}` of every action, plus any push error) is
-//! hashed with 64-bit FNV-1a. The digests below were generated from the engine before its
-//! hot-path optimisations: any change to any action, its text, its order or its time fails
-//! the test. An intended change of output regenerates them with
+//! Each scenario streams one sample reply through the engine on the virtual clock
+//! ([`Sim`]) in 16-byte deltas 20 ms apart, finishes the turn and renders every action:
+//! time, kind, operation, send id, length in the channel's metric, line count, when the
+//! host confirmed it, then the text, one line per row. An intended change is reviewed and
+//! accepted with
 //!
 //! ```sh
-//! GOLDEN_PRINT=1 cargo test --test engine_golden -- --nocapture
+//! INSTA_UPDATE=always cargo test --test engine_golden   # or: cargo insta review
 //! ```
-//!
-//! and pastes the printed table over [`GOLDEN`].
 
 use std::fmt::Write as _;
 
 use replystream::sim::Sim;
-use replystream::{ChannelProfile, Config, Engine, HumanDelay, Input, ReasoningMode};
+use replystream::{Action, ChannelProfile, Config, Engine, HumanDelay, Input, Lane, ReasoningMode};
 
-/// 64-bit FNV-1a over everything written into it.
-struct Fnv1a(u64);
-
-impl Fnv1a {
-    const OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
-    const PRIME: u64 = 0x0000_0100_0000_01b3;
-
-    fn new() -> Self {
-        Fnv1a(Self::OFFSET)
-    }
-
-    fn bytes(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 ^= u64::from(b);
-            self.0 = self.0.wrapping_mul(Self::PRIME);
-        }
-    }
-}
-
-impl std::fmt::Write for Fnv1a {
-    fn write_str(&mut self, s: &str) -> std::fmt::Result {
-        self.bytes(s.as_bytes());
-        Ok(())
-    }
-}
-
-/// The configurations, by name.
-fn config(name: &str) -> Config {
-    let channel = |n| Config::for_channel(&ChannelProfile::by_name(n).expect("profile"));
-    let small = || {
-        let mut c = channel("generic");
-        c.chunk_min = 40;
-        c.chunk_max = 120;
-        c.coalesce_min = Some(60);
-        c
-    };
-    match name {
-        "telegram" | "discord" | "generic" => channel(name),
-        "small" => small(),
-        "small-reasoning-on" => Config {
-            reasoning: ReasoningMode::On,
-            ..small()
-        },
-        "small-reasoning-stream" => Config {
-            reasoning: ReasoningMode::Stream,
-            ..small()
-        },
-        "small-human-natural" => Config {
-            human_delay: HumanDelay::Natural,
-            ..small()
-        },
-        _ => unreachable!("{name}"),
-    }
-}
-
-const CONFIGS: [&str; 7] = [
-    "telegram",
-    "discord",
-    "generic",
-    "small",
-    "small-reasoning-on",
-    "small-reasoning-stream",
-    "small-human-natural",
-];
-const ACK_MS: [u64; 2] = [0, 150];
-const DELTA_BYTES: [usize; 4] = [1, 4, 7, 64];
+const DELTA_BYTES: usize = 16;
 /// Virtual time between two deltas: long enough for acks and some idle timers to land
 /// between deltas, short enough that most blocks are coalesced.
 const GAP_MS: u64 = 20;
+const ACK_MS: u64 = 150;
 const SEED: u64 = 7;
 
-/// The sample files, sorted by name, with their contents.
-fn samples() -> Vec<(String, String)> {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
-    let mut files: Vec<(String, String)> = std::fs::read_dir(dir)
-        .expect("tests/data")
-        .map(|e| e.expect("dir entry").path())
-        .filter(|p| p.extension().is_some_and(|x| x == "md"))
-        .map(|p| {
-            let name = p.file_name().unwrap().to_string_lossy().into_owned();
-            (name, std::fs::read_to_string(&p).expect("sample"))
-        })
-        .collect();
-    files.sort();
-    files
+const CODE: &str = include_str!("data/code-heavy.md");
+const PROSE: &str = include_str!("data/prose-paragraphs.md");
+const THINKING: &str = include_str!("data/directives-and-thinking.md");
+const LISTS: &str = include_str!("data/lists-tables.md");
+const UNICODE: &str = include_str!("data/unicode-mix.md");
+
+fn channel(name: &str) -> Config {
+    Config::for_channel(&ChannelProfile::by_name(name).expect("profile"))
 }
 
-/// Streams `text` in `size`-byte deltas (rounded up to a char boundary), `GAP_MS` apart,
-/// finishes the turn, and hashes the log into `hash`.
-fn run_one(config_name: &str, ack_ms: u64, size: usize, text: &str, hash: &mut Fnv1a) {
-    let engine = Engine::new(config(config_name), SEED).expect("config");
-    let mut sim = Sim::with_latency(engine, ack_ms);
+/// Small blocks and messages on the generic channel, so a short reply makes several
+/// messages.
+fn small() -> Config {
+    let mut c = channel("generic");
+    c.chunk_min = 40;
+    c.chunk_max = 120;
+    c.coalesce_min = Some(60);
+    c.coalesce_max = Some(300);
+    c
+}
+
+/// Streams `text` through an engine with `config`, finishes the turn and renders the
+/// timeline.
+fn timeline(title: &str, config: Config, text: &str) -> String {
+    let metric = config.metric;
+    let engine = Engine::new(config, SEED).expect("config");
+    let mut sim = Sim::with_latency(engine, ACK_MS);
     let mut at = 0;
     while at < text.len() {
-        let mut end = (at + size).min(text.len());
+        let mut end = (at + DELTA_BYTES).min(text.len());
         while !text.is_char_boundary(end) {
             end += 1;
         }
@@ -121,120 +61,212 @@ fn run_one(config_name: &str, ack_ms: u64, size: usize, text: &str, hash: &mut F
         sim.wait(GAP_MS);
     }
     sim.push(Input::Finish).run_until_idle();
+
+    let mut out = format!(
+        "{title}\n{DELTA_BYTES}-byte deltas {GAP_MS} ms apart, acks after {ACK_MS} ms, \
+         seed {SEED}; lengths in {metric}; '␍' is a CR, '·' a trailing space\n"
+    );
+    let mut seen = Vec::new();
     for (t, action) in &sim.log {
-        writeln!(hash, "{t} {action:?}").unwrap();
+        match action {
+            Action::Send(send) => {
+                let retry = if seen.contains(&send.send_id) {
+                    " (retry)"
+                } else {
+                    ""
+                };
+                seen.push(send.send_id);
+                let p = &send.payload;
+                let delivered = sim
+                    .delivered
+                    .iter()
+                    .find(|(_, s)| s.send_id == send.send_id)
+                    .map_or("not delivered".to_owned(), |(d, _)| {
+                        format!("delivered {d} ms")
+                    });
+                let lane = match p.lane {
+                    Lane::Answer => String::new(),
+                    other => format!(" [{}]", other.name()),
+                };
+                writeln!(
+                    out,
+                    "\n{t:>6} ms  {} {} #{}{retry}{lane}  {} units, {} lines, {delivered}",
+                    send.kind.name(),
+                    send.op.name(),
+                    send.send_id.0,
+                    metric.len(&p.text),
+                    p.text.split('\n').count(),
+                )
+                .unwrap();
+                for media in &p.media {
+                    writeln!(out, "          media {media}").unwrap();
+                }
+                if let Some(target) = &p.reply_to {
+                    writeln!(out, "          reply to {target:?}").unwrap();
+                }
+                for line in p.text.split('\n') {
+                    writeln!(out, "          │ {}", visible(line)).unwrap();
+                }
+            }
+            Action::Abort { reason } => {
+                writeln!(out, "\n{t:>6} ms  abort {}", reason.name()).unwrap()
+            }
+            Action::Idle => writeln!(out, "\n{t:>6} ms  idle").unwrap(),
+            _ => {}
+        }
     }
     for (t, error) in &sim.errors {
-        writeln!(hash, "{t} error {error}").unwrap();
+        writeln!(out, "\n{t:>6} ms  error {error}").unwrap();
     }
+    out
 }
 
-/// `(case, digest)`: case is `config/ack ms/delta bytes`, over every sample file in order.
-const GOLDEN: &[(&str, u64)] = &[
-    ("telegram/0/1", 0x36ff63b705c598a5),
-    ("telegram/0/4", 0xcda3093f7eebd705),
-    ("telegram/0/7", 0xbe7e99e637e813c9),
-    ("telegram/0/64", 0xbe8a4e102350b15a),
-    ("telegram/150/1", 0xe214cfbeb0e0e8ba),
-    ("telegram/150/4", 0x09405cbe2e02aa15),
-    ("telegram/150/7", 0xb58926aeb11d8df1),
-    ("telegram/150/64", 0x9e57e846fb048118),
-    ("discord/0/1", 0xbbe9c0794ae5e1ce),
-    ("discord/0/4", 0x9fcb50f974b2bc3e),
-    ("discord/0/7", 0x8f0045fe60280f06),
-    ("discord/0/64", 0xc4c52ca7ed07f679),
-    ("discord/150/1", 0x169e9f9ba5bfd3a4),
-    ("discord/150/4", 0x585da7bd20f5212a),
-    ("discord/150/7", 0x7e0f7604dc8ded54),
-    ("discord/150/64", 0xe4623ff4b935bbba),
-    ("generic/0/1", 0x2ad63974fe0b7092),
-    ("generic/0/4", 0x776136ee576ec10c),
-    ("generic/0/7", 0x3b7a7182aee7b22b),
-    ("generic/0/64", 0x8e96235a7cfa1fe9),
-    ("generic/150/1", 0x79794484ce2f232c),
-    ("generic/150/4", 0x1384c68c8bdf72fc),
-    ("generic/150/7", 0x431a41bd2ebf216e),
-    ("generic/150/64", 0x67eb77e6cfd8f047),
-    ("small/0/1", 0x0ba3e435a7b60791),
-    ("small/0/4", 0xf05e25ce7c41f2df),
-    ("small/0/7", 0xf45f74655a885a86),
-    ("small/0/64", 0xa84a9188724cd955),
-    ("small/150/1", 0xad43da1bf35fbd3f),
-    ("small/150/4", 0xf1934532f34b5e9f),
-    ("small/150/7", 0x933a002d0a695852),
-    ("small/150/64", 0x22e948420702cfae),
-    ("small-reasoning-on/0/1", 0x4a2301a4bcf5388d),
-    ("small-reasoning-on/0/4", 0x82a78354bbaa3809),
-    ("small-reasoning-on/0/7", 0x1b3383b2aa6aba14),
-    ("small-reasoning-on/0/64", 0xa5cfd059c49b231c),
-    ("small-reasoning-on/150/1", 0xa814ddc50a2e6e9c),
-    ("small-reasoning-on/150/4", 0xdee508a40bbe6195),
-    ("small-reasoning-on/150/7", 0xc1cd6442590def12),
-    ("small-reasoning-on/150/64", 0xb7ad33f1f0406ff1),
-    ("small-reasoning-stream/0/1", 0xba66097c2fb85984),
-    ("small-reasoning-stream/0/4", 0x7ddc42ace428e092),
-    ("small-reasoning-stream/0/7", 0x35db103220072449),
-    ("small-reasoning-stream/0/64", 0xdd5e337825eadd9d),
-    ("small-reasoning-stream/150/1", 0x61e826e798e86c18),
-    ("small-reasoning-stream/150/4", 0x51531292a4bc2659),
-    ("small-reasoning-stream/150/7", 0xee7362281cd97eb2),
-    ("small-reasoning-stream/150/64", 0x707569380e6edc8c),
-    ("small-human-natural/0/1", 0x5d21eae465cecf9c),
-    ("small-human-natural/0/4", 0x60ad4b4fb1757c8f),
-    ("small-human-natural/0/7", 0x309519b516a40141),
-    ("small-human-natural/0/64", 0x2f375ef821fd6e34),
-    ("small-human-natural/150/1", 0x25d4aba05f0784ca),
-    ("small-human-natural/150/4", 0x61d947b24baa4505),
-    ("small-human-natural/150/7", 0x729881081bc2c72a),
-    ("small-human-natural/150/64", 0x0dfba914644fab8a),
-];
-
-#[test]
-fn action_logs_match_golden_digests() {
-    let files = samples();
-    assert!(files.len() >= 10, "sample files missing");
-    let print = std::env::var_os("GOLDEN_PRINT").is_some();
-    // One thread per configuration; the cases keep their fixed order.
-    let got: Vec<(String, u64)> = std::thread::scope(|s| {
-        let handles: Vec<_> = CONFIGS
-            .map(|name| {
-                let files = &files;
-                s.spawn(move || {
-                    let mut got = Vec::new();
-                    for ack in ACK_MS {
-                        for size in DELTA_BYTES {
-                            let mut hash = Fnv1a::new();
-                            for (file, text) in files {
-                                hash.bytes(file.as_bytes());
-                                run_one(name, ack, size, text, &mut hash);
-                            }
-                            got.push((format!("{name}/{ack}/{size}"), hash.0));
-                        }
-                    }
-                    got
-                })
-            })
-            .into_iter()
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().expect("golden run"))
-            .collect()
-    });
-    if print {
-        println!("const GOLDEN: &[(&str, u64)] = &[");
-        for (case, digest) in &got {
-            println!("    ({case:?}, {digest:#018x}),");
-        }
-        println!("];");
-        return;
-    }
-    assert_eq!(got.len(), GOLDEN.len(), "case list changed: regenerate");
-    let mismatched: Vec<&str> = got
-        .iter()
-        .zip(GOLDEN)
-        .filter(|((case, digest), (want_case, want))| case != want_case || digest != want)
-        .map(|((case, _), _)| case.as_str())
+/// A line as a reviewer can see it: CRs and trailing spaces marked.
+fn visible(line: &str) -> String {
+    let trimmed = line.trim_end_matches([' ', '\r']);
+    let tail: String = line[trimmed.len()..]
+        .chars()
+        .map(|c| if c == '\r' { '␍' } else { '·' })
         .collect();
-    assert!(mismatched.is_empty(), "action logs changed: {mismatched:?}");
+    format!("{}{tail}", trimmed.replace('\r', "␍"))
 }
+
+macro_rules! scenario {
+    ($name:ident, $title:expr, $config:expr, $text:expr) => {
+        #[test]
+        fn $name() {
+            insta::assert_snapshot!(stringify!($name), timeline($title, $config, $text));
+        }
+    };
+}
+
+scenario!(
+    telegram_code,
+    "telegram, code-heavy.md",
+    channel("telegram"),
+    CODE
+);
+scenario!(
+    telegram_prose,
+    "telegram, prose-paragraphs.md",
+    channel("telegram"),
+    PROSE
+);
+scenario!(
+    discord_code,
+    "discord, code-heavy.md",
+    channel("discord"),
+    CODE
+);
+scenario!(
+    discord_prose,
+    "discord, prose-paragraphs.md",
+    channel("discord"),
+    PROSE
+);
+scenario!(
+    discord_lists,
+    "discord, lists-tables.md",
+    channel("discord"),
+    LISTS
+);
+scenario!(slack_code, "slack, code-heavy.md", channel("slack"), CODE);
+scenario!(
+    slack_prose,
+    "slack, prose-paragraphs.md",
+    channel("slack"),
+    PROSE
+);
+scenario!(
+    signal_code,
+    "signal, code-heavy.md",
+    channel("signal"),
+    CODE
+);
+scenario!(
+    signal_prose,
+    "signal, prose-paragraphs.md",
+    channel("signal"),
+    PROSE
+);
+scenario!(
+    whatsapp_code,
+    "whatsapp, code-heavy.md",
+    channel("whatsapp"),
+    CODE
+);
+scenario!(
+    whatsapp_prose,
+    "whatsapp, prose-paragraphs.md",
+    channel("whatsapp"),
+    PROSE
+);
+scenario!(
+    imessage_code,
+    "imessage, code-heavy.md",
+    channel("imessage"),
+    CODE
+);
+scenario!(
+    imessage_prose,
+    "imessage, prose-paragraphs.md",
+    channel("imessage"),
+    PROSE
+);
+scenario!(
+    googlechat_code,
+    "googlechat, code-heavy.md",
+    channel("googlechat"),
+    CODE
+);
+scenario!(
+    googlechat_prose,
+    "googlechat, prose-paragraphs.md",
+    channel("googlechat"),
+    PROSE
+);
+scenario!(
+    generic_code,
+    "generic, code-heavy.md",
+    channel("generic"),
+    CODE
+);
+scenario!(
+    generic_prose,
+    "generic, prose-paragraphs.md",
+    channel("generic"),
+    PROSE
+);
+scenario!(
+    generic_unicode,
+    "generic, unicode-mix.md, small blocks",
+    small(),
+    UNICODE
+);
+scenario!(
+    reasoning_on,
+    "telegram, directives-and-thinking.md, reasoning on",
+    Config {
+        reasoning: ReasoningMode::On,
+        ..channel("telegram")
+    },
+    THINKING
+);
+scenario!(
+    reasoning_stream,
+    "telegram, directives-and-thinking.md, reasoning stream",
+    Config {
+        reasoning: ReasoningMode::Stream,
+        ..channel("telegram")
+    },
+    THINKING
+);
+scenario!(
+    human_delay,
+    "generic, prose-paragraphs.md, small blocks, natural human delay",
+    Config {
+        human_delay: HumanDelay::Natural,
+        ..small()
+    },
+    PROSE
+);

@@ -40,9 +40,9 @@ use smallvec::SmallVec;
 use super::Engine;
 use crate::action::{SendKind, SendOp};
 use crate::payload::Payload;
+use crate::stage::coalescer::is_code_indent;
 use crate::stage::dispatch::Outgoing;
 use crate::stage::ledger::SourceSpan;
-use crate::text::block::Block;
 use crate::text::markdown::MarkdownScanner;
 
 impl Engine {
@@ -115,23 +115,37 @@ impl Engine {
             scanner.finish(&msg.text);
             let mut texts = Vec::new();
             for gap in gaps {
-                // The separator before the gap and whitespace at its end are not sent (a send
-                // never starts or ends with separator whitespace); the indentation of its
-                // first line is kept.
-                let raw = &msg.text[gap.clone()];
-                let body = raw.trim_start();
-                if body.is_empty() {
+                // Where the gap's first line starts (blank lines skipped), to tell whether
+                // it starts inside a fence; then its text starts past any separator (a send
+                // never starts or ends with separator whitespace), keeping the indentation
+                // of a code line.
+                let lead = &msg.text[gap.clone()];
+                let ws = lead.len() - lead.trim_start_matches([' ', '\t', '\r', '\n']).len();
+                let probe = gap.start + lead[..ws].rfind('\n').map_or(0, |i| i + 1);
+                let mut start = gap.start + leading_separator(&msg.text, gap.clone());
+                // A gap that starts at a fence's closing line: the send before it ended
+                // with a synthetic close, which showed that line; reopening the fence here
+                // would show an empty code block.
+                let fence = scanner.fence_at(probe).copied();
+                let first_line = msg.text[start..gap.end].split('\n').next().unwrap_or("");
+                let closed = fence.is_some_and(|f| f.marker.is_closed_by(first_line));
+                if closed {
+                    start += first_line.len();
+                    start += leading_separator(&msg.text, start..gap.end);
+                }
+                // Nor is separator whitespace at its end.
+                let end = start
+                    + msg.text[start..gap.end]
+                        .trim_end_matches([' ', '\t', '\r', '\n'])
+                        .len();
+                let gap = start..end;
+                let slice = &msg.text[gap.clone()];
+                if slice.trim().is_empty() {
                     continue;
                 }
-                let lead = &raw[..raw.len() - body.len()];
-                let skip = lead.rfind('\n').map_or(lead.len(), |i| i + 1);
-                let gap = gap.start + skip..gap.start + raw.trim_end().len();
-                let slice = &msg.text[gap.clone()];
                 // A gap that starts inside a fence gets the fence's opening line back.
                 let mut text = String::new();
-                if let Some(f) = scanner.fence_at(gap.start)
-                    && !f.continued
-                {
+                if let Some(f) = fence.filter(|f| !closed && !f.continued) {
                     text.push_str(&msg.text[f.start..f.open_end]);
                     text.push('\n');
                 }
@@ -268,22 +282,6 @@ impl ContentMap {
         }
     }
 
-    /// The map of a chunker block: its text is an optional reopened fence line and `\n`,
-    /// then its source, then an optional `\n` and closing fence line.
-    pub(super) fn of_block(message: u32, block: &Block) -> ContentMap {
-        let len = block.source.len();
-        let start = if block.fence_reopened {
-            block.text.find('\n').map_or(0, |i| i + 1)
-        } else {
-            0
-        };
-        ContentMap {
-            message,
-            content: start..(start + len).min(block.text.len()),
-            source_start: block.source.start,
-        }
-    }
-
     /// The source span that bytes `piece` of the text show, if any.
     pub(super) fn span_of(&self, piece: &std::ops::Range<usize>) -> Option<SourceSpan> {
         let start = piece.start.max(self.content.start);
@@ -293,6 +291,20 @@ impl ContentMap {
             range: self.source_start + (start - self.content.start)
                 ..self.source_start + (end - self.content.start),
         })
+    }
+}
+
+/// The separator whitespace at the start of `range` of `text`, in bytes: all of it, unless
+/// its end indents a line of code (four columns or more after a line break).
+fn leading_separator(text: &str, range: std::ops::Range<usize>) -> usize {
+    let whole = &text[range.clone()];
+    let ws = whole.len() - whole.trim_start_matches([' ', '\t', '\r', '\n']).len();
+    let line_start = range.start == 0 || text.as_bytes()[range.start - 1] == b'\n';
+    let nl = whole[..ws].rfind('\n');
+    let indent_at = nl.map_or(0, |i| i + 1);
+    match nl.is_some() || line_start {
+        true if is_code_indent(&whole[indent_at..ws]) => indent_at,
+        _ => ws,
     }
 }
 

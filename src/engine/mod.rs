@@ -386,6 +386,10 @@ impl Engine {
                     self.on_model_text(new, now);
                 }
                 if self.cfg().break_mode == BreakMode::TextEnd {
+                    // A text boundary, like a tool call: what the token gate holds (a
+                    // possible token prefix such as "N") belongs before it, so the joiner
+                    // lands exactly at the boundary.
+                    self.flush_token_gate(now);
                     self.drain_pending_text();
                     self.flush_chunker(now);
                 }

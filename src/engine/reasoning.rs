@@ -4,9 +4,13 @@
 use smallvec::SmallVec;
 
 use super::Engine;
+use super::text::without_separator_edges;
 use crate::action::SendKind;
 use crate::config::ReasoningMode;
 use crate::payload::{Lane, Payload};
+use crate::text::markdown::FenceMarker;
+use crate::text::metric::LengthMetric;
+use crate::text::splitter::{PlatformSplitter, SplitConfig, SplitMode};
 use crate::time::Time;
 
 impl Engine {
@@ -67,8 +71,14 @@ impl Engine {
         }
     }
 
-    /// Reasoning mode `on`: the message's reasoning as one block, once.
+    /// Reasoning mode `on`: the message's reasoning, once, as messages that are each
+    /// well-formed on their own (see [`reasoning_messages`]).
     pub(super) fn send_reasoning_block(&mut self, _now: Time) {
+        let limits = ReasoningLimits {
+            metric: self.cfg().metric,
+            limit: self.config.text_budget(),
+            max_lines: self.cfg().max_lines,
+        };
         let Some(msg) = self.messages.last_mut() else {
             return;
         };
@@ -76,12 +86,263 @@ impl Engine {
             return;
         }
         msg.reasoning_sent = true;
-        let text = format!("Reasoning:\n_{}_", msg.reasoning.trim());
-        let payload = Payload {
-            text,
-            lane: Lane::Reasoning,
-            ..Payload::default()
+        // Blank lines around it go; the first line's indentation stays (it may be code).
+        let raw = msg.reasoning.trim_end();
+        let ws = raw.len() - raw.trim_start().len();
+        let raw = &raw[raw[..ws].rfind('\n').map_or(0, |i| i + 1)..];
+        for text in reasoning_messages(raw, limits) {
+            let payload = Payload {
+                text,
+                lane: Lane::Reasoning,
+                ..Payload::default()
+            };
+            self.enqueue(SendKind::Block, payload, SmallVec::new());
+        }
+    }
+}
+
+/// The header of the first reasoning message.
+const HEADER: &str = "Reasoning:";
+
+/// What a reasoning message must fit.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct ReasoningLimits {
+    pub metric: LengthMetric,
+    pub limit: usize,
+    pub max_lines: Option<usize>,
+}
+
+/// The reasoning `raw` as messages (SPEC §8: `"Reasoning:\n_…_"`), each well-formed on its
+/// own and within `limits`:
+/// - the first starts with the `Reasoning:` header, never alone: text follows it;
+/// - every line of prose is italic on its own (`_line_`, after any list, heading or quote
+///   marker), so italics never run across a line break, a blank line or a cut; fenced code
+///   and indented code are shown as they are;
+/// - long reasoning is cut by the platform splitter (fences repaired) with room left for
+///   the header and the italics, so no piece is cut again later.
+pub(super) fn reasoning_messages(raw: &str, limits: ReasoningLimits) -> Vec<String> {
+    let metric = limits.metric;
+    let header_cost = metric.len(HEADER) + 1;
+    let mut budget = limits.limit.saturating_sub(header_cost);
+    // Each round shrinks the raw budget by what the worst piece overflowed; the italics
+    // cost at most two units per line, so this settles within a few rounds.
+    for _ in 0..32 {
+        let Ok(splitter) = PlatformSplitter::new(SplitConfig {
+            limit: budget,
+            metric,
+            mode: SplitMode::Length,
+            max_lines: limits.max_lines.map(|n| n.saturating_sub(1).max(1)),
+        }) else {
+            break;
         };
-        self.enqueue(SendKind::Block, payload, SmallVec::new());
+        let messages: Vec<String> = splitter
+            .split(raw)
+            .into_iter()
+            .enumerate()
+            .map(|(i, piece)| {
+                let piece = without_separator_edges(raw, piece);
+                let mut out = String::with_capacity(piece.len() + 64);
+                if i == 0 {
+                    out.push_str(HEADER);
+                    out.push('\n');
+                }
+                italic_lines(&piece, &mut out);
+                out
+            })
+            .collect();
+        let overflow = messages
+            .iter()
+            .map(|m| {
+                let over_len = metric.len(m).saturating_sub(limits.limit);
+                let lines = m.split('\n').count();
+                let over_lines = limits.max_lines.map_or(0, |cap| lines.saturating_sub(cap));
+                over_len.max(over_lines * 2)
+            })
+            .max()
+            .unwrap_or(0);
+        if overflow == 0 {
+            return messages;
+        }
+        budget = budget.saturating_sub(overflow.max(budget / 8).max(1));
+    }
+    // Unreachable in practice (a text limit leaves room for a header and a short line);
+    // the outbox's splitter then keeps every piece within the limit.
+    let mut out = String::with_capacity(raw.len() + 64);
+    out.push_str(HEADER);
+    out.push('\n');
+    italic_lines(raw, &mut out);
+    vec![out]
+}
+
+/// Appends `text` with every line of prose in italics (`_…_`): a line's indentation and its
+/// list, heading or quote marker stay outside; an underscore at either end of the content
+/// is escaped (`\_`) so it does not merge with the italics' own; blank lines, fence lines,
+/// fenced code and indented code stay as they are, as does a line ending in a backslash
+/// (which would escape the closing underscore).
+fn italic_lines(text: &str, out: &mut String) {
+    let mut fence: Option<FenceMarker> = None;
+    let mut after_blank = true;
+    for (i, line) in text.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        let (line, cr) = match line.strip_suffix('\r') {
+            Some(l) => (l, "\r"),
+            None => (line, ""),
+        };
+        let blank = line.trim().is_empty();
+        let verbatim = match fence {
+            Some(m) => {
+                if m.is_closed_by(line) {
+                    fence = None;
+                }
+                true
+            }
+            None => {
+                fence = FenceMarker::parse_open(line);
+                let indented_code = after_blank && line.starts_with("    ");
+                fence.is_some() || indented_code || blank
+            }
+        };
+        after_blank = blank || (after_blank && line.starts_with("    "));
+        if verbatim {
+            out.push_str(line);
+        } else {
+            let body = line.trim_end();
+            let content_at = marker_end(body);
+            let content = &body[content_at..];
+            if content.is_empty() || content.ends_with('\\') {
+                out.push_str(body);
+            } else {
+                // An underscore at either end would merge with the italics' own: escaped.
+                out.push_str(&body[..content_at]);
+                out.push('_');
+                if content.starts_with('_') {
+                    out.push('\\');
+                }
+                match content.strip_suffix('_') {
+                    Some(head) if !head.is_empty() => {
+                        out.push_str(head);
+                        out.push_str("\\_");
+                    }
+                    _ => out.push_str(content),
+                }
+                out.push('_');
+            }
+        }
+        out.push_str(cr);
+    }
+}
+
+/// Where the content of a prose line starts: after its indentation and a list item,
+/// heading or block quote marker.
+fn marker_end(line: &str) -> usize {
+    let bytes = line.as_bytes();
+    let mut at = bytes
+        .iter()
+        .take_while(|&&b| b == b' ' || b == b'\t')
+        .count();
+    loop {
+        let rest = &bytes[at..];
+        let marker = match rest {
+            [b'-' | b'*' | b'+', b' ', ..] => 2,
+            [b'>', b' ', ..] => 2,
+            [b'#', ..] => {
+                let hashes = rest.iter().take_while(|&&b| b == b'#').count();
+                match rest.get(hashes) {
+                    Some(b' ') if hashes <= 6 => hashes + 1,
+                    _ => 0,
+                }
+            }
+            [b'0'..=b'9', ..] => {
+                let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+                match rest.get(digits..digits + 2) {
+                    Some([b'.' | b')', b' ']) if digits <= 9 => digits + 2,
+                    _ => 0,
+                }
+            }
+            _ => 0,
+        };
+        if marker == 0 {
+            return at;
+        }
+        at += marker;
+        at += bytes[at..].iter().take_while(|&&b| b == b' ').count();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn italic(text: &str) -> String {
+        let mut out = String::new();
+        italic_lines(text, &mut out);
+        out
+    }
+
+    #[test]
+    fn every_line_of_prose_is_italic_on_its_own() {
+        assert_eq!(italic("one\ntwo"), "_one_\n_two_");
+        assert_eq!(italic("para one\n\npara two"), "_para one_\n\n_para two_");
+        assert_eq!(
+            italic("- item\n1. first\n## Head\n> quote"),
+            "- _item_\n1. _first_\n## _Head_\n> _quote_"
+        );
+        assert_eq!(italic("trailing  \r\nnext"), "_trailing_\r\n_next_");
+        assert_eq!(italic("_already_ here"), "_\\_already_ here_");
+        assert_eq!(italic("snake_"), "_snake\\__");
+        assert_eq!(italic("_"), "_\\__", "a lone underscore, escaped");
+        assert_eq!(italic("ends with \\"), "ends with \\");
+    }
+
+    #[test]
+    fn code_stays_as_it_is() {
+        assert_eq!(
+            italic("Try:\n```rust\nlet a = 1;\n```\nDone."),
+            "_Try:_\n```rust\nlet a = 1;\n```\n_Done._"
+        );
+        assert_eq!(
+            italic("Code:\n\n    x = 1\n    y = 2\n\nAfter."),
+            "_Code:_\n\n    x = 1\n    y = 2\n\n_After._"
+        );
+    }
+
+    #[test]
+    fn long_reasoning_is_cut_into_well_formed_messages() {
+        let raw: String = (0..=110)
+            .map(|i| format!("Reasoning step {i} considers the options carefully."))
+            .collect::<Vec<_>>()
+            .join("\n\n");
+        let limits = ReasoningLimits {
+            metric: LengthMetric::Utf16,
+            limit: 400,
+            max_lines: None,
+        };
+        let messages = reasoning_messages(&raw, limits);
+        assert!(messages.len() > 1);
+        assert!(messages[0].starts_with("Reasoning:\n_Reasoning step 0 "));
+        for m in &messages {
+            assert!(LengthMetric::Utf16.len(m) <= 400, "{m:?}");
+            for line in m.lines().filter(|l| !l.is_empty() && *l != HEADER) {
+                assert!(line.starts_with('_') && line.ends_with('_'), "{line:?}");
+            }
+        }
+        assert!(messages[1..].iter().all(|m| !m.contains(HEADER)));
+    }
+
+    #[test]
+    fn one_long_line_is_italic_in_every_piece() {
+        let raw = "word ".repeat(200);
+        let limits = ReasoningLimits {
+            metric: LengthMetric::Chars,
+            limit: 100,
+            max_lines: Some(17),
+        };
+        for m in reasoning_messages(raw.trim(), limits) {
+            assert!(m.chars().count() <= 100);
+            let body = m.strip_prefix("Reasoning:\n").unwrap_or(&m);
+            assert!(body.starts_with('_') && body.ends_with('_'), "{m:?}");
+        }
     }
 }

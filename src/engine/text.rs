@@ -8,9 +8,10 @@ use super::finals::ContentMap;
 use crate::action::SendKind;
 use crate::config::BreakMode;
 use crate::payload::{Lane, Payload};
-use crate::stage::coalescer::{BlockMeta, CoalescedText};
+use crate::stage::coalescer::{BlockMeta, CoalescedText, is_code_indent};
 use crate::stage::directives::DirectiveEvent;
 use crate::stage::ledger::SourceSpan;
+use crate::text::block::Block;
 use crate::time::Time;
 
 impl Engine {
@@ -183,22 +184,29 @@ impl Engine {
         let mut blocks = std::mem::take(&mut self.blocks);
         for block in blocks.drain(..) {
             if self.fits(&block.text) {
-                self.coalescer
-                    .push_block(block, &meta, now, &mut self.coalesced);
+                self.coalesce_block(block, &meta, now);
                 continue;
             }
             // Within the chunk size but over the channel's line cap: split it here, each
-            // piece carrying exactly the source it shows.
-            let map = ContentMap::of_block(meta.message as u32, &block);
-            for (text, spans) in self.split_mapped(&block.text, Some(&map)) {
-                let at = block.source.start;
-                let source = spans.first().map_or(at..at, |s| s.range.clone());
-                self.coalescer
-                    .push(text, source, &meta, now, &mut self.coalesced);
+            // piece a block of the message in its own right.
+            let pieces = self.splitter.split(&block.text);
+            for piece in line_cap_pieces(&block, pieces) {
+                self.coalesce_block(piece, &meta, now);
             }
         }
         self.blocks = blocks;
         self.enqueue_coalesced();
+    }
+
+    /// One block into the coalescer. Answer blocks index the message's cleaned text, which
+    /// then gives the exact separator to the previous block; reasoning blocks carry theirs.
+    fn coalesce_block(&mut self, block: Block, meta: &BlockMeta, now: Time) {
+        let source = match meta.lane {
+            Lane::Answer => self.messages.last().map(|m| m.text.as_str()),
+            _ => None,
+        };
+        self.coalescer
+            .push_block(block, meta, source, now, &mut self.coalesced);
     }
 
     /// Splits `text` to the platform limit. With `map`, each piece carries the exact part of
@@ -217,7 +225,7 @@ impl Engine {
                     .and_then(|m| m.span_of(&piece.source))
                     .into_iter()
                     .collect();
-                (piece.text, spans)
+                (without_separator_edges(text, piece), spans)
             })
             .collect()
     }
@@ -256,4 +264,75 @@ impl Engine {
         };
         (payload, spans)
     }
+}
+
+/// The pieces the platform splitter cut from `block.text` (a block over the line cap), as
+/// blocks of the message: source ranges in the message's text, synthetic fence lines flagged
+/// whether the chunker or the splitter added them, and separators taken from the block's own
+/// text (the exact source between two pieces), the last piece's being the block's.
+fn line_cap_pieces(block: &Block, pieces: Vec<Block>) -> impl Iterator<Item = Block> + '_ {
+    let text = block.text.as_str();
+    let content_start = if block.fence_reopened {
+        text.find('\n').map_or(0, |i| i + 1)
+    } else {
+        0
+    };
+    let content_end = if block.fence_closed {
+        text.rfind('\n')
+            .map_or(text.len(), |i| i.max(content_start))
+    } else {
+        text.len()
+    };
+    let to_source = move |at: usize| {
+        block.source.start + (at.clamp(content_start, content_end) - content_start)
+    };
+    let starts: Vec<usize> = pieces.iter().skip(1).map(|p| p.source.start).collect();
+    pieces.into_iter().enumerate().map(move |(i, piece)| {
+        let sep = match starts.get(i) {
+            Some(&next) => match text.get(piece.source.end..next) {
+                Some(gap)
+                    if gap
+                        .bytes()
+                        .all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')) =>
+                {
+                    gap.to_owned()
+                }
+                _ => piece.sep,
+            },
+            None => block.sep.clone(),
+        };
+        Block {
+            fence_reopened: piece.fence_reopened || piece.source.start < content_start,
+            fence_closed: piece.fence_closed || piece.source.end > content_end,
+            source: to_source(piece.source.start)..to_source(piece.source.end),
+            text: piece.text,
+            sep,
+        }
+    })
+}
+
+/// A piece's text without separator whitespace at its edges (the message rule: a send
+/// never starts or ends with it): whitespace at its start unless it indents a line of code
+/// (nothing after a synthetic reopen line goes), whitespace at its end (unless it ends
+/// with a synthetic close). Its span still covers what was dropped.
+pub(super) fn without_separator_edges(text: &str, piece: Block) -> String {
+    let is_ws = |b: u8| matches!(b, b' ' | b'\t' | b'\r' | b'\n');
+    let mut out = piece.text;
+    if !piece.fence_closed {
+        let keep = out.len() - out.bytes().rev().take_while(|&b| is_ws(b)).count();
+        out.truncate(keep);
+    }
+    if !piece.fence_reopened {
+        let run = out.bytes().take_while(|&b| is_ws(b)).count();
+        let at = piece.source.start;
+        let line_start = at == 0 || text.as_bytes().get(at - 1) == Some(&b'\n');
+        let nl = out[..run].rfind('\n');
+        let indent_at = nl.map_or(0, |i| i + 1);
+        let strip = match nl.is_some() || line_start {
+            true if is_code_indent(&out[indent_at..run]) => indent_at,
+            _ => run,
+        };
+        out.drain(..strip);
+    }
+    out
 }

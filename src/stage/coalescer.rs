@@ -11,6 +11,7 @@ use smallvec::SmallVec;
 
 use crate::text::block::Block;
 use crate::text::chunker::BreakPreference;
+use crate::text::markdown::FenceMarker;
 use crate::{Lane, LengthMetric, ReplyTarget, Time};
 
 /// Coalescer settings. `min` and `max` are in `metric` units.
@@ -93,11 +94,12 @@ pub(crate) type SourceRanges = SmallVec<[Range<usize>; 4]>;
 /// and where they came from.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct CoalescedText {
-    /// The merged text: the blocks joined by the configured joiner.
+    /// The merged text (see [`Coalescer`] for how blocks are joined).
     pub text: String,
-    /// The source range of each merged block, as given to [`Coalescer::push`], in order.
-    /// Never empty. The ranges index the assistant message's cleaned text; the text between
-    /// two ranges was a separator, replaced by the joiner.
+    /// The source ranges the text shows, in order. Never empty. Blocks joined by their own
+    /// source separator share one range (the separator is part of what was shown); a
+    /// configured joiner starts a new range. The ranges index the assistant message's
+    /// cleaned text (for the answer lane).
     pub sources: SourceRanges,
     /// The metadata shared by every merged block.
     pub meta: BlockMeta,
@@ -115,9 +117,34 @@ impl CoalescedText {
     }
 }
 
-/// Merges consecutive small blocks into larger texts (SPEC §4).
+/// The last block of a message the coalescer was given: where the next block must start
+/// to continue it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Tail {
+    message: usize,
+    lane: Lane,
+    /// The end of the block's source range.
+    end: usize,
+    /// False after [`Coalescer::end_of_text`]: the next block comes from another text block,
+    /// a tool or media, and is joined by the configured joiner.
+    continues: bool,
+}
+
+/// What stands between the buffer and an incoming block.
+enum Seam {
+    /// The incoming block continues the buffer's last block in the source: this is the
+    /// source text between them (whitespace, possibly empty).
+    Source(Range<usize>),
+    /// The source text between them, as carried by the blocks' own separators.
+    CarriedSep,
+    /// No separator in the source: the configured joiner.
+    Joiner,
+}
+
+/// Merges consecutive small blocks into larger texts (SPEC §4), keeping the message rule
+/// (DESIGN §4).
 ///
-/// Blocks go in with [`Coalescer::push`]; merged texts come out into a caller-supplied
+/// Blocks go in with [`Coalescer::push_block`]; merged texts come out into a caller-supplied
 /// vector, when:
 /// - the incoming block would make the buffer exceed `max` (the buffer goes out, the block
 ///   starts a new one; a block of `max` units or more goes out alone, unsplit);
@@ -130,10 +157,24 @@ impl CoalescedText {
 ///   buffer exceed it (the buffer goes out, the block starts a new one);
 /// - in paragraph mode, always: every block goes out as it comes.
 ///
-/// When joining, trailing whitespace of the buffer is dropped before the joiner, and leading
-/// line breaks of the incoming block are dropped after it (all leading whitespace with the
-/// `" "` joiner), so separators are never doubled while the indentation of a first line is
-/// kept. A block that is empty or only whitespace is ignored.
+/// How blocks are joined (the message rule):
+/// - A block that continues the previous block of the same message in the source is joined
+///   by the exact source text between them, and a synthetic fence close at the end of the
+///   buffer and a synthetic reopen at the start of the block are both removed: the merged
+///   text is the source span, with synthetic fence lines only at its two edges.
+/// - Otherwise (another text block, after a tool or media) the configured joiner is used:
+///   trailing whitespace of the buffer is dropped first, the block's leading separator
+///   whitespace is dropped after it, and a `" "` joiner next to a fence line becomes a line
+///   break, so a fence line never shares its line.
+/// - A merged text never starts or ends with separator whitespace: a block that starts a
+///   buffer loses its leading whitespace unless it indents a line of code (four columns or
+///   more at a line start), and the buffer loses its trailing whitespace when it goes out.
+///   The dropped whitespace stays in [`CoalescedText::sources`]: it counts as shown.
+/// - A block that starts a buffer (or follows a joiner) with a synthetic reopen line right
+///   before the fence's own closing line loses both: the buffer before it already closed
+///   that fence, and they would show an empty code block.
+///
+/// A block that shows nothing else (empty, only whitespace, only fence lines) is ignored.
 #[derive(Debug)]
 pub(crate) struct Coalescer {
     config: CoalescerConfig,
@@ -143,12 +184,15 @@ pub(crate) struct Coalescer {
     buffer_len: usize,
     /// The number of line breaks in the buffer (kept only with a line cap).
     buffer_breaks: usize,
+    /// Bytes at the end of the buffer's text that are a synthetic fence close (`"\n"` and
+    /// the closing line); 0 when it ends with source text.
+    buffer_trail: usize,
     deadline: Option<Time>,
-    /// The separator that followed the last block given to [`Coalescer::push_block`], and
-    /// where it ended in the source: a block starting there continues the text, and the real
-    /// separator joins it instead of the configured joiner.
-    last_sep: String,
-    last_sep_end: Option<(usize, usize)>,
+    /// The last shown block given to [`Coalescer::push_block`].
+    tail: Option<Tail>,
+    /// The source text after the tail block, as its separator carried it (plus any ignored
+    /// whitespace-only blocks after it): used when the caller has no source text to give.
+    tail_gap: String,
 }
 
 impl Coalescer {
@@ -159,9 +203,10 @@ impl Coalescer {
             buffer: None,
             buffer_len: 0,
             buffer_breaks: 0,
+            buffer_trail: 0,
             deadline: None,
-            last_sep: String::new(),
-            last_sep_end: None,
+            tail: None,
+            tail_gap: String::new(),
         }
     }
 
@@ -171,89 +216,157 @@ impl Coalescer {
         &self.config
     }
 
-    /// Offers one block: its display text, the source range it came from and its metadata.
-    /// Pushes every merged text that is now due onto `out`, in order, and moves the idle
-    /// deadline to `now + idle_ms` when something stays buffered.
-    pub(crate) fn push(
-        &mut self,
-        text: String,
-        source: Range<usize>,
-        meta: &BlockMeta,
-        now: Time,
-        out: &mut Vec<CoalescedText>,
-    ) {
-        self.last_sep_end = None;
-        self.push_joined(text, source, meta, now, out, None);
-    }
-
-    /// Pushes a block from the chunker. When it continues the previous block in the source
-    /// (same message, starting right after that block's separator) and neither side carries
-    /// a synthetic fence line, the separator that stood between them in the source joins
-    /// them, so merged text reads exactly as the model wrote it: a sentence cut is joined by
-    /// its space, not by a paragraph break. Otherwise the configured joiner is used.
+    /// Offers one block (the [`Block`] contract: display text with synthetic fence lines
+    /// flagged, source range, separator to the next block) with its metadata. Pushes every
+    /// merged text that is now due onto `out`, in order, and moves the idle deadline to
+    /// `now + idle_ms` when something stays buffered.
+    ///
+    /// `source` is the text the block's range indexes, when the caller has it (the answer
+    /// lane: the message's cleaned text): the separator to the previous block is then read
+    /// from it, exactly, even where a block's `sep` fell short. Without it the previous
+    /// block's `sep` is used.
     pub(crate) fn push_block(
         &mut self,
         block: Block,
         meta: &BlockMeta,
+        source: Option<&str>,
         now: Time,
         out: &mut Vec<CoalescedText>,
     ) {
-        let continues = self.last_sep_end == Some((meta.message, block.source.start))
-            && !block.fence_reopened
-            && self.buffer.as_ref().is_some_and(|b| {
-                b.sources
-                    .last()
-                    .is_some_and(|r| r.end + self.last_sep.len() == block.source.start)
-            });
-        let prev_sep = std::mem::take(&mut self.last_sep);
-        let next_end =
-            (!block.fence_closed).then_some((meta.message, block.source.end + block.sep.len()));
-        let joiner = continues.then_some(prev_sep.as_str());
-        self.push_joined(block.text, block.source, meta, now, out, joiner);
-        self.last_sep = block.sep;
-        self.last_sep_end = next_end;
+        let (lead, trail) = synthetic_edges(&block);
+        let closed_at = reopened_then_closed(&block.text, lead);
+        let shown = block
+            .text
+            .get(lead.max(closed_at)..block.text.len() - trail)
+            .unwrap_or("");
+        let tail = self
+            .tail
+            .as_ref()
+            .filter(|t| t.message == meta.message && t.lane == meta.lane);
+        let start = block.source.start;
+        // Whether the block starts a line of its source, so leading whitespace may be
+        // indentation rather than a separator.
+        let line_start = match source {
+            Some(text) => start == 0 || text.as_bytes().get(start - 1) == Some(&b'\n'),
+            None => tail.is_none_or(|_| self.tail_gap.ends_with('\n')),
+        };
+        let contiguous = match (tail, source) {
+            (Some(t), Some(text)) => match text.get(t.end..start) {
+                Some(gap) if gap.bytes().all(is_sep_ws) => Some(Seam::Source(t.end..start)),
+                _ => None,
+            },
+            (Some(t), None) if t.end + self.tail_gap.len() == start => Some(Seam::CarriedSep),
+            _ => None,
+        };
+        // After a text boundary the joiner is used, except inside a fence that spans it (the
+        // buffer ends with a synthetic close, the block reopens the same fence): a joiner
+        // there would change the code, so the source joins them.
+        let seam = match (tail, contiguous) {
+            (Some(t), Some(seam)) if t.continues || (self.buffer_trail > 0 && lead > 0) => seam,
+            _ => Seam::Joiner,
+        };
+        let has_tail = tail.is_some();
+        if shown.bytes().all(is_sep_ws) {
+            // Nothing to show: the text stays part of the gap to the next block, unless it
+            // holds a fence's closing line (that must not be skipped by a source join).
+            if closed_at > 0 {
+                self.end_of_text();
+            } else if has_tail && source.is_none() {
+                self.tail_gap.push_str(shown);
+                self.tail_gap.push_str(&block.sep);
+            }
+            return;
+        }
+        let gap = std::mem::take(&mut self.tail_gap);
+        let seam_text = match &seam {
+            Seam::Source(r) => source.and_then(|t| t.get(r.clone())),
+            Seam::CarriedSep => Some(gap.as_str()),
+            Seam::Joiner => None,
+        };
+        self.push_piece(
+            Piece {
+                text: block.text,
+                source: block.source.clone(),
+                lead,
+                trail,
+                closed_at,
+                line_start,
+            },
+            seam_text,
+            meta,
+            now,
+            out,
+        );
+        let mut gap = gap;
+        gap.clear();
+        gap.push_str(&block.sep);
+        self.tail_gap = gap;
+        self.tail = Some(Tail {
+            message: meta.message,
+            lane: meta.lane,
+            end: block.source.end,
+            continues: true,
+        });
     }
 
     /// The text the blocks came from ended (a `TextEnd`, a tool call, media): the next
     /// block does not continue the previous one and is joined by the configured joiner.
     pub(crate) fn end_of_text(&mut self) {
-        self.last_sep_end = None;
+        if let Some(t) = self.tail.as_mut() {
+            t.continues = false;
+        }
     }
 
-    fn push_joined(
+    /// Adds one piece, joined to the buffer by `seam` (the source separator) or, when
+    /// `None`, by the configured joiner.
+    fn push_piece(
         &mut self,
-        text: String,
-        source: Range<usize>,
+        piece: Piece,
+        seam: Option<&str>,
         meta: &BlockMeta,
         now: Time,
         out: &mut Vec<CoalescedText>,
-        source_joiner: Option<&str>,
     ) {
-        if text.trim().is_empty() {
-            return;
-        }
         if self.config.flush_on_enqueue {
             self.flush(out);
-            out.push(single(text, source, meta));
+            self.start(piece, meta, now, out);
+            self.flush(out);
             return;
         }
         if self.buffer.as_ref().is_some_and(|b| b.meta != *meta) {
             self.flush(out);
         }
-        let metric = self.config.metric;
-        let max = self.config.max;
-        let joiner = source_joiner.unwrap_or(self.config.joiner());
         let Some(buffer) = self.buffer.as_mut() else {
-            self.start(text, source, meta, now, out);
+            self.start(piece, meta, now, out);
             return;
         };
-
-        // With the source's own separator nothing is trimmed: the block's text has no
-        // trailing separator and the next one starts right after it.
-        let kept = if source_joiner.is_some() {
-            buffer.text.len()
-        } else {
-            buffer.text.trim_end().len()
+        let metric = self.config.metric;
+        // What stays of the buffer, what goes between, and what of the piece follows.
+        let (kept, joiner, incoming) = match seam {
+            // The exact source: the synthetic close and reopen between the two go.
+            Some(sep) => (
+                buffer.text.len() - self.buffer_trail,
+                sep,
+                &piece.text[piece.lead..],
+            ),
+            None => {
+                let kept = if self.buffer_trail > 0 {
+                    buffer.text.len()
+                } else {
+                    trim_sep_end(&buffer.text).len()
+                };
+                let joiner = self.config.joiner();
+                let incoming = &piece.text[piece.strip_leading(joiner.contains('\n'))..];
+                let joiner = if !joiner.contains('\n')
+                    && (ends_with_fence_line(&buffer.text[..kept])
+                        || starts_with_fence_line(incoming))
+                {
+                    "\n"
+                } else {
+                    joiner
+                };
+                (kept, joiner, incoming)
+            }
         };
         let kept_len = if kept == buffer.text.len() {
             self.buffer_len
@@ -263,10 +376,6 @@ impl Coalescer {
             metric.len(&buffer.text[..kept])
         } else {
             self.buffer_len - metric.len(&buffer.text[kept..])
-        };
-        let incoming = match source_joiner {
-            Some(_) => text.as_str(),
-            None => strip_leading_break(&text, joiner),
         };
         let joined_len = kept_len + metric.len(joiner) + metric.len(incoming);
         let joined_breaks = match self.config.max_lines {
@@ -281,18 +390,22 @@ impl Coalescer {
             .config
             .max_lines
             .is_some_and(|cap| joined_breaks + 1 > cap);
-        if joined_len > max || too_many_lines {
+        if joined_len > self.config.max || too_many_lines {
             self.flush(out);
-            self.start(text, source, meta, now, out);
+            self.start(piece, meta, now, out);
             return;
         }
         buffer.text.truncate(kept);
         buffer.text.push_str(joiner);
         buffer.text.push_str(incoming);
-        buffer.sources.push(source);
+        match (seam, buffer.sources.last_mut()) {
+            (Some(_), Some(last)) => last.end = piece.source.end,
+            _ => buffer.sources.push(piece.source),
+        }
         self.buffer_len = joined_len;
         self.buffer_breaks = joined_breaks;
-        if joined_len >= max {
+        self.buffer_trail = piece.trail;
+        if joined_len >= self.config.max {
             self.flush(out);
         } else {
             self.arm(now);
@@ -323,12 +436,18 @@ impl Coalescer {
     }
 
     /// Takes the buffer out without emitting it (e.g. to use it as a media caption) and
-    /// disarms the timer.
+    /// disarms the timer. Trailing separator whitespace is dropped.
     pub(crate) fn take(&mut self) -> Option<CoalescedText> {
         self.buffer_len = 0;
         self.buffer_breaks = 0;
         self.deadline = None;
-        self.buffer.take()
+        let mut buffer = self.buffer.take()?;
+        if self.buffer_trail == 0 {
+            let kept = trim_sep_end(&buffer.text).len();
+            buffer.text.truncate(kept);
+        }
+        self.buffer_trail = 0;
+        Some(buffer)
     }
 
     /// The text buffered now, if any.
@@ -354,24 +473,30 @@ impl Coalescer {
         self.deadline
     }
 
-    /// Starts a new buffer with `text`, or sends it alone when it is `max` units or more.
-    fn start(
-        &mut self,
-        text: String,
-        source: Range<usize>,
-        meta: &BlockMeta,
-        now: Time,
-        out: &mut Vec<CoalescedText>,
-    ) {
+    /// Starts a new buffer with `piece` (its leading separator whitespace dropped), or sends
+    /// it alone when it is `max` units or more.
+    fn start(&mut self, piece: Piece, meta: &BlockMeta, now: Time, out: &mut Vec<CoalescedText>) {
+        let strip = piece.strip_leading(true);
+        let mut text = piece.text;
+        if strip > 0 {
+            text.drain(..strip);
+        }
+        let mut sources = SourceRanges::new();
+        sources.push(piece.source);
         let len = self.config.metric.len(&text);
+        self.buffer = Some(CoalescedText {
+            text,
+            sources,
+            meta: meta.clone(),
+        });
+        self.buffer_trail = piece.trail;
         if len >= self.config.max {
-            out.push(single(text, source, meta));
+            self.flush(out);
             return;
         }
         if self.config.max_lines.is_some() {
-            self.buffer_breaks = line_breaks(&text);
+            self.buffer_breaks = line_breaks(self.buffer.as_ref().map_or("", |b| &b.text));
         }
-        self.buffer = Some(single(text, source, meta));
         self.buffer_len = len;
         self.arm(now);
     }
@@ -381,33 +506,115 @@ impl Coalescer {
     }
 }
 
+/// A block on its way into the buffer.
+struct Piece {
+    text: String,
+    source: Range<usize>,
+    /// Bytes of `text` that are a synthetic reopen line and its `"\n"`.
+    lead: usize,
+    /// Bytes of `text` that are `"\n"` and a synthetic closing line.
+    trail: usize,
+    /// When the piece's source starts with the closing line of the fence it reopens, where
+    /// that line ends (else 0): the code block was already closed at the end of the piece
+    /// before, and reopening it here would show an empty one.
+    closed_at: usize,
+    /// The piece starts a line of its source.
+    line_start: bool,
+}
+
+impl Piece {
+    /// How many leading bytes are separator whitespace, dropped where the piece starts a
+    /// buffer or follows a joiner: none after a synthetic reopen line (that is code), but a
+    /// reopen line followed by the fence's own closing line goes with that line; then
+    /// blank lines always; the rest of the run too, unless it is a code indentation (four
+    /// columns or more) at the start of a line and `indent_ok` (the piece starts a message
+    /// or follows a joiner that ends a line). Fewer spaces mean nothing at a message's
+    /// start (" After the chart." after a removed directive line).
+    fn strip_leading(&self, indent_ok: bool) -> usize {
+        if self.lead > 0 && self.closed_at == 0 {
+            return 0;
+        }
+        let from = self.closed_at;
+        let text = &self.text[from..];
+        let run = &text[..text.len() - trim_sep_start(text).len()];
+        let nl = run.rfind('\n');
+        let indent = &run[nl.map_or(0, |i| i + 1)..];
+        let at_line_start = nl.is_some() || (self.line_start && from == 0);
+        from + match nl {
+            _ if indent_ok && at_line_start && is_code_indent(indent) => nl.map_or(0, |i| i + 1),
+            _ => run.len(),
+        }
+    }
+}
+
+/// Where the first source line of a block ends when it closes the fence the block's
+/// synthetic reopen line (`lead` bytes) opens; 0 otherwise.
+fn reopened_then_closed(text: &str, lead: usize) -> usize {
+    if lead == 0 {
+        return 0;
+    }
+    let reopen = &text[..lead - 1];
+    let rest = &text[lead..];
+    let first = rest.split('\n').next().unwrap_or("");
+    match FenceMarker::parse_open(reopen) {
+        Some(m) if m.is_closed_by(first) => lead + first.len(),
+        _ => 0,
+    }
+}
+
+/// The byte lengths of `block`'s synthetic reopen line (with its `"\n"`) and synthetic
+/// close (with the `"\n"` before it), 0 when absent.
+fn synthetic_edges(block: &Block) -> (usize, usize) {
+    let text = &block.text;
+    let lead = match block.fence_reopened {
+        true => text.find('\n').map_or(0, |i| i + 1),
+        false => 0,
+    };
+    let trail = match block.fence_closed {
+        true => text.rfind('\n').map_or(0, |i| text.len() - i),
+        false => 0,
+    };
+    // A block made only of fence lines shows nothing; keep the ranges in bounds.
+    if lead + trail > text.len() {
+        return (lead, text.len() - lead);
+    }
+    (lead, trail)
+}
+
+/// Separator whitespace, as the chunker cuts at it: space, tab, `\r`, `\n`. Other
+/// whitespace (an ideographic space indenting a paragraph) is text.
+fn is_sep_ws(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+fn trim_sep_end(text: &str) -> &str {
+    text.trim_end_matches([' ', '\t', '\n', '\r'])
+}
+
+fn trim_sep_start(text: &str) -> &str {
+    text.trim_start_matches([' ', '\t', '\n', '\r'])
+}
+
+/// Whether `indent` (spaces and tabs) makes an indented code line: four columns or more.
+pub(crate) fn is_code_indent(indent: &str) -> bool {
+    let columns: usize = indent.bytes().map(|b| if b == b'\t' { 4 } else { 1 }).sum();
+    columns >= 4
+}
+
 fn line_breaks(text: &str) -> usize {
     memchr::memchr_iter(b'\n', text.as_bytes()).count()
 }
 
-fn single(text: String, source: Range<usize>, meta: &BlockMeta) -> CoalescedText {
-    let mut sources = SourceRanges::new();
-    sources.push(source);
-    CoalescedText {
-        text,
-        sources,
-        meta: meta.clone(),
-    }
+/// Whether the last line of `text` is a fence line (an opening or closing marker line).
+fn ends_with_fence_line(text: &str) -> bool {
+    let last = text.rsplit('\n').next().unwrap_or("");
+    FenceMarker::parse_open(last).is_some()
 }
 
-/// The part of `text` kept after a joiner: with `" "` all leading whitespace goes; with a
-/// line-break joiner, the leading whitespace up to and including its last line break goes,
-/// so the first line's indentation stays.
-fn strip_leading_break<'t>(text: &'t str, joiner: &str) -> &'t str {
-    let rest = text.trim_start();
-    if !joiner.contains('\n') {
-        return rest;
-    }
-    let lead = &text[..text.len() - rest.len()];
-    match lead.rfind('\n') {
-        Some(nl) => &text[nl + 1..],
-        None => text,
-    }
+/// Whether the first line of `text` is a fence line.
+fn starts_with_fence_line(text: &str) -> bool {
+    let first = text.split('\n').next().unwrap_or("");
+    FenceMarker::parse_open(first).is_some()
 }
 
 #[cfg(test)]
@@ -441,6 +648,50 @@ mod tests {
         out.iter().map(|c| c.text.as_str()).collect()
     }
 
+    /// The block showing `src[range]` (plain, no synthetic lines), with its separator up to
+    /// `next` (the next block's start).
+    fn block(src: &str, range: Range<usize>, next: usize) -> Block {
+        Block {
+            text: src[range.clone()].to_owned(),
+            sep: src[range.end..next].to_owned(),
+            source: range,
+            fence_reopened: false,
+            fence_closed: false,
+            ..Block::default()
+        }
+    }
+
+    /// Feeds blocks of `src` between consecutive `cuts` (byte offsets; each block runs to
+    /// the last non-whitespace byte before the next cut, the rest is its separator).
+    fn feed(c: &mut Coalescer, src: &str, cuts: &[usize], out: &mut Vec<CoalescedText>) {
+        for w in cuts.windows(2) {
+            let end = w[0] + src[w[0]..w[1]].trim_end().len();
+            c.push_block(block(src, w[0]..end, w[1]), &meta(0), Some(src), t(0), out);
+        }
+    }
+
+    /// A block known only by its text (no source to read separators from), starting a new
+    /// text each time: the configured joiner joins it.
+    fn loose(
+        c: &mut Coalescer,
+        text: &str,
+        at: usize,
+        m: &BlockMeta,
+        now: Time,
+        out: &mut Vec<CoalescedText>,
+    ) {
+        c.end_of_text();
+        let b = Block {
+            text: text.to_owned(),
+            sep: String::new(),
+            source: at..at + text.len(),
+            fence_reopened: false,
+            fence_closed: false,
+            ..Block::default()
+        };
+        c.push_block(b, m, None, now, out);
+    }
+
     #[test]
     fn joiners() {
         assert_eq!(cfg(1, 9, BreakPreference::Paragraph).joiner(), "\n\n");
@@ -450,18 +701,19 @@ mod tests {
 
     #[test]
     fn sentence_blocks_merge_after_idle() {
+        let src = "Hello world";
         let mut c = Coalescer::new(cfg(5, 100, BreakPreference::Sentence));
         let mut out = Vec::new();
-        c.push("Hello".into(), 0..5, &meta(0), t(0), &mut out);
+        c.push_block(block(src, 0..5, 6), &meta(0), Some(src), t(0), &mut out);
         assert_eq!(c.deadline(), Some(t(1000)));
-        c.push("world".into(), 6..11, &meta(0), t(300), &mut out);
+        c.push_block(block(src, 6..11, 11), &meta(0), Some(src), t(300), &mut out);
         assert!(out.is_empty());
         assert_eq!(c.deadline(), Some(t(1300)), "re-armed on enqueue");
         c.on_timer(t(1299), &mut out);
         assert!(out.is_empty(), "early timer is a no-op");
         c.on_timer(t(1300), &mut out);
         assert_eq!(texts(&out), ["Hello world"]);
-        assert_eq!(out[0].sources.as_slice(), [0..5, 6..11]);
+        assert_eq!(out[0].sources.len(), 1, "the separator counts as shown");
         assert_eq!(out[0].covered(), 0..11);
         assert_eq!(c.deadline(), None);
         assert!(c.is_empty());
@@ -473,7 +725,7 @@ mod tests {
     fn below_min_the_timer_is_rearmed() {
         let mut c = Coalescer::new(cfg(50, 100, BreakPreference::Paragraph));
         let mut out = Vec::new();
-        c.push("short".into(), 0..5, &meta(0), t(10), &mut out);
+        loose(&mut c, "short", 0, &meta(0), t(10), &mut out);
         c.on_timer(t(1010), &mut out);
         assert!(out.is_empty());
         assert_eq!(c.deadline(), Some(t(2010)));
@@ -491,7 +743,7 @@ mod tests {
             ..cfg(1, 100, BreakPreference::Paragraph)
         });
         let mut out = Vec::new();
-        c.push("a".into(), 0..1, &meta(0), t(0), &mut out);
+        loose(&mut c, "a", 0, &meta(0), t(0), &mut out);
         assert_eq!(c.deadline(), None);
         c.on_timer(t(1_000_000), &mut out);
         assert!(out.is_empty());
@@ -503,36 +755,49 @@ mod tests {
     fn conflicts_flush() {
         let mut c = Coalescer::new(cfg(1, 100, BreakPreference::Paragraph));
         let mut out = Vec::new();
-        c.push("a".into(), 0..1, &meta(0), t(0), &mut out);
+        loose(&mut c, "a", 0, &meta(0), t(0), &mut out);
         let replying = BlockMeta {
             reply_to: Some(ReplyTarget::Id("42".into())),
             ..meta(0)
         };
-        c.push("b".into(), 2..3, &replying, t(0), &mut out);
+        loose(&mut c, "b", 2, &replying, t(0), &mut out);
         assert_eq!(texts(&out), ["a"]);
         let voice = BlockMeta {
             audio_as_voice: true,
             ..replying.clone()
         };
-        c.push("c".into(), 4..5, &voice, t(0), &mut out);
+        loose(&mut c, "c", 4, &voice, t(0), &mut out);
         let reasoning = BlockMeta {
             lane: Lane::Reasoning,
             ..voice.clone()
         };
-        c.push("d".into(), 6..7, &reasoning, t(0), &mut out);
-        c.push("e".into(), 8..9, &reasoning, t(0), &mut out);
+        loose(&mut c, "d", 6, &reasoning, t(0), &mut out);
+        loose(&mut c, "e", 8, &reasoning, t(0), &mut out);
         c.flush(&mut out);
         assert_eq!(texts(&out), ["a", "b", "c", "d\n\ne"]);
         assert_eq!(out[1].meta, replying);
         assert_eq!(out[3].meta.lane, Lane::Reasoning);
+        assert_eq!(
+            out[3].sources.as_slice(),
+            [6..7, 8..9],
+            "a joiner starts a new range"
+        );
     }
 
     #[test]
     fn never_across_messages() {
         let mut c = Coalescer::new(cfg(1, 100, BreakPreference::Sentence));
         let mut out = Vec::new();
-        c.push("one.".into(), 0..4, &meta(0), t(0), &mut out);
-        c.push("two.".into(), 0..4, &meta(1), t(0), &mut out);
+        let src = "one.";
+        c.push_block(block(src, 0..4, 4), &meta(0), Some(src), t(0), &mut out);
+        // The same offsets in the next message: never a continuation.
+        c.push_block(
+            block("two.", 0..4, 4),
+            &meta(1),
+            Some("two."),
+            t(0),
+            &mut out,
+        );
         c.flush(&mut out);
         assert_eq!(texts(&out), ["one.", "two."]);
         assert_eq!((out[0].meta.message, out[1].meta.message), (0, 1));
@@ -542,12 +807,12 @@ mod tests {
     fn over_max_goes_alone_unsplit() {
         let mut c = Coalescer::new(cfg(1, 10, BreakPreference::Sentence));
         let mut out = Vec::new();
-        c.push("abc".into(), 0..3, &meta(0), t(0), &mut out);
-        c.push("0123456789abc".into(), 4..17, &meta(0), t(0), &mut out);
+        loose(&mut c, "abc", 0, &meta(0), t(0), &mut out);
+        loose(&mut c, "0123456789abc", 4, &meta(0), t(0), &mut out);
         assert_eq!(texts(&out), ["abc", "0123456789abc"]);
         assert!(c.is_empty());
         // Exactly max also goes alone.
-        c.push("0123456789".into(), 18..28, &meta(0), t(0), &mut out);
+        loose(&mut c, "0123456789", 18, &meta(0), t(0), &mut out);
         assert_eq!(out.len(), 3);
         assert!(c.is_empty());
     }
@@ -556,10 +821,10 @@ mod tests {
     fn exceeding_max_flushes_then_starts_anew() {
         let mut c = Coalescer::new(cfg(1, 10, BreakPreference::Sentence));
         let mut out = Vec::new();
-        c.push("abcd".into(), 0..4, &meta(0), t(0), &mut out);
-        c.push("efgh".into(), 5..9, &meta(0), t(0), &mut out);
+        let src = "abcd efgh ij";
+        feed(&mut c, src, &[0, 5, 10], &mut out);
         assert!(out.is_empty(), "9 units fit");
-        c.push("ij".into(), 10..12, &meta(0), t(0), &mut out);
+        c.push_block(block(src, 10..12, 12), &meta(0), Some(src), t(0), &mut out);
         assert_eq!(texts(&out), ["abcd efgh"]);
         assert_eq!(c.buffered().map(|b| b.text.as_str()), Some("ij"));
         assert_eq!(c.deadline(), Some(t(1000)));
@@ -569,8 +834,7 @@ mod tests {
     fn reaching_max_flushes() {
         let mut c = Coalescer::new(cfg(1, 9, BreakPreference::Sentence));
         let mut out = Vec::new();
-        c.push("abcd".into(), 0..4, &meta(0), t(0), &mut out);
-        c.push("efgh".into(), 5..9, &meta(0), t(0), &mut out);
+        feed(&mut c, "abcd efgh", &[0, 5, 9], &mut out);
         assert_eq!(texts(&out), ["abcd efgh"]);
         assert_eq!(c.deadline(), None);
     }
@@ -582,8 +846,7 @@ mod tests {
             ..cfg(500, 1000, BreakPreference::Paragraph)
         });
         let mut out = Vec::new();
-        c.push("p1".into(), 0..2, &meta(0), t(0), &mut out);
-        c.push("p2".into(), 4..6, &meta(0), t(0), &mut out);
+        feed(&mut c, "p1\n\np2", &[0, 4, 6], &mut out);
         assert_eq!(texts(&out), ["p1", "p2"]);
         assert_eq!(c.deadline(), None);
         assert!(c.is_empty());
@@ -593,26 +856,41 @@ mod tests {
     fn joiner_never_doubles_whitespace() {
         let mut c = Coalescer::new(cfg(1, 100, BreakPreference::Paragraph));
         let mut out = Vec::new();
-        c.push("a\n\n".into(), 0..3, &meta(0), t(0), &mut out);
-        c.push("\n\nb  ".into(), 3..8, &meta(0), t(0), &mut out);
-        c.push("    code".into(), 8..16, &meta(0), t(0), &mut out);
+        loose(&mut c, "a\n\n", 0, &meta(0), t(0), &mut out);
+        loose(&mut c, "\n\nb  ", 3, &meta(0), t(0), &mut out);
         c.flush(&mut out);
-        assert_eq!(texts(&out), ["a\n\nb\n\n    code"]);
+        assert_eq!(texts(&out), ["a\n\nb"]);
 
         let mut c = Coalescer::new(cfg(1, 100, BreakPreference::Sentence));
-        c.push("One. ".into(), 0..5, &meta(0), t(0), &mut out);
-        c.push("  Two.".into(), 5..11, &meta(0), t(0), &mut out);
+        loose(&mut c, "One. ", 0, &meta(0), t(0), &mut out);
+        loose(&mut c, "  Two.", 5, &meta(0), t(0), &mut out);
         c.flush(&mut out);
         assert_eq!(out[1].text, "One. Two.");
         assert_eq!(c.buffered_len(), 0);
     }
 
     #[test]
+    fn indentation_after_a_line_joiner_is_kept() {
+        // "Intro:" ends one text block; the next starts with an indented code line. With the
+        // sentence joiner the block lands mid-line: its indentation goes.
+        let src = "Intro:\n\n    code()";
+        let mut out = Vec::new();
+        for pref in [BreakPreference::Paragraph, BreakPreference::Sentence] {
+            let mut c = Coalescer::new(cfg(1, 100, pref));
+            feed(&mut c, src, &[0, 6], &mut out);
+            c.end_of_text();
+            feed(&mut c, src, &[6, src.len()], &mut out);
+            c.flush(&mut out);
+        }
+        assert_eq!(texts(&out), ["Intro:\n\n    code()", "Intro: code()"]);
+    }
+
+    #[test]
     fn whitespace_blocks_are_ignored() {
         let mut c = Coalescer::new(cfg(1, 100, BreakPreference::Paragraph));
         let mut out = Vec::new();
-        c.push(" \n ".into(), 0..3, &meta(0), t(0), &mut out);
-        c.push(String::new(), 3..3, &meta(0), t(0), &mut out);
+        loose(&mut c, " \n ", 0, &meta(0), t(0), &mut out);
+        loose(&mut c, "", 3, &meta(0), t(0), &mut out);
         assert!(c.is_empty());
         assert_eq!(c.deadline(), None);
         c.flush(&mut out);
@@ -621,17 +899,17 @@ mod tests {
 
     #[test]
     fn lengths_in_the_metric() {
-        // "é" is 2 bytes and 1 char; with chars, 4 of them plus a space fit in 9.
+        // "é" is 2 bytes and 1 UTF-16 unit; "🦀" is 4 bytes and 2 units.
         let mut c = Coalescer::new(CoalescerConfig {
             metric: LengthMetric::Utf16,
             ..cfg(1, 9, BreakPreference::Sentence)
         });
         let mut out = Vec::new();
-        c.push("ééé".into(), 0..6, &meta(0), t(0), &mut out);
-        c.push("🦀🦀".into(), 7..15, &meta(0), t(0), &mut out);
+        let src = "ééé 🦀🦀 é";
+        feed(&mut c, src, &[0, 7, 16], &mut out);
         assert!(out.is_empty());
         assert_eq!(c.buffered_len(), 8);
-        c.push("é".into(), 16..18, &meta(0), t(0), &mut out);
+        c.push_block(block(src, 16..18, 18), &meta(0), Some(src), t(0), &mut out);
         assert_eq!(texts(&out), ["ééé 🦀🦀"]);
     }
 
@@ -642,44 +920,31 @@ mod tests {
             ..cfg(1, 1000, BreakPreference::Paragraph)
         });
         let mut out = Vec::new();
-        c.push("l1\nl2".into(), 0..5, &meta(0), t(0), &mut out);
-        c.push("l3\n".into(), 7..10, &meta(0), t(0), &mut out);
+        let src = "l1\nl2\n\nl3\nl4\na\nb\nc\nd\ne\nf\ng";
+        feed(&mut c, src, &[0, 7, 10], &mut out);
         assert!(out.is_empty(), "2 + blank + 1 = 4 lines");
-        c.push("l4".into(), 12..14, &meta(0), t(0), &mut out);
-        assert_eq!(texts(&out), ["l1\nl2\n\nl3\n"]);
-        c.push("a\nb\nc\nd\ne\nf".into(), 16..27, &meta(0), t(0), &mut out);
-        c.push("g".into(), 28..29, &meta(0), t(0), &mut out);
+        feed(&mut c, src, &[10, 13], &mut out);
+        assert!(out.is_empty(), "joined by its line break: 5 lines");
+        feed(&mut c, src, &[13, 25], &mut out);
+        assert_eq!(texts(&out), ["l1\nl2\n\nl3\nl4"]);
+        // A block over the cap alone stays whole; nothing joins it.
+        feed(&mut c, src, &[25, src.len()], &mut out);
         c.flush(&mut out);
-        assert_eq!(
-            texts(&out),
-            ["l1\nl2\n\nl3\n", "l4", "a\nb\nc\nd\ne\nf", "g"]
-        );
-
-        // With the sentence joiner a block without line breaks adds no line.
-        let mut c = Coalescer::new(CoalescerConfig {
-            max_lines: Some(2),
-            ..cfg(1, 1000, BreakPreference::Sentence)
-        });
-        c.push("a\nb".into(), 0..3, &meta(0), t(0), &mut out);
-        c.push("c".into(), 4..5, &meta(0), t(0), &mut out);
-        c.push("\nd\ne".into(), 5..9, &meta(0), t(0), &mut out);
-        c.flush(&mut out);
-        assert_eq!(texts(&out)[4..], ["a\nb c", "\nd\ne"]);
+        assert_eq!(texts(&out), ["l1\nl2\n\nl3\nl4", "a\nb\nc\nd\ne\nf", "g"]);
     }
 
     #[test]
     fn take_hands_over_the_buffer() {
         let mut c = Coalescer::new(cfg(1, 100, BreakPreference::Paragraph));
         let mut out = Vec::new();
-        c.push("caption".into(), 0..7, &meta(0), t(0), &mut out);
+        loose(&mut c, "caption  ", 0, &meta(0), t(0), &mut out);
         let taken = c.take().map(|b| b.text);
-        assert_eq!(taken.as_deref(), Some("caption"));
+        assert_eq!(taken.as_deref(), Some("caption"), "no trailing separator");
         assert_eq!(c.deadline(), None);
         assert!(c.take().is_none());
     }
 
     #[test]
-    #[cfg(test)]
     fn config_is_clamped() {
         let c = Coalescer::new(CoalescerConfig {
             min: 0,
@@ -696,26 +961,154 @@ mod tests {
     }
 
     #[test]
-    fn push_block_joins_contiguous_blocks_with_their_source_separator() {
+    fn contiguous_blocks_join_with_their_source_separator() {
+        // Paragraph preference: the joiner would be a blank line, but these blocks were cut
+        // at a sentence end, a hard cut, a line break and a CJK full stop.
+        let src = "One two. Threefour.\n- tight\n句子。消息";
         let mut c = Coalescer::new(cfg(1, 100, BreakPreference::Paragraph));
-        let m = meta(0);
         let mut out = Vec::new();
-        let block = |text: &str, start: usize, sep: &str| Block {
-            text: text.into(),
-            sep: sep.into(),
-            source: start..start + text.len(),
-            fence_reopened: false,
-            fence_closed: false,
-        };
-        // "One two." + " " + "Three" + "" (hard cut) + "four." in the source.
-        c.push_block(block("One two.", 0, " "), &m, Time::ZERO, &mut out);
-        c.push_block(block("Three", 9, ""), &m, Time::ZERO, &mut out);
-        c.push_block(block("four.", 14, ""), &m, Time::ZERO, &mut out);
-        // Not contiguous (a gap in the source): the configured joiner.
-        c.push_block(block("Later.", 40, ""), &m, Time::ZERO, &mut out);
+        feed(&mut c, src, &[0, 9, 14, 20, 28, 37, src.len()], &mut out);
         c.flush(&mut out);
-        assert_eq!(out.len(), 1);
-        assert_eq!(out[0].text, "One two. Threefour.\n\nLater.");
+        assert_eq!(texts(&out), [src]);
+        assert_eq!(out[0].sources.len(), 1);
+        assert_eq!(out[0].covered(), 0..src.len());
+    }
+
+    #[test]
+    fn separators_come_from_the_blocks_without_a_source_text() {
+        let src = "One two. Three\nfour";
+        let mut c = Coalescer::new(cfg(1, 100, BreakPreference::Paragraph));
+        let mut out = Vec::new();
+        for (range, next) in [(0..8, 9), (9..14, 15), (15..19, 19)] {
+            c.push_block(block(src, range, next), &meta(0), None, t(0), &mut out);
+        }
+        // A gap the separators do not account for: the joiner.
+        let late = Block {
+            text: "Later.".into(),
+            source: 40..46,
+            ..Block::default()
+        };
+        c.push_block(late, &meta(0), None, t(0), &mut out);
+        c.flush(&mut out);
+        assert_eq!(texts(&out), ["One two. Three\nfour\n\nLater."]);
+    }
+
+    /// A fence cut in two at a line break, as the chunker cuts it: the first half ends with
+    /// a synthetic close, the second reopens.
+    const SPLIT_FENCE: &str = "```py\na = 1\nb = 2\n```";
+
+    fn split_fence_halves() -> [Block; 2] {
+        let src = SPLIT_FENCE;
+        [
+            Block {
+                text: "```py\na = 1\n```".into(),
+                sep: "\n".into(),
+                source: 0..11,
+                fence_reopened: false,
+                fence_closed: true,
+                ..Block::default()
+            },
+            Block {
+                text: "```py\nb = 2\n```".into(),
+                sep: String::new(),
+                source: 12..src.len(),
+                fence_reopened: true,
+                fence_closed: false,
+                ..Block::default()
+            },
+        ]
+    }
+
+    #[test]
+    fn a_fence_cut_in_two_is_one_code_block_in_one_message() {
+        let mut c = Coalescer::new(cfg(1, 100, BreakPreference::Paragraph));
+        let mut out = Vec::new();
+        for b in split_fence_halves() {
+            c.push_block(b, &meta(0), Some(SPLIT_FENCE), t(0), &mut out);
+        }
+        c.flush(&mut out);
+        assert_eq!(texts(&out), [SPLIT_FENCE]);
+
+        // A hard cut inside one long code line: no separator at all.
+        let src = "```\nxxxxyyyy\n```";
+        let mut c = Coalescer::new(cfg(1, 100, BreakPreference::Sentence));
+        let parts = [
+            ("```\nxxxx\n```", 0..8, true, false),
+            ("```\nyyyy\n```", 8..src.len(), false, true),
+        ];
+        for (text, source, closed, reopened) in parts {
+            let b = Block {
+                text: text.into(),
+                sep: String::new(),
+                source,
+                fence_reopened: reopened,
+                fence_closed: closed,
+                ..Block::default()
+            };
+            c.push_block(b, &meta(0), Some(src), t(0), &mut out);
+        }
+        c.flush(&mut out);
+        assert_eq!(texts(&out)[1], src);
+    }
+
+    #[test]
+    fn a_split_fence_keeps_its_edges_when_the_buffer_flushes_between() {
+        let mut c = Coalescer::new(cfg(1, 12, BreakPreference::Paragraph));
+        let mut out = Vec::new();
+        for b in split_fence_halves() {
+            c.push_block(b, &meta(0), Some(SPLIT_FENCE), t(0), &mut out);
+        }
+        c.flush(&mut out);
+        assert_eq!(texts(&out), ["```py\na = 1\n```", "```py\nb = 2\n```"]);
+    }
+
+    #[test]
+    fn a_fence_spanning_a_text_boundary_is_joined_by_the_source() {
+        let mut c = Coalescer::new(cfg(1, 100, BreakPreference::Sentence));
+        let mut out = Vec::new();
+        let [first, second] = split_fence_halves();
+        c.push_block(first, &meta(0), Some(SPLIT_FENCE), t(0), &mut out);
+        c.end_of_text();
+        c.push_block(second, &meta(0), Some(SPLIT_FENCE), t(0), &mut out);
+        c.flush(&mut out);
+        assert_eq!(texts(&out), [SPLIT_FENCE], "no joiner inside code");
+    }
+
+    #[test]
+    fn the_sentence_joiner_never_shares_a_line_with_a_fence() {
+        let mut c = Coalescer::new(cfg(1, 100, BreakPreference::Sentence));
+        let mut out = Vec::new();
+        loose(&mut c, "Intro.", 0, &meta(0), t(0), &mut out);
+        loose(&mut c, "```python\nx = 1\n```", 6, &meta(0), t(0), &mut out);
+        loose(&mut c, "After.", 25, &meta(0), t(0), &mut out);
+        c.flush(&mut out);
+        assert_eq!(texts(&out), ["Intro.\n```python\nx = 1\n```\nAfter."]);
+    }
+
+    #[test]
+    fn no_send_starts_with_a_separator() {
+        // After media or a tool (a new text), " B" starts mid-line: the space was the
+        // separator around what was removed.
+        let src = "A B\n    code";
+        let mut c = Coalescer::new(cfg(1, 100, BreakPreference::Paragraph));
+        let mut out = Vec::new();
+        c.push_block(block(src, 0..1, 1), &meta(0), Some(src), t(0), &mut out);
+        c.flush(&mut out);
+        c.end_of_text();
+        c.push_block(block(src, 1..3, 4), &meta(0), Some(src), t(0), &mut out);
+        c.flush(&mut out);
+        // A line's indentation is not a separator.
+        c.push_block(
+            block(src, 4..src.len(), src.len()),
+            &meta(0),
+            Some(src),
+            t(0),
+            &mut out,
+        );
+        c.flush(&mut out);
+        assert_eq!(texts(&out), ["A", "B", "    code"]);
+        assert_eq!(out[1].sources.len(), 1);
+        assert_eq!(out[1].covered(), 1..3, "the separator counts as shown");
     }
 }
 
@@ -724,17 +1117,28 @@ mod proptests {
     use super::*;
     use proptest::prelude::*;
 
+    /// One block of the source: a word run and the separator after it; `boundary` ends a
+    /// text block there (the joiner may follow).
+    #[derive(Clone, Debug)]
+    struct Part {
+        words: String,
+        sep: &'static str,
+        boundary: bool,
+    }
+
     #[derive(Clone, Debug)]
     enum Step {
-        Block(String, usize),
+        Block(Part),
         Timer(u64),
         Flush,
     }
 
     fn step() -> impl Strategy<Value = Step> {
         prop_oneof![
-            6 => ("[ \n]{0,2}[a-zé🦀]{1,6}(-[a-zé🦀\u{301}]{1,5}){0,4}[ \n]{0,2}", 0usize..3)
-                .prop_map(|(s, m)| Step::Block(s, m)),
+            6 => ("[a-zé🦀]{1,6}(-[a-zé🦀\u{301}]{1,5}){0,4}",
+                  prop::sample::select(vec!["", " ", "\n", "\n\n", "  \n", " \n\n  "]),
+                  prop::bool::weighted(0.2))
+                .prop_map(|(words, sep, boundary)| Step::Block(Part { words, sep, boundary })),
             2 => (0u64..3000).prop_map(Step::Timer),
             1 => Just(Step::Flush),
         ]
@@ -754,7 +1158,7 @@ mod proptests {
 
     proptest! {
         #[test]
-        fn bounded_and_lossless(
+        fn bounded_and_exact(
             steps in prop::collection::vec(step(), 0..60),
             min in 1usize..40,
             max in 1usize..60,
@@ -771,18 +1175,36 @@ mod proptests {
             let mut c = Coalescer::new(config);
             let max = c.config().max;
             let joiner = c.config().joiner();
+            // The whole source first, so blocks can index it.
+            let mut src = String::new();
+            let mut ranges = Vec::new();
+            for s in &steps {
+                if let Step::Block(p) = s {
+                    ranges.push((src.len()..src.len() + p.words.len(), p.boundary));
+                    src.push_str(&p.words);
+                    src.push_str(p.sep);
+                }
+            }
             let mut out = Vec::new();
-            let mut blocks: Vec<(String, usize)> = Vec::new();
             let mut now = 0u64;
+            let mut next = 0;
+            let mut boundaries = Vec::new();
             for s in steps {
                 match s {
-                    Step::Block(text, m) => {
-                        // Message indices only grow within a turn.
-                        let m = m.max(blocks.last().map_or(0, |b| b.1));
-                        let meta = BlockMeta { message: m, ..BlockMeta::default() };
-                        let i = blocks.len();
-                        blocks.push((text.clone(), m));
-                        c.push(text, i..i + 1, &meta, Time::from_millis(now), &mut out);
+                    Step::Block(p) => {
+                        let (range, boundary) = ranges[next].clone();
+                        next += 1;
+                        let b = Block {
+                            text: p.words.clone(),
+                            sep: p.sep.to_owned(),
+                            source: range.clone(),
+                            ..Block::default()
+                        };
+                        c.push_block(b, &BlockMeta::default(), Some(&src), Time::from_millis(now), &mut out);
+                        if boundary {
+                            c.end_of_text();
+                            boundaries.push(range.end);
+                        }
                     }
                     Step::Timer(dt) => {
                         now += dt;
@@ -797,31 +1219,35 @@ mod proptests {
             }
             c.flush(&mut out);
 
-            let mut next_source = 0usize;
+            let mut covered = 0usize;
             for merged in &out {
+                let first = merged.sources[0].start;
+                prop_assert!(first >= covered, "in order: {:?}", merged);
+                prop_assert!(src[covered..first].trim().is_empty(), "nothing skipped");
                 // Never above max unless one block alone is at least max.
                 if metric.len(&merged.text) > max {
                     prop_assert_eq!(merged.sources.len(), 1, "over max only alone: {:?}", merged);
-                    prop_assert!(metric.len(&blocks[merged.sources[0].start].0) >= max);
                 }
                 if let Some(cap) = max_lines && merged.sources.len() > 1 {
-                    prop_assert!(merged.text.split('\n').count() <= cap,
-                        "line cap: {:?}", merged);
+                    prop_assert!(merged.text.split('\n').count() <= cap, "line cap: {:?}", merged);
                 }
-                // Split at joiners, the merged text gives back its blocks, in order.
-                let pieces: Vec<&str> = merged.text.trim().split(joiner).map(str::trim).collect();
-                prop_assert_eq!(pieces.len(), merged.sources.len(), "{:?}", merged);
-                for (piece, src) in pieces.iter().zip(&merged.sources) {
-                    prop_assert_eq!(src.start, next_source);
-                    next_source = src.end;
-                    prop_assert_eq!(*piece, blocks[src.start].0.trim());
-                    prop_assert_eq!(merged.meta.message, blocks[src.start].1);
+                // Exactly the source per range; the joiner between ranges, only at a
+                // text boundary; no separator at either end.
+                let mut want = String::new();
+                for (i, r) in merged.sources.iter().enumerate() {
+                    if i > 0 {
+                        prop_assert!(boundaries.iter().any(|&q| q >= merged.sources[i - 1].end && q <= r.start));
+                        want.push_str(joiner);
+                    }
+                    want.push_str(&src[r.clone()]);
                 }
+                prop_assert_eq!(&merged.text, want.trim());
                 if paragraph {
                     prop_assert_eq!(merged.sources.len(), 1);
                 }
+                covered = merged.sources.last().unwrap().end;
             }
-            prop_assert_eq!(next_source, blocks.len());
+            prop_assert!(src[covered..].trim().is_empty(), "nothing lost");
         }
     }
 }

@@ -1,6 +1,8 @@
 //! Test helpers: the library's virtual-clock host plus small config shortcuts.
 #![allow(dead_code, unused_imports)]
 
+pub(crate) mod reconstruct;
+
 use replystream::Engine;
 pub(crate) use replystream::sim::{Ack, AckPolicy, Sim};
 

@@ -1,0 +1,712 @@
+//! An independent checker of the message rule (DESIGN §4, SPEC §3–§4, §13): it owns its fence
+//! parser, its length metrics and its whitespace rules, and uses nothing of the library but
+//! the names of its settings.
+//!
+//! Each send of the answer is matched against the cleaned model text it came from: its text
+//! must be exactly one span of that text, apart from the documented edge repairs (a synthetic
+//! reopening fence line at its start when the span starts inside a fence, a synthetic closing
+//! line at its end when a fence is open at the span's end) and, only at the `TextEnd`
+//! boundaries the test names, the configured joiner. Block sends tile the text in order;
+//! finals tile what was not delivered; together the delivered spans cover every
+//! non-separator byte exactly once.
+
+use std::collections::HashSet;
+
+use replystream::{LengthMetric, SendId, SendKind, SendRequest};
+use unicode_segmentation::UnicodeSegmentation;
+
+/// The width of an indentation in columns (a tab counts four).
+fn columns(indent: &str) -> usize {
+    indent.bytes().map(|b| if b == b'\t' { 4 } else { 1 }).sum()
+}
+
+/// Separator whitespace: what a cut may fall in and what a separator is made of.
+pub(crate) fn is_sep(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
+/// The length of `text` in `metric`, counted here.
+pub(crate) fn units(metric: LengthMetric, text: &str) -> usize {
+    match metric {
+        LengthMetric::Bytes => text.len(),
+        LengthMetric::Chars => text.chars().count(),
+        LengthMetric::Utf16 => text.encode_utf16().count(),
+        LengthMetric::Graphemes => text.graphemes(true).count(),
+        other => panic!("unknown metric {other:?}"),
+    }
+}
+
+/// A fence marker: character, length, indentation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Marker {
+    ch: u8,
+    len: usize,
+    indent: usize,
+}
+
+fn strip_cr(line: &str) -> &str {
+    line.strip_suffix('\r').unwrap_or(line)
+}
+
+/// `line` as an opening fence line (CommonMark: at most 3 spaces, 3+ backticks or tildes, a
+/// backtick fence's info string holds no backtick).
+pub(crate) fn opener(line: &str) -> Option<Marker> {
+    let line = strip_cr(line).as_bytes();
+    let indent = line.iter().take_while(|&&b| b == b' ').count();
+    if indent > 3 {
+        return None;
+    }
+    let ch = *line.get(indent)?;
+    if ch != b'`' && ch != b'~' {
+        return None;
+    }
+    let len = line[indent..].iter().take_while(|&&b| b == ch).count();
+    if len < 3 || (ch == b'`' && line[indent + len..].contains(&b'`')) {
+        return None;
+    }
+    Some(Marker { ch, len, indent })
+}
+
+/// Whether `line` closes a fence opened by `m`: at most 3 spaces, the same character at least
+/// as many times, then only spaces or tabs.
+pub(crate) fn closes(m: Marker, line: &str) -> bool {
+    let line = strip_cr(line).as_bytes();
+    let indent = line.iter().take_while(|&&b| b == b' ').count();
+    if indent > 3 {
+        return false;
+    }
+    let len = line[indent..].iter().take_while(|&&b| b == m.ch).count();
+    len >= m.len
+        && line[indent + len..]
+            .iter()
+            .all(|&b| b == b' ' || b == b'\t')
+}
+
+/// A line that is only a fence marker (what a synthetic close or bare reopen looks like).
+fn bare_marker_line(line: &str) -> bool {
+    opener(line).is_some_and(|m| closes(m, line))
+}
+
+/// Whether `line` is a fence line (opening or closing marker line).
+pub(crate) fn is_fence_line(line: &str) -> bool {
+    opener(line).is_some()
+}
+
+/// The fence left open at the end of `text`, if any.
+pub(crate) fn open_fence_at_end(text: &str) -> Option<Marker> {
+    let mut open: Option<Marker> = None;
+    for line in text.split('\n') {
+        match open {
+            Some(m) if closes(m, line) => open = None,
+            Some(_) => {}
+            None => open = opener(line),
+        }
+    }
+    open
+}
+
+/// Fences balanced: every fence opened in `text` is closed in it.
+pub(crate) fn balanced(text: &str) -> bool {
+    open_fence_at_end(text).is_none()
+}
+
+/// A fenced code block of a source text, in byte offsets.
+#[derive(Clone, Copy, Debug)]
+struct Fence {
+    /// Start of the opening line.
+    open_start: usize,
+    /// End of the opening line (its `\n`, or the end of the text).
+    open_end: usize,
+    marker: Marker,
+    /// Start of the closing line, if any.
+    close_start: Option<usize>,
+    /// End of the closing line's marker run (before any trailing spaces and `\n`).
+    close_end: Option<usize>,
+}
+
+fn fences(text: &str) -> Vec<Fence> {
+    let mut out: Vec<Fence> = Vec::new();
+    let mut open: Option<Fence> = None;
+    let mut at = 0;
+    for line in text.split('\n') {
+        let end = at + line.len();
+        match open {
+            Some(mut f) if closes(f.marker, line) => {
+                let trimmed = strip_cr(line).trim_end_matches([' ', '\t']);
+                f.close_start = Some(at);
+                f.close_end = Some(at + trimmed.len());
+                out.push(f);
+                open = None;
+            }
+            Some(_) => {}
+            None => {
+                open = opener(line).map(|marker| Fence {
+                    open_start: at,
+                    open_end: end,
+                    marker,
+                    close_start: None,
+                    close_end: None,
+                })
+            }
+        }
+        at = end + 1;
+    }
+    out.extend(open);
+    out
+}
+
+/// One assistant message's cleaned text, as the test knows it.
+pub(crate) struct Source {
+    pub(crate) text: String,
+    fences: Vec<Fence>,
+    /// Where the host pushed `TextEnd` while streaming: the configured joiner may stand there.
+    pub(crate) boundaries: Vec<usize>,
+    /// Grapheme cluster boundaries.
+    graphemes: HashSet<usize>,
+}
+
+impl Source {
+    pub(crate) fn new(text: &str, boundaries: Vec<usize>) -> Source {
+        let mut graphemes: HashSet<usize> = text.grapheme_indices(true).map(|(i, _)| i).collect();
+        graphemes.insert(text.len());
+        Source {
+            text: text.to_owned(),
+            fences: fences(text),
+            boundaries,
+            graphemes,
+        }
+    }
+
+    /// The fence whose code `p` lies in (after its opening line, up to the start of its
+    /// closing line): a send starting there must reopen it.
+    fn inside(&self, p: usize) -> Option<&Fence> {
+        self.fences
+            .iter()
+            .find(|f| p > f.open_end && f.close_start.is_none_or(|c| p <= c))
+    }
+
+    /// The fence still open at `b` for a span ending there (its opening marker within the
+    /// span or reopened, its closing marker not yet complete): the send must close it.
+    fn open_at(&self, b: usize) -> Option<&Fence> {
+        self.fences.iter().find(|f| {
+            let marker_end = f.open_start + f.marker.indent + f.marker.len;
+            marker_end <= b && f.close_end.is_none_or(|c| b < c)
+        })
+    }
+
+    /// Whether `p` lies in a fence, its opening and closing lines included.
+    pub(crate) fn in_code(&self, p: usize) -> bool {
+        self.fences
+            .iter()
+            .any(|f| p >= f.open_start && f.close_end.is_none_or(|c| p <= c + 1))
+    }
+
+    /// When the first non-separator byte from `cursor` starts the closing line of a fence,
+    /// the send before ended with a synthetic close just before it, which showed that line
+    /// (a send reopening the fence there would show an empty code block): the range of the
+    /// line, to be counted with the send before.
+    fn shown_closer(&self, cursor: usize) -> Option<std::ops::Range<usize>> {
+        let n = self.next_non_sep(cursor);
+        let f = self.inside(n)?;
+        if f.close_start != Some(n) {
+            return None;
+        }
+        Some(n..f.close_end?)
+    }
+
+    fn next_non_sep(&self, from: usize) -> usize {
+        let bytes = self.text.as_bytes();
+        let mut p = from;
+        while p < bytes.len() && is_sep(bytes[p]) {
+            p += 1;
+        }
+        p
+    }
+
+    fn is_line_start(&self, p: usize) -> bool {
+        p == 0 || self.text.as_bytes()[p - 1] == b'\n'
+    }
+}
+
+/// The settings the rule depends on.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Rule {
+    /// The configured joiner.
+    pub(crate) joiner: &'static str,
+    pub(crate) metric: LengthMetric,
+    pub(crate) limit: usize,
+    pub(crate) max_lines: Option<usize>,
+    /// Check that every span starts and ends on a grapheme boundary.
+    pub(crate) graphemes: bool,
+}
+
+/// Where a send sits in its source.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Span {
+    pub(crate) message: usize,
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+}
+
+/// Checks what every send must satisfy on its own: not empty, within the limit and the line
+/// cap, fences balanced, no separator whitespace at either end.
+pub(crate) fn check_shape(text: &str, rule: &Rule) -> Result<(), String> {
+    if text.bytes().all(is_sep) {
+        return Err(format!("empty send {text:?}"));
+    }
+    let n = units(rule.metric, text);
+    if n > rule.limit {
+        return Err(format!("{n} units > limit {}: {text:?}", rule.limit));
+    }
+    if let Some(cap) = rule.max_lines {
+        let lines = text.split('\n').count();
+        if lines > cap {
+            return Err(format!("{lines} lines > cap {cap}: {text:?}"));
+        }
+    }
+    if !balanced(text) {
+        return Err(format!("unbalanced fences: {text:?}"));
+    }
+    if text.ends_with(|c: char| c.is_ascii() && is_sep(c as u8)) {
+        return Err(format!("ends with separator whitespace: {text:?}"));
+    }
+    if text.starts_with(['\n', '\r']) {
+        return Err(format!("starts with a line break: {text:?}"));
+    }
+    Ok(())
+}
+
+/// Whether `text` starts with a line that reopens `f`: its opening line or its bare marker.
+fn reopens(f: &Fence, source: &str, text: &str) -> bool {
+    let Some((first, _)) = text.split_once('\n') else {
+        return false;
+    };
+    // A fence line's indentation (up to 3 spaces) does not change it.
+    let line = |l: &str| strip_cr(l).trim_start_matches(' ').to_owned();
+    let original = line(&source[f.open_start..f.open_end]);
+    line(first) == original || (bare_marker_line(first) && closes(f.marker, first))
+}
+
+/// Matches one send's text against `src` from `cursor` on (separator whitespace before it is
+/// skipped). Returns the span it shows.
+fn match_send(
+    src: &Source,
+    cursor: usize,
+    text: &str,
+    rule: &Rule,
+) -> Result<(usize, usize), String> {
+    let n = src.next_non_sep(cursor);
+    if n >= src.text.len() {
+        return Err(format!("nothing left at {cursor} for {text:?}"));
+    }
+    // A span starting inside a fence starts with a reopening line: the fence's own opening
+    // line, or its bare marker.
+    let inside = src.inside(n).is_some();
+    let body = match src.inside(n) {
+        Some(f) => {
+            let Some((first, rest)) = text.split_once('\n') else {
+                return Err(format!(
+                    "starts inside a fence at {n} without reopening: {text:?}"
+                ));
+            };
+            if !reopens(f, &src.text, text) {
+                return Err(format!(
+                    "starts inside a fence at {n}, reopened with {first:?}, not {:?}",
+                    &src.text[f.open_start..f.open_end]
+                ));
+            }
+            if f.close_start == Some(n) {
+                return Err(format!("starts with an empty code block: {text:?}"));
+            }
+            rest
+        }
+        None => text,
+    };
+    // A synthetic close at the end: the last line is a bare marker that the source does
+    // not have right there.
+    if let Some((head, last)) = body.rsplit_once('\n')
+        && bare_marker_line(last)
+        && let Ok((a, b)) = walk_body(src, cursor, n, head, inside, rule)
+        && let Some(f) = src.open_at(b)
+        && closes(f.marker, last)
+    {
+        let real = src.text[b..].strip_prefix('\n').is_some_and(|rest| {
+            let line = rest.split('\n').next().unwrap_or("");
+            strip_cr(line) == strip_cr(last) && f.close_start == Some(b + 1)
+        });
+        if !real {
+            return Ok((a, b));
+        }
+    }
+    let (a, b) = walk_body(src, cursor, n, body, inside, rule)?;
+    if let Some(f) = src.open_at(b) {
+        return Err(format!(
+            "span {a}..{b} ends inside the fence opened at {} without closing it: {text:?}",
+            f.open_start
+        ));
+    }
+    Ok((a, b))
+}
+
+/// Matches `body` (the send without its fence repairs) at the first non-separator byte `n`
+/// after `cursor`, allowing leading whitespace that indents a line of code or is code after
+/// a reopened fence line, 4 synthetic spaces before the rest of an indented code line cut
+/// in its middle, and the joiner at text boundaries.
+fn walk_body(
+    src: &Source,
+    cursor: usize,
+    n: usize,
+    body: &str,
+    reopened: bool,
+    rule: &Rule,
+) -> Result<(usize, usize), String> {
+    // A send that goes on with an indented code line cut in its middle may start with 4
+    // synthetic spaces, so the rest of the line stays code.
+    let line_start = src.text[..n].rfind('\n').map_or(0, |i| i + 1);
+    let line = &src.text[line_start..];
+    let indent = line.len() - line.trim_start_matches([' ', '\t']).len();
+    let mid_code_line = !reopened && columns(&line[..indent]) >= 4 && n > line_start + indent;
+    let body = match body.strip_prefix("    ") {
+        Some(rest) if mid_code_line => rest,
+        _ => body,
+    };
+    // After a reopened fence line, leading whitespace (blank lines included) is code.
+    let lead = if reopened {
+        body.len() - body.trim_start_matches([' ', '\t', '\r', '\n']).len()
+    } else {
+        body.len() - body.trim_start_matches([' ', '\t']).len()
+    };
+    let code_indent = src.is_line_start(n - lead.min(n)) && columns(&body[..lead]) >= 4;
+    if lead > n - cursor || !reopened && !code_indent && lead > 0 {
+        return Err(format!("leading separator whitespace at {n}: {body:?}"));
+    }
+    let a = n - lead;
+    if src.text.as_bytes()[a..n] != body.as_bytes()[..lead] {
+        return Err(format!("leading whitespace differs at {a}: {body:?}"));
+    }
+    match walk(src, body.as_bytes(), 0, a, rule) {
+        Some(b) => Ok((a, b)),
+        None => Err(format!(
+            "not the source from {a}: send {body:?}\nsource {:?}",
+            excerpt(&src.text, a, body.len() + 40)
+        )),
+    }
+}
+
+/// Walks `body[i..]` against the source from `j`: equal bytes, or, where the source has only
+/// separator whitespace up to a text boundary, the joiner. Returns the source end.
+fn walk(src: &Source, body: &[u8], mut i: usize, mut j: usize, rule: &Rule) -> Option<usize> {
+    let s = src.text.as_bytes();
+    loop {
+        if i == body.len() {
+            return Some(j);
+        }
+        // A text boundary ahead with only separator whitespace before it: try the joiner.
+        if let Some(&q) = src
+            .boundaries
+            .iter()
+            .find(|&&q| q >= j && s[j..q].iter().all(|&b| is_sep(b)))
+            && (j == 0 || !is_sep(s[j - 1]))
+            && let Some(r) = joined(src, body, i, q, rule)
+            && let Some(end) = walk(src, body, r.0, r.1, rule)
+        {
+            return Some(end);
+        }
+        if j < s.len() && body[i] == s[j] {
+            i += 1;
+            j += 1;
+        } else {
+            return None;
+        }
+    }
+}
+
+/// At boundary `q`, `body[i..]` starts with the joiner (a line break instead of `" "` next
+/// to a fence line); the block after it starts past blank lines (and past all leading
+/// whitespace unless it indents a line and the joiner ends a line).
+fn joined(src: &Source, body: &[u8], i: usize, q: usize, rule: &Rule) -> Option<(usize, usize)> {
+    let s = src.text.as_bytes();
+    let mut r = q;
+    while r < s.len() && is_sep(s[r]) {
+        r += 1;
+    }
+    let run = &s[q..r];
+    let nl = run.iter().rposition(|&b| b == b'\n');
+    let indent_at = nl.map_or(q, |i| q + i + 1);
+    let code_indent =
+        (nl.is_some() || src.is_line_start(q)) && columns(&src.text[indent_at..r]) >= 4;
+    let next = if rule.joiner.contains('\n') && code_indent {
+        indent_at
+    } else {
+        r
+    };
+    let before = std::str::from_utf8(&body[..i]).ok()?;
+    let last_line = before.rsplit('\n').next().unwrap_or("");
+    let next_line = src.text[r..].split('\n').next().unwrap_or("");
+    let joiner =
+        if !rule.joiner.contains('\n') && (is_fence_line(last_line) || is_fence_line(next_line)) {
+            "\n"
+        } else {
+            rule.joiner
+        };
+    body[i..]
+        .starts_with(joiner.as_bytes())
+        .then_some((i + joiner.len(), next))
+}
+
+/// A send as the checker sees it.
+pub(crate) struct SeenSend {
+    pub(crate) id: SendId,
+    pub(crate) kind: SendKind,
+    pub(crate) text: String,
+    pub(crate) delivered: bool,
+}
+
+/// The sends of a run, first emission of each id, in emission order, with whether the host
+/// confirmed them.
+pub(crate) fn seen_sends<'a>(
+    log: impl Iterator<Item = &'a SendRequest>,
+    delivered: &HashSet<SendId>,
+) -> Vec<SeenSend> {
+    let mut seen = HashSet::new();
+    log.filter(|s| seen.insert(s.send_id))
+        .map(|s| SeenSend {
+            id: s.send_id,
+            kind: s.kind,
+            text: s.payload.text.clone(),
+            delivered: delivered.contains(&s.send_id),
+        })
+        .collect()
+}
+
+/// Checks every answer send of a run against the sources (one per assistant message):
+/// shape, exact spans, order, and that the delivered spans cover every non-separator byte
+/// exactly once. Returns the spans, in emission order.
+pub(crate) fn check_answer(
+    sources: &[Source],
+    sends: &[SeenSend],
+    rule: &Rule,
+) -> Result<Vec<Span>, String> {
+    let mut run = Tiling {
+        sources,
+        covered: sources.iter().map(|s| vec![0u8; s.text.len()]).collect(),
+        spans: Vec::new(),
+        m: 0,
+        cursor: 0,
+    };
+    let mut finals_started = false;
+    let mut final_at = (0usize, 0usize);
+    for send in sends {
+        let text = send.text.as_str();
+        check_shape(text, rule).map_err(|e| format!("send {:?}: {e}", send.id))?;
+        let span = match send.kind {
+            SendKind::Block => {
+                if finals_started {
+                    return Err(format!("block send {:?} after a final", send.id));
+                }
+                run.match_block(text, rule)?
+            }
+            SendKind::Final => {
+                if !finals_started {
+                    finals_started = true;
+                    run.absorb_closer()?;
+                }
+                run.match_final(&mut final_at, text, rule)?
+            }
+            other => return Err(format!("unexpected send kind {other:?}")),
+        };
+        let src = &sources[span.message];
+        if rule.graphemes
+            && (!src.graphemes.contains(&span.start) || !src.graphemes.contains(&span.end))
+        {
+            return Err(format!("span {span:?} cuts a grapheme: {text:?}"));
+        }
+        if send.delivered {
+            run.cover(span.message, span.start..span.end);
+        }
+        run.spans.push((span, send.delivered));
+    }
+    if !finals_started {
+        run.absorb_closer()?;
+    }
+    run.cover_shown_closers();
+    for (i, src) in sources.iter().enumerate() {
+        for (p, &b) in src.text.as_bytes().iter().enumerate() {
+            let c = run.covered[i][p];
+            if !is_sep(b) && c != 1 {
+                return Err(format!(
+                    "message {i} byte {p} delivered {c} times, near {:?}",
+                    excerpt(&src.text, p.saturating_sub(20), 40)
+                ));
+            }
+        }
+    }
+    Ok(run.spans.into_iter().map(|(s, _)| s).collect())
+}
+
+/// The sends matched so far and what of the sources they delivered.
+struct Tiling<'a> {
+    sources: &'a [Source],
+    /// Per message and byte: how many delivered sends showed it.
+    covered: Vec<Vec<u8>>,
+    /// Every send's span, with whether it was delivered.
+    spans: Vec<(Span, bool)>,
+    /// Where the next block send starts looking.
+    m: usize,
+    cursor: usize,
+}
+
+impl Tiling<'_> {
+    fn cover(&mut self, m: usize, range: std::ops::Range<usize>) {
+        for c in &mut self.covered[m][range] {
+            *c += 1;
+        }
+    }
+
+    /// A fence's closing line right at the cursor was shown by the synthetic close of the
+    /// send before: the cursor moves past it (it is counted as delivered by
+    /// [`Tiling::cover_shown_closers`], whichever delivered send closed the fence there).
+    fn absorb_closer(&mut self) -> Result<(), String> {
+        let Some(src) = self.sources.get(self.m) else {
+            return Ok(());
+        };
+        let Some(closer) = src.shown_closer(self.cursor) else {
+            return Ok(());
+        };
+        let m = self.m;
+        if !self
+            .spans
+            .iter()
+            .any(|(p, _)| p.message == m && p.end <= closer.start)
+        {
+            return Err(format!(
+                "a closing line at {} shown by no send",
+                closer.start
+            ));
+        }
+        self.cursor = closer.end;
+        Ok(())
+    }
+
+    fn match_block(&mut self, text: &str, rule: &Rule) -> Result<Span, String> {
+        loop {
+            self.absorb_closer()?;
+            let src = self
+                .sources
+                .get(self.m)
+                .ok_or_else(|| format!("no message left for {text:?}"))?;
+            match match_send(src, self.cursor, text, rule) {
+                Ok((a, b)) => {
+                    self.cursor = b;
+                    return Ok(Span {
+                        message: self.m,
+                        start: a,
+                        end: b,
+                    });
+                }
+                Err(e) => {
+                    // The message is done only if nothing but separators is left of it.
+                    self.absorb_closer()?;
+                    let left = src.next_non_sep(self.cursor) < src.text.len();
+                    if left || self.m + 1 >= self.sources.len() {
+                        return Err(format!("message {}: {e}", self.m));
+                    }
+                    self.m += 1;
+                    self.cursor = 0;
+                }
+            }
+        }
+    }
+
+    fn match_final(
+        &mut self,
+        at: &mut (usize, usize),
+        text: &str,
+        rule: &Rule,
+    ) -> Result<Span, String> {
+        // The next byte that is neither a separator nor delivered; a closing line there
+        // that the final does not reopen was shown by the send that closed the fence.
+        let (mut m, mut p) = *at;
+        loop {
+            let src = self
+                .sources
+                .get(m)
+                .ok_or_else(|| format!("final {text:?} with nothing undelivered"))?;
+            let s = src.text.as_bytes();
+            while p < s.len() && (is_sep(s[p]) || self.covered[m][p] > 0) {
+                p += 1;
+            }
+            if p < s.len() {
+                if let Some(closer) = src.shown_closer(p)
+                    && self.closed_by_delivered(m, closer.start)
+                {
+                    self.cover(m, closer.clone());
+                    p = closer.end;
+                    continue;
+                }
+                break;
+            }
+            m += 1;
+            p = 0;
+        }
+        let src = &self.sources[m];
+        // Separators before it belong to the gap: match from the start of its run.
+        let mut from = p;
+        while from > 0 && is_sep(src.text.as_bytes()[from - 1]) && self.covered[m][from - 1] == 0 {
+            from -= 1;
+        }
+        let (a, b) = match_send(src, from, text, rule).map_err(|e| format!("final: {e}"))?;
+        if self.covered[m][a..b].iter().any(|&c| c > 0) {
+            return Err(format!("final {text:?} repeats delivered text at {a}..{b}"));
+        }
+        *at = (m, b);
+        Ok(Span {
+            message: m,
+            start: a,
+            end: b,
+        })
+    }
+
+    /// Closing lines no send showed as source, right after a delivered send that ended
+    /// inside their fence (its synthetic close showed them), count as delivered once.
+    fn cover_shown_closers(&mut self) {
+        for m in 0..self.sources.len() {
+            let closers: Vec<_> = self.sources[m]
+                .fences
+                .iter()
+                .filter_map(|f| Some(f.close_start?..f.close_end?))
+                .collect();
+            for closer in closers {
+                let uncovered = self.covered[m][closer.clone()].iter().all(|&c| c == 0);
+                if uncovered && self.closed_by_delivered(m, closer.start) {
+                    self.cover(m, closer);
+                }
+            }
+        }
+    }
+
+    /// Whether a delivered send ended right before `closer_start` (only separators
+    /// between), so its synthetic close showed that closing line.
+    fn closed_by_delivered(&self, m: usize, closer_start: usize) -> bool {
+        let s = self.sources[m].text.as_bytes();
+        self.spans.iter().any(|(span, delivered)| {
+            *delivered
+                && span.message == m
+                && span.end <= closer_start
+                && s[span.end..closer_start].iter().all(|&b| is_sep(b))
+        })
+    }
+}
+
+/// About `len` bytes of `text` from `from`, on char boundaries.
+pub(crate) fn excerpt(text: &str, from: usize, len: usize) -> &str {
+    let mut a = from.min(text.len());
+    while !text.is_char_boundary(a) {
+        a -= 1;
+    }
+    let mut b = (a + len).min(text.len());
+    while !text.is_char_boundary(b) {
+        b += 1;
+    }
+    &text[a..b]
+}

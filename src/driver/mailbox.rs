@@ -1,0 +1,223 @@
+//! One stream's inputs on their way to the driver thread, merged where that changes nothing.
+//!
+//! Every input for a stream, from any handle or thread, is appended to the stream's mailbox
+//! under its lock, so the mailbox holds them in the order they were pushed. The driver thread
+//! is told that a mailbox has something (one token on the command channel, sent only when
+//! the mailbox turns non-empty) and takes everything it holds at once.
+//!
+//! Consecutive text deltas are stored as one run of text: the driver pushes the run into the
+//! engine as one delta. The text core is split-invariant (the same blocks for any split of
+//! the same text, as long as no timer fires in between), and no timer can fire between two
+//! deltas handled in one push; a deadline that fell due before the push is fired first,
+//! exactly as it would be before the first of the deltas (see the worker). So merging
+//! changes no output, and it regulates itself: the further the driver thread is behind, the
+//! more text each push carries, and the fewer pushes it needs.
+//!
+//! The buffers change hands instead of being freed: the driver thread swaps its empty ones
+//! in as it takes a mailbox's contents, so a pushed delta is copied once, into memory that
+//! is already allocated.
+
+use std::collections::VecDeque;
+use std::sync::{Mutex, MutexGuard};
+
+use super::StreamId;
+use crate::input::OwnedInput;
+
+/// A stream's pending inputs.
+pub(super) struct Mailbox {
+    /// The stream this mailbox belongs to.
+    pub(super) id: StreamId,
+    pending: Mutex<Pending>,
+}
+
+/// What a mailbox holds, in push order.
+#[derive(Default)]
+pub(super) struct Pending {
+    /// The text of the text runs, back to back.
+    pub(super) text: String,
+    /// The inputs: runs of text (their length in `text`) and other inputs.
+    pub(super) items: VecDeque<Item>,
+    /// Inputs pushed since the driver thread last took them (a run counts each delta).
+    pub(super) inputs: usize,
+    /// The driver thread was told (a token is on its way, or the thread holds off).
+    queued: bool,
+    state: State,
+}
+
+/// One pending input.
+pub(super) enum Item {
+    /// Consecutive text deltas: `len` bytes of [`Pending::text`], from `deltas` pushes.
+    Text { len: usize, deltas: usize },
+    /// Any other input.
+    Input(OwnedInput),
+}
+
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+enum State {
+    #[default]
+    Open,
+    /// The stream finished: later inputs are dropped quietly (as late acks are).
+    Finished,
+    /// The driver thread stopped: later inputs are refused.
+    Stopped,
+}
+
+/// What became of an input handed to [`Mailbox::push`].
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Pushed {
+    /// Appended; the driver thread must be told (the mailbox was empty).
+    Tell,
+    /// Appended to a mailbox the driver thread already knows about.
+    Queued,
+    /// The stream is finished: the input was dropped.
+    Dropped,
+    /// The driver thread stopped: the input was not taken.
+    Stopped,
+}
+
+/// An input to append: a delta by reference (copied into the run), anything else owned.
+pub(super) enum Incoming<'a> {
+    Text(&'a str),
+    Input(OwnedInput),
+}
+
+impl Mailbox {
+    pub(super) fn new(id: StreamId) -> Mailbox {
+        Mailbox {
+            id,
+            pending: Mutex::new(Pending::default()),
+        }
+    }
+
+    /// Appends `input`, merging a delta into the run before it.
+    pub(super) fn push(&self, input: Incoming<'_>) -> Pushed {
+        let mut p = lock(&self.pending);
+        match p.state {
+            State::Open => {}
+            State::Finished => return Pushed::Dropped,
+            State::Stopped => return Pushed::Stopped,
+        }
+        match input {
+            Incoming::Text(text) => {
+                p.text.push_str(text);
+                match p.items.back_mut() {
+                    Some(Item::Text { len, deltas }) => {
+                        *len += text.len();
+                        *deltas += 1;
+                    }
+                    _ => p.items.push_back(Item::Text {
+                        len: text.len(),
+                        deltas: 1,
+                    }),
+                }
+            }
+            Incoming::Input(input) => p.items.push_back(Item::Input(input)),
+        }
+        p.inputs += 1;
+        if p.queued {
+            Pushed::Queued
+        } else {
+            p.queued = true;
+            Pushed::Tell
+        }
+    }
+
+    /// Takes everything pending into `into` (whose buffers must be empty; they are swapped
+    /// in), and returns how many inputs that was. The next push tells the driver thread again.
+    pub(super) fn take(&self, into: &mut Pending) -> usize {
+        debug_assert!(into.text.is_empty() && into.items.is_empty());
+        let mut p = lock(&self.pending);
+        std::mem::swap(&mut p.text, &mut into.text);
+        std::mem::swap(&mut p.items, &mut into.items);
+        p.queued = false;
+        std::mem::take(&mut p.inputs)
+    }
+
+    /// The stream finished (`stopped`: the driver thread stopped): what is pending is
+    /// dropped, and so is every later input. Returns how many inputs were dropped.
+    pub(super) fn close(&self, stopped: bool) -> usize {
+        let mut p = lock(&self.pending);
+        if p.state == State::Open || stopped {
+            p.state = if stopped {
+                State::Stopped
+            } else {
+                State::Finished
+            };
+        }
+        p.text = String::new();
+        p.items = VecDeque::new();
+        std::mem::take(&mut p.inputs)
+    }
+}
+
+impl Pending {
+    /// Empties the buffers, keeping their memory for the next swap.
+    pub(super) fn clear(&mut self) {
+        self.text.clear();
+        self.items.clear();
+    }
+}
+
+/// Locks `m`, ignoring poisoning: no code holding a mailbox lock calls user code or panics.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn texts(p: &Pending) -> Vec<String> {
+        let mut at = 0;
+        p.items
+            .iter()
+            .map(|item| match item {
+                Item::Text { len, deltas } => {
+                    at += len;
+                    format!("{deltas} text {:?}", &p.text[at - len..at])
+                }
+                Item::Input(input) => format!("{input:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn consecutive_deltas_merge_and_other_inputs_keep_their_place() {
+        let mailbox = Mailbox::new(StreamId(1));
+        assert_eq!(mailbox.push(Incoming::Text("Hello, ")), Pushed::Tell);
+        assert_eq!(mailbox.push(Incoming::Text("world.")), Pushed::Queued);
+        let tool = OwnedInput::ToolStart { name: "x".into() };
+        assert_eq!(mailbox.push(Incoming::Input(tool)), Pushed::Queued);
+        assert_eq!(mailbox.push(Incoming::Text(" After.")), Pushed::Queued);
+        assert_eq!(
+            mailbox.push(Incoming::Input(OwnedInput::Finish)),
+            Pushed::Queued
+        );
+        let mut p = Pending::default();
+        assert_eq!(mailbox.take(&mut p), 5);
+        assert_eq!(
+            texts(&p),
+            [
+                "2 text \"Hello, world.\"",
+                "ToolStart { name: \"x\" }",
+                "1 text \" After.\"",
+                "Finish"
+            ]
+        );
+        p.clear();
+        // Taken: the next push tells the driver thread again.
+        assert_eq!(mailbox.push(Incoming::Text("Again")), Pushed::Tell);
+        assert_eq!(mailbox.take(&mut p), 1);
+        assert_eq!(texts(&p), ["1 text \"Again\""]);
+    }
+
+    #[test]
+    fn a_closed_mailbox_drops_or_refuses() {
+        let mailbox = Mailbox::new(StreamId(1));
+        mailbox.push(Incoming::Text("pending"));
+        assert_eq!(mailbox.close(false), 1);
+        assert_eq!(mailbox.push(Incoming::Text("late")), Pushed::Dropped);
+        assert_eq!(mailbox.close(true), 0);
+        assert_eq!(mailbox.push(Incoming::Text("later")), Pushed::Stopped);
+    }
+}

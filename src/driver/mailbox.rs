@@ -21,12 +21,23 @@ use std::collections::VecDeque;
 use std::sync::{Mutex, MutexGuard};
 
 use super::StreamId;
+use crate::config::{Config, PreviewMode};
 use crate::input::OwnedInput;
+
+/// Whether a stream with `config` may have its waiting deltas merged. Not with a live
+/// preview: a preview shows the text received so far each time it is created or edited, so
+/// a merged push would show more text in it than the first of its deltas alone (the blocks
+/// and finals are the same either way).
+pub(super) fn merges_deltas(config: &Config) -> bool {
+    config.preview == PreviewMode::Off
+}
 
 /// A stream's pending inputs.
 pub(super) struct Mailbox {
     /// The stream this mailbox belongs to.
     pub(super) id: StreamId,
+    /// Whether consecutive deltas are merged (see [`merges_deltas`]).
+    merge: bool,
     pending: Mutex<Pending>,
 }
 
@@ -82,9 +93,10 @@ pub(super) enum Incoming<'a> {
 }
 
 impl Mailbox {
-    pub(super) fn new(id: StreamId) -> Mailbox {
+    pub(super) fn new(id: StreamId, merge: bool) -> Mailbox {
         Mailbox {
             id,
+            merge,
             pending: Mutex::new(Pending::default()),
         }
     }
@@ -101,7 +113,7 @@ impl Mailbox {
             Incoming::Text(text) => {
                 p.text.push_str(text);
                 match p.items.back_mut() {
-                    Some(Item::Text { len, deltas }) => {
+                    Some(Item::Text { len, deltas }) if self.merge => {
                         *len += text.len();
                         *deltas += 1;
                     }
@@ -183,7 +195,7 @@ mod tests {
 
     #[test]
     fn consecutive_deltas_merge_and_other_inputs_keep_their_place() {
-        let mailbox = Mailbox::new(StreamId(1));
+        let mailbox = Mailbox::new(StreamId(1), true);
         assert_eq!(mailbox.push(Incoming::Text("Hello, ")), Pushed::Tell);
         assert_eq!(mailbox.push(Incoming::Text("world.")), Pushed::Queued);
         let tool = OwnedInput::ToolStart { name: "x".into() };
@@ -212,8 +224,18 @@ mod tests {
     }
 
     #[test]
+    fn without_merging_every_delta_keeps_its_own_item() {
+        let mailbox = Mailbox::new(StreamId(1), false);
+        mailbox.push(Incoming::Text("Hello, "));
+        mailbox.push(Incoming::Text("world."));
+        let mut p = Pending::default();
+        assert_eq!(mailbox.take(&mut p), 2);
+        assert_eq!(texts(&p), ["1 text \"Hello, \"", "1 text \"world.\""]);
+    }
+
+    #[test]
     fn a_closed_mailbox_drops_or_refuses() {
-        let mailbox = Mailbox::new(StreamId(1));
+        let mailbox = Mailbox::new(StreamId(1), true);
         mailbox.push(Incoming::Text("pending"));
         assert_eq!(mailbox.close(false), 1);
         assert_eq!(mailbox.push(Incoming::Text("late")), Pushed::Dropped);

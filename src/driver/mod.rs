@@ -64,6 +64,8 @@
 //!   are the same; only the engine pushes are fewer, and the further the thread is behind,
 //!   the more each push carries. [`ShutdownReport::merged_deltas`] counts them. A refused
 //!   merged delta (text after the turn ended) is reported once per delta it stands for.
+//!   Streams with a live preview are not merged: a preview shows the text received so far
+//!   whenever it is created or edited, so it would show more text at once.
 //! - **Ids before events.** [`Driver::open`] returns the stream's id before any event names
 //!   it: [`StreamEvent::Started`] is reported just before the stream's first input is
 //!   handled, and inputs can only come through the handle `open` returned.
@@ -378,8 +380,9 @@ impl Driver {
     /// down or died. Never waits for the driver thread, so a sink may call it from its
     /// callbacks (to open the next turn on `Idle`, say).
     pub fn open(&self, chat: &str, config: Config, seed: u64) -> Result<StreamHandle, DriverError> {
+        let merge = mailbox::merges_deltas(&config);
         let engine = Engine::new(config, seed).map_err(DriverError::Config)?;
-        let mailbox = self.shared.begin_turn(chat)?;
+        let mailbox = self.shared.begin_turn(chat, merge)?;
         let id = mailbox.id;
         if let Err(e) = self.shared.reserve(Room::AsConfigured) {
             self.shared.end_turn(chat, Some(id));

@@ -196,7 +196,7 @@ impl Shared {
     /// Registers a new turn for `chat` and gives it a slot, or says why it cannot be
     /// opened. With a full waiting-turn queue and [`WhenFull::Block`], waits for a turn of
     /// the chat to end (never on the driver thread, where that would wait forever).
-    pub(super) fn begin_turn(&self, chat: &str) -> Result<Arc<Mailbox>, DriverError> {
+    pub(super) fn begin_turn(&self, chat: &str, merge: bool) -> Result<Arc<Mailbox>, DriverError> {
         let mut registry = lock(&self.registry);
         loop {
             if registry.closed {
@@ -237,7 +237,7 @@ impl Shared {
             }
         };
         let entry = &mut registry.slots[slot as usize];
-        let mailbox = Arc::new(Mailbox::new(stream_id(slot, entry.generation)));
+        let mailbox = Arc::new(Mailbox::new(stream_id(slot, entry.generation), merge));
         entry.mailbox = Some(mailbox.clone());
         Ok(mailbox)
     }

@@ -25,6 +25,7 @@ use replystream::{ChannelProfile, Config, SendRequest};
 struct CountingSink {
     sends: Arc<AtomicU64>,
     started: Arc<AtomicU64>,
+    idle: Arc<AtomicU64>,
 }
 
 impl Sink for CountingSink {
@@ -34,8 +35,14 @@ impl Sink for CountingSink {
     }
 
     fn event(&mut self, _stream: StreamId, event: &StreamEvent) {
-        if *event == StreamEvent::Started {
-            self.started.fetch_add(1, Ordering::Relaxed);
+        match event {
+            StreamEvent::Started => {
+                self.started.fetch_add(1, Ordering::Relaxed);
+            }
+            StreamEvent::Idle(_) => {
+                self.idle.fetch_add(1, Ordering::Relaxed);
+            }
+            _ => {}
         }
     }
 }
@@ -106,13 +113,25 @@ fn main() {
     let rss_start = status_kib("VmRSS:");
     let sends = Arc::new(AtomicU64::new(0));
     let started = Arc::new(AtomicU64::new(0));
+    let idle = Arc::new(AtomicU64::new(0));
     let driver = Driver::spawn(
         CountingSink {
             sends: sends.clone(),
             started: started.clone(),
+            idle: idle.clone(),
         },
         DriverOptions::default(),
     );
+    // The thread is named once it runs; its CPU time from here on is the whole run's.
+    let sched_spawned = loop {
+        if let Some(t) = driver_sched() {
+            break Some(t);
+        }
+        if std::fs::metadata("/proc/self/task").is_err() {
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    };
     let mut config = Config::for_channel(&ChannelProfile::by_name("telegram").unwrap());
     config.chunk_min = 200;
     config.chunk_max = 400;
@@ -174,6 +193,12 @@ fn main() {
     for h in &handles {
         h.finish().unwrap();
     }
+    // Every stream idle (or two minutes), then the thread's CPU time, while it still exists.
+    let drain_limit = Instant::now() + Duration::from_secs(120);
+    while idle.load(Ordering::Relaxed) < streams as u64 && Instant::now() < drain_limit {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let sched_end = driver_sched();
     let report = driver.shutdown(Duration::from_secs(120));
     let total = start.elapsed();
     let hwm = status_kib("VmHWM:");
@@ -204,12 +229,32 @@ fn main() {
         worst_lag.as_secs_f64() * 1000.0
     );
     println!(
-        "  engine inputs        {} (deltas, acks, timers) in {:.2} s: {:.0}/s",
+        "  engine inputs        {} (deltas, acks, timers) in {:.2} s: {:.0}/s; {} deltas merged into the one before",
         report.pushes,
         total.as_secs_f64(),
-        report.pushes as f64 / total.as_secs_f64()
+        report.pushes as f64 / total.as_secs_f64(),
+        report.merged_deltas,
     );
     println!("  driver thread        {busy}");
+    let per =
+        |cpu: Duration, n: u64| format!("{:.2} us", cpu.as_secs_f64() * 1e6 / n.max(1) as f64);
+    if let (Some(a), Some(b), Some(c)) = (sched_start, sched_produced, sched_spawned) {
+        println!(
+            "  driver CPU           {} per delta while the producer ran; {} per delta offered in the whole run",
+            per(b.on_cpu - a.on_cpu, pushed),
+            per(
+                sched_end.map_or(b.on_cpu, |e| e.on_cpu) - c.on_cpu,
+                pushed + 2 * streams as u64
+            ),
+        );
+        println!(
+            "                       {} per engine input in the whole run (opens and drain included)",
+            per(
+                sched_end.map_or(b.on_cpu, |e| e.on_cpu) - c.on_cpu,
+                report.pushes
+            ),
+        );
+    }
     println!("  sends delivered      {}", sends.load(Ordering::Relaxed));
     println!(
         "  streams completed    {} (unfinished {})",

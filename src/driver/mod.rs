@@ -190,8 +190,11 @@ pub struct DriverOptions {
     /// A second turn for a busy chat waits or is refused.
     pub busy_chat: BusyChat,
     /// How many opens and inputs (acks included) may wait for the driver thread at once,
-    /// over all streams (at least 1; default 65 536). A waiting delta costs its text and a
-    /// few bytes in its stream's mailbox.
+    /// over all streams (at least 1; default 1 048 576). A waiting text delta costs its
+    /// text (plus an item of a few dozen bytes when it cannot be merged into the delta
+    /// before it); other inputs an item each. The default is large so that a thread serving
+    /// 100 000 streams can fall several deltas behind on each, which is what lets it merge
+    /// them and catch up (see "Merged deltas").
     pub command_capacity: usize,
     /// How many turns may wait behind a chat's active turn (default 64).
     pub max_waiting_turns: usize,
@@ -204,7 +207,7 @@ impl Default for DriverOptions {
     fn default() -> Self {
         DriverOptions {
             busy_chat: BusyChat::Wait,
-            command_capacity: 65_536,
+            command_capacity: 1 << 20,
             max_waiting_turns: 64,
             when_full: WhenFull::Block,
         }

@@ -24,6 +24,9 @@ pub(super) enum Room {
     Wait,
 }
 
+/// How often a caller waiting for room looks again without being woken.
+const RECHECK_ROOM: std::time::Duration = std::time::Duration::from_millis(1);
+
 thread_local! {
     /// The driver whose thread this is (the address of its `Shared`), or 0.
     static DRIVER_OF_THIS_THREAD: Cell<usize> = const { Cell::new(0) };
@@ -135,13 +138,22 @@ impl Shared {
             if self.try_reserve() {
                 break Ok(());
             }
+            // Woken once the driver thread has freed a good share of the room (see
+            // `release`), and every millisecond in any case: one free place is enough,
+            // and the thread may be busy in a callback that waits for this very call.
             guard = self
                 .space_freed
-                .wait(guard)
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
+                .wait_timeout(guard, RECHECK_ROOM)
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .0;
         };
         self.blocked.fetch_sub(1, Ordering::SeqCst);
         result
+    }
+
+    fn low_water(&self) -> usize {
+        let capacity = self.options.command_capacity.max(1);
+        capacity - (capacity / 16).max(1)
     }
 
     fn try_reserve(&self) -> bool {
@@ -162,12 +174,16 @@ impl Shared {
     }
 
     /// `n` opens or inputs were taken by the driver thread (or never handed over).
+    /// Callers waiting for room are woken once the waiting inputs are down to the low
+    /// water mark (a sixteenth of the capacity free), not for each input taken: a wake-up is
+    /// a system call, and the driver thread would pay one per input while a producer is
+    /// ahead of it.
     pub(super) fn release(&self, n: usize) {
         if n == 0 {
             return;
         }
-        self.waiting.fetch_sub(n, Ordering::SeqCst);
-        if self.blocked.load(Ordering::SeqCst) > 0 {
+        let after = self.waiting.fetch_sub(n, Ordering::SeqCst) - n;
+        if after <= self.low_water() && self.blocked.load(Ordering::SeqCst) > 0 {
             let _guard = lock(&self.space);
             self.space_freed.notify_all();
         }

@@ -46,8 +46,12 @@ pub(super) struct Mailbox {
 pub(super) struct Pending {
     /// The text of the text runs, back to back.
     pub(super) text: String,
-    /// The inputs: runs of text (their length in `text`) and other inputs.
+    /// The inputs before the last run of text: runs of text (their length in `text`) and
+    /// other inputs.
     pub(super) items: VecDeque<Item>,
+    /// The run of text after the last item (`deltas == 0`: none). Kept out of `items`, so
+    /// that a stream fed only text never touches the items' buffer.
+    pub(super) tail: Run,
     /// Inputs pushed since the driver thread last took them (a run counts each delta).
     pub(super) inputs: usize,
     /// The driver thread was told (a token is on its way, or the thread holds off).
@@ -55,10 +59,17 @@ pub(super) struct Pending {
     state: State,
 }
 
+/// Consecutive text deltas: `len` bytes of [`Pending::text`], from `deltas` pushes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(super) struct Run {
+    pub(super) len: usize,
+    pub(super) deltas: usize,
+}
+
 /// One pending input.
 pub(super) enum Item {
-    /// Consecutive text deltas: `len` bytes of [`Pending::text`], from `deltas` pushes.
-    Text { len: usize, deltas: usize },
+    /// A run of text.
+    Text(Run),
     /// Any other input.
     Input(OwnedInput),
 }
@@ -112,18 +123,16 @@ impl Mailbox {
         match input {
             Incoming::Text(text) => {
                 p.text.push_str(text);
-                match p.items.back_mut() {
-                    Some(Item::Text { len, deltas }) if self.merge => {
-                        *len += text.len();
-                        *deltas += 1;
-                    }
-                    _ => p.items.push_back(Item::Text {
-                        len: text.len(),
-                        deltas: 1,
-                    }),
+                if !self.merge {
+                    p.end_run();
                 }
+                p.tail.len += text.len();
+                p.tail.deltas += 1;
             }
-            Incoming::Input(input) => p.items.push_back(Item::Input(input)),
+            Incoming::Input(input) => {
+                p.end_run();
+                p.items.push_back(Item::Input(input));
+            }
         }
         p.inputs += 1;
         if p.queued {
@@ -137,10 +146,11 @@ impl Mailbox {
     /// Takes everything pending into `into` (whose buffers must be empty; they are swapped
     /// in), and returns how many inputs that was. The next push tells the driver thread again.
     pub(super) fn take(&self, into: &mut Pending) -> usize {
-        debug_assert!(into.text.is_empty() && into.items.is_empty());
+        debug_assert!(into.text.is_empty() && into.items.is_empty() && into.tail.deltas == 0);
         let mut p = lock(&self.pending);
         std::mem::swap(&mut p.text, &mut into.text);
         std::mem::swap(&mut p.items, &mut into.items);
+        into.tail = std::mem::take(&mut p.tail);
         p.queued = false;
         std::mem::take(&mut p.inputs)
     }
@@ -158,6 +168,7 @@ impl Mailbox {
         }
         p.text = String::new();
         p.items = VecDeque::new();
+        p.tail = Run::default();
         std::mem::take(&mut p.inputs)
     }
 }
@@ -167,6 +178,15 @@ impl Pending {
     pub(super) fn clear(&mut self) {
         self.text.clear();
         self.items.clear();
+        self.tail = Run::default();
+    }
+
+    /// Files the run of text at the end (if any) as an item: an input comes after it.
+    fn end_run(&mut self) {
+        if self.tail.deltas > 0 {
+            let run = std::mem::take(&mut self.tail);
+            self.items.push_back(Item::Text(run));
+        }
     }
 }
 
@@ -181,16 +201,22 @@ mod tests {
 
     fn texts(p: &Pending) -> Vec<String> {
         let mut at = 0;
-        p.items
+        let mut run = |r: &Run| {
+            at += r.len;
+            format!("{} text {:?}", r.deltas, &p.text[at - r.len..at])
+        };
+        let mut out: Vec<String> = p
+            .items
             .iter()
             .map(|item| match item {
-                Item::Text { len, deltas } => {
-                    at += len;
-                    format!("{deltas} text {:?}", &p.text[at - len..at])
-                }
+                Item::Text(r) => run(r),
                 Item::Input(input) => format!("{input:?}"),
             })
-            .collect()
+            .collect();
+        if p.tail.deltas > 0 {
+            out.push(run(&p.tail));
+        }
+        out
     }
 
     #[test]

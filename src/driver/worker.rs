@@ -336,18 +336,27 @@ impl Worker {
         let mut at = 0;
         for item in taken.items.drain(..) {
             match item {
-                Item::Text { len, deltas } => {
-                    self.merged += deltas as u64 - 1;
-                    let text = &taken.text[at..at + len];
-                    at += len;
-                    self.push_input(id, Input::TextDelta(text), deltas);
+                Item::Text(run) => {
+                    let text = &taken.text[at..at + run.len];
+                    at += run.len;
+                    self.push_run(id, text, run.deltas);
                 }
                 Item::Input(input) => self.push_input(id, input.as_input(), 1),
             }
             self.run_work();
         }
+        if taken.tail.deltas > 0 {
+            self.push_run(id, &taken.text[at..], taken.tail.deltas);
+            self.run_work();
+        }
         taken.clear();
         self.taken = taken;
+    }
+
+    /// Pushes `deltas` text deltas, merged into `text`.
+    fn push_run(&mut self, id: StreamId, text: &str, deltas: usize) {
+        self.merged += deltas as u64 - 1;
+        self.push_input(id, Input::TextDelta(text), deltas);
     }
 
     /// Pushes queued inputs and everything they cause (synchronous acks feed back in).

@@ -75,14 +75,26 @@ fn driver_sched() -> Option<SchedTimes> {
         let path = task.ok()?.path();
         let comm = std::fs::read_to_string(path.join("comm")).unwrap_or_default();
         if comm.starts_with("replystream-dri") {
-            let stat = std::fs::read_to_string(path.join("schedstat")).ok()?;
-            let mut fields = stat.split_whitespace().map(|f| f.parse::<u64>().ok());
-            let on_cpu = Duration::from_nanos(fields.next()??);
-            let waiting = Duration::from_nanos(fields.next()??);
-            return Some(SchedTimes { on_cpu, waiting });
+            return sched_of(&path);
         }
     }
     None
+}
+
+/// The producer's (this, the main thread's) scheduler times.
+fn producer_sched() -> Option<SchedTimes> {
+    sched_of(std::path::Path::new(&format!(
+        "/proc/self/task/{}",
+        std::process::id()
+    )))
+}
+
+fn sched_of(task: &std::path::Path) -> Option<SchedTimes> {
+    let stat = std::fs::read_to_string(task.join("schedstat")).ok()?;
+    let mut fields = stat.split_whitespace().map(|f| f.parse::<u64>().ok());
+    let on_cpu = Duration::from_nanos(fields.next()??);
+    let waiting = Duration::from_nanos(fields.next()??);
+    Some(SchedTimes { on_cpu, waiting })
 }
 
 fn mib(kib: Option<u64>) -> String {
@@ -166,6 +178,7 @@ fn main() {
     let slot = tick / slots as u32;
     let ticks = seconds * rate_hz;
     let sched_start = driver_sched();
+    let producer_start = producer_sched();
     let start = Instant::now();
     let mut next = start;
     let mut pushed = 0u64;
@@ -189,6 +202,7 @@ fn main() {
     }
     let produced_in = start.elapsed();
     let sched_produced = driver_sched();
+    let producer_produced = producer_sched();
     let rss_steady = status_kib("VmRSS:");
     for h in &handles {
         h.finish().unwrap();
@@ -238,6 +252,12 @@ fn main() {
     println!("  driver thread        {busy}");
     let per =
         |cpu: Duration, n: u64| format!("{:.2} us", cpu.as_secs_f64() * 1e6 / n.max(1) as f64);
+    if let (Some(a), Some(b)) = (producer_start, producer_produced) {
+        println!(
+            "  producer CPU         {} per delta (pacing sleeps excluded)",
+            per(b.on_cpu - a.on_cpu, pushed)
+        );
+    }
     if let (Some(a), Some(b), Some(c)) = (sched_start, sched_produced, sched_spawned) {
         println!(
             "  driver CPU           {} per delta while the producer ran; {} per delta offered in the whole run",

@@ -41,6 +41,9 @@ pub(super) struct TimerWheel {
     far: BinaryHeap<Reverse<(Time, TimerKey)>>,
     /// Entries in `slots`.
     filed: usize,
+    /// The earliest deadline filed, if known (`None` until looked for again): the driver
+    /// asks for it every time it goes to sleep, and finding it scans the slots.
+    earliest: Option<Option<Time>>,
 }
 
 impl TimerWheel {
@@ -52,11 +55,19 @@ impl TimerWheel {
             overdue: Vec::new(),
             far: BinaryHeap::new(),
             filed: 0,
+            earliest: Some(None),
         }
     }
 
     /// Files `key` for deadline `t`.
     pub(super) fn insert(&mut self, t: Time, key: TimerKey) {
+        if let Some(earliest) = &mut self.earliest {
+            *earliest = Some(earliest.map_or(t, |e| e.min(t)));
+        }
+        self.file(t, key);
+    }
+
+    fn file(&mut self, t: Time, key: TimerKey) {
         let ms = t.as_millis();
         if ms < self.cursor {
             self.overdue.push((t, key));
@@ -73,6 +84,16 @@ impl TimerWheel {
     /// Moves every entry due at or before millisecond `now` into `out`, in time order
     /// (entries of one millisecond in the order they were filed).
     pub(super) fn take_due(&mut self, now: Time, out: &mut Vec<(Time, TimerKey)>) {
+        let before = out.len();
+        self.take_due_into(now, out);
+        if out.len() > before {
+            // What was the earliest may have gone; nothing that stays was due, so while
+            // nothing comes out, the earliest stays what it was.
+            self.earliest = None;
+        }
+    }
+
+    fn take_due_into(&mut self, now: Time, out: &mut Vec<(Time, TimerKey)>) {
         if !self.overdue.is_empty() {
             self.overdue.sort_by_key(|(t, _)| *t);
             out.append(&mut self.overdue);
@@ -108,7 +129,16 @@ impl TimerWheel {
     }
 
     /// The earliest deadline filed (overdue ones first), if any.
-    pub(super) fn next_deadline(&self) -> Option<Time> {
+    pub(super) fn next_deadline(&mut self) -> Option<Time> {
+        if let Some(known) = self.earliest {
+            return known;
+        }
+        let earliest = self.find_earliest();
+        self.earliest = Some(earliest);
+        earliest
+    }
+
+    fn find_earliest(&self) -> Option<Time> {
         if let Some(t) = self.overdue.iter().map(|(t, _)| *t).min() {
             return Some(t);
         }
@@ -127,7 +157,7 @@ impl TimerWheel {
                 break;
             }
             let Reverse((t, key)) = self.far.pop().expect("peeked");
-            self.insert(t, key);
+            self.file(t, key);
         }
     }
 
@@ -249,6 +279,11 @@ mod tests {
                     wheel.insert(Time::from_millis(t), key(next_key));
                     pending.push((t, next_key));
                     next_key += 1;
+                    if rng.bool() {
+                        // The earliest is known between looks too (cached as entries come).
+                        let next = pending.iter().map(|(t, _)| *t).min();
+                        assert_eq!(wheel.next_deadline().map(Time::as_millis), next);
+                    }
                 } else {
                     now += match rng.u8(0..3) {
                         0 => 1,

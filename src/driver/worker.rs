@@ -264,7 +264,7 @@ impl Worker {
     }
 
     /// The earliest wheel entry, or the shutdown deadline.
-    fn next_wake(&self) -> Option<Instant> {
+    fn next_wake(&mut self) -> Option<Instant> {
         let timer = self.wheel.next_deadline().and_then(|t| self.instant_of(t));
         let stop = self.shutdown.as_ref().map(|(d, _)| *d);
         match (timer, stop) {

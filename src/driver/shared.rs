@@ -38,14 +38,17 @@ pub(super) struct Shared {
     /// Signalled when a chat's turn ends (a waiting slot frees) and when the driver closes.
     room: Condvar,
     /// Opens and inputs handed to the driver thread and not yet taken by it.
-    waiting: AtomicUsize,
+    /// (Written by every push and every take, so on a cache line of its own.)
+    waiting: Padded<AtomicUsize>,
     /// Callers waiting for `waiting` to drop below the capacity.
-    blocked: AtomicUsize,
+    blocked: Padded<AtomicUsize>,
     /// Guards the wait for room among the waiting inputs (the count itself is atomic).
     space: Mutex<()>,
     space_freed: Condvar,
     /// Commands issued on the driver thread, run as soon as the current callback returns.
-    inbox: Mutex<VecDeque<Command>>,
+    /// (Locked by the driver thread on every turn of its loop, so on a cache line of its
+    /// own, away from what pushes read.)
+    inbox: Padded<Mutex<VecDeque<Command>>>,
     /// The driver thread stopped (cleanly or not): no input is taken any more.
     stopped: AtomicBool,
     dead: AtomicBool,
@@ -91,11 +94,11 @@ impl Shared {
             options,
             registry: Mutex::new(Registry::default()),
             room: Condvar::new(),
-            waiting: AtomicUsize::new(0),
-            blocked: AtomicUsize::new(0),
+            waiting: Padded(AtomicUsize::new(0)),
+            blocked: Padded(AtomicUsize::new(0)),
             space: Mutex::new(()),
             space_freed: Condvar::new(),
-            inbox: Mutex::new(VecDeque::new()),
+            inbox: Padded(Mutex::new(VecDeque::new())),
             stopped: AtomicBool::new(false),
             dead: AtomicBool::new(false),
             death: Mutex::new(None),
@@ -337,6 +340,19 @@ impl Shared {
             Some(why) if self.dead.load(Ordering::Acquire) => DriverError::WorkerPanicked(why),
             _ => DriverError::Closed,
         }
+    }
+}
+
+/// `T` alone on its cache lines (128 bytes: the pair of lines adjacent-line prefetchers move
+/// together), so that writes to it do not evict what other threads read next to it.
+#[repr(align(128))]
+struct Padded<T>(T);
+
+impl<T> std::ops::Deref for Padded<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.0
     }
 }
 

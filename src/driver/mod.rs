@@ -72,6 +72,7 @@
 
 mod lateness;
 mod mailbox;
+mod queue;
 mod shared;
 mod trace;
 mod wheel;
@@ -327,11 +328,9 @@ pub struct Lateness {
     pub max_us: u64,
 }
 
-/// Commands from handles to the driver thread. Inputs do not travel here: they wait in their
-/// stream's [`Mailbox`], and the channel carries one `Ready` per mailbox that turned
-/// non-empty. The channel itself is unbounded; what bounds it is the count of opens and
-/// inputs waiting (at most [`DriverOptions::command_capacity`]), and at most one `Ready` per
-/// stream.
+/// Commands from handles to the driver thread (through its [`queue`]). Inputs do not travel
+/// here: they wait in their stream's [`Mailbox`], and the queue carries one `Ready` per
+/// mailbox that turned non-empty.
 enum Command {
     Open {
         chat: String,
@@ -351,7 +350,6 @@ enum Command {
 
 /// Runs engines on one thread. See the module docs.
 pub struct Driver {
-    commands: Sender<Command>,
     shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
 }
@@ -359,19 +357,16 @@ pub struct Driver {
 impl Driver {
     /// Starts the driver thread with `sink`.
     pub fn spawn(sink: impl Sink, options: DriverOptions) -> Driver {
-        let (tx, rx) = crossbeam_channel::unbounded();
         let shared = Arc::new(Shared::new(options));
         let acks = AckHandle {
-            commands: tx.clone(),
             shared: shared.clone(),
         };
         let thread_shared = shared.clone();
         let thread = std::thread::Builder::new()
             .name("replystream-driver".into())
-            .spawn(move || worker::run(Box::new(sink), thread_shared, acks, rx))
+            .spawn(move || worker::run(Box::new(sink), thread_shared, acks))
             .expect("spawn the driver thread");
         Driver {
-            commands: tx,
             shared,
             thread: Some(thread),
         }
@@ -396,14 +391,13 @@ impl Driver {
             engine: Box::new(engine),
             mailbox: mailbox.clone(),
         };
-        if let Err(e) = self.shared.send(&self.commands, open) {
+        if let Err(e) = self.shared.send(open) {
             self.shared.release(1);
             self.shared.end_turn(chat, Some(id));
             return Err(e);
         }
         Ok(StreamHandle {
             mailbox,
-            commands: self.commands.clone(),
             shared: self.shared.clone(),
         })
     }
@@ -411,7 +405,6 @@ impl Driver {
     /// A handle for reporting asynchronous deliveries.
     pub fn acks(&self) -> AckHandle {
         AckHandle {
-            commands: self.commands.clone(),
             shared: self.shared.clone(),
         }
     }
@@ -432,7 +425,7 @@ impl Driver {
             let (reply, _) = crossbeam_channel::bounded(1);
             let _ = self
                 .shared
-                .send(&self.commands, Command::Shutdown { wait, reply });
+                .send(Command::Shutdown { wait, reply });
             self.thread = None;
             return ShutdownReport {
                 failure: Some(
@@ -444,7 +437,7 @@ impl Driver {
         }
         let (tx, rx) = crossbeam_channel::bounded(1);
         let shutdown = Command::Shutdown { wait, reply: tx };
-        let report = match self.shared.send(&self.commands, shutdown) {
+        let report = match self.shared.send(shutdown) {
             Ok(()) => rx.recv().ok(),
             Err(_) => None,
         };
@@ -462,7 +455,7 @@ impl Driver {
     /// Makes the driver thread panic (tests of what its death looks like).
     #[cfg(test)]
     fn crash(&self) {
-        let _ = self.shared.send(&self.commands, Command::Crash);
+        let _ = self.shared.send(Command::Crash);
     }
 }
 
@@ -479,7 +472,6 @@ impl Drop for Driver {
 #[derive(Clone)]
 pub struct StreamHandle {
     mailbox: Arc<Mailbox>,
-    commands: Sender<Command>,
     shared: Arc<Shared>,
 }
 
@@ -515,7 +507,7 @@ impl StreamHandle {
     }
 
     fn deliver(&self, input: Incoming<'_>, room: Room) -> Result<(), DriverError> {
-        put(&self.shared, &self.commands, &self.mailbox, input, room)
+        put(&self.shared, &self.mailbox, input, room)
     }
 }
 
@@ -523,14 +515,13 @@ impl StreamHandle {
 /// the mailbox was empty.
 fn put(
     shared: &Shared,
-    commands: &Sender<Command>,
     mailbox: &Mailbox,
     input: Incoming<'_>,
     room: Room,
 ) -> Result<(), DriverError> {
     shared.reserve(room)?;
     match mailbox.push(input) {
-        Pushed::Tell => shared.send(commands, Command::Ready { id: mailbox.id }),
+        Pushed::Tell => shared.send(Command::Ready { id: mailbox.id }),
         Pushed::Queued => Ok(()),
         Pushed::Dropped => {
             shared.release(1);
@@ -547,7 +538,6 @@ fn put(
 /// never refused for a full queue: it waits for room (never on the driver thread).
 #[derive(Clone)]
 pub struct AckHandle {
-    commands: Sender<Command>,
     shared: Arc<Shared>,
 }
 
@@ -590,7 +580,6 @@ impl AckHandle {
         match self.shared.mailbox_of(id) {
             Some(mailbox) => put(
                 &self.shared,
-                &self.commands,
                 &mailbox,
                 Incoming::Input(input),
                 Room::Wait,

@@ -10,9 +10,8 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
-use crossbeam_channel::Sender;
-
 use super::mailbox::Mailbox;
+use super::queue::CommandQueue;
 use super::{BusyChat, Command, DriverError, DriverOptions, ShutdownReport, StreamId, WhenFull};
 
 /// How an input may wait for room among the inputs waiting for the driver thread.
@@ -46,6 +45,8 @@ pub(super) struct Shared {
     space: Mutex<()>,
     space_freed: Condvar,
     /// Commands issued on the driver thread, run as soon as the current callback returns.
+    /// Opens, mailboxes that turned non-empty, and shutdown, for the driver thread.
+    pub(super) queue: Padded<CommandQueue>,
     /// (Locked by the driver thread on every turn of its loop, so on a cache line of its
     /// own, away from what pushes read.)
     inbox: Padded<Mutex<VecDeque<Command>>>,
@@ -98,6 +99,7 @@ impl Shared {
             blocked: Padded(AtomicUsize::new(0)),
             space: Mutex::new(()),
             space_freed: Condvar::new(),
+            queue: Padded(CommandQueue::new()),
             inbox: Padded(Mutex::new(VecDeque::new())),
             stopped: AtomicBool::new(false),
             dead: AtomicBool::new(false),
@@ -107,6 +109,7 @@ impl Shared {
 
     /// Called by the driver thread first thing.
     pub(super) fn set_worker(&self) {
+        self.queue.set_receiver();
         DRIVER_OF_THIS_THREAD.set(self as *const Shared as usize);
     }
 
@@ -193,18 +196,14 @@ impl Shared {
     }
 
     /// Hands `command` to the driver thread: through the inbox from the thread itself (run
-    /// as soon as the current callback returns), else through the channel. Room was taken
-    /// beforehand (the channel itself never blocks).
-    pub(super) fn send(
-        &self,
-        commands: &Sender<Command>,
-        command: Command,
-    ) -> Result<(), DriverError> {
+    /// as soon as the current callback returns), else through the command queue. Room was
+    /// taken beforehand (the queue itself never blocks).
+    pub(super) fn send(&self, command: Command) -> Result<(), DriverError> {
         if self.on_worker_thread() {
             lock(&self.inbox).push_back(command);
             return Ok(());
         }
-        commands.send(command).map_err(|_| self.gone())
+        self.queue.push(command).map_err(|_| self.gone())
     }
 
     /// The next command issued from inside a callback, if any.
@@ -346,7 +345,7 @@ impl Shared {
 /// `T` alone on its cache lines (128 bytes: the pair of lines adjacent-line prefetchers move
 /// together), so that writes to it do not evict what other threads read next to it.
 #[repr(align(128))]
-struct Padded<T>(T);
+pub(super) struct Padded<T>(T);
 
 impl<T> std::ops::Deref for Padded<T> {
     type Target = T;

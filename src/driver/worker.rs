@@ -24,7 +24,7 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use crossbeam_channel::Sender;
 
 use super::lateness::LatenessHistogram;
 use super::mailbox::{Item, Mailbox, Pending};
@@ -37,7 +37,7 @@ use crate::engine::Engine;
 use crate::input::{Input, OwnedInput};
 use crate::time::Time;
 
-/// Commands taken from the channel in one go before timers are looked at again.
+/// Commands run in one go before timers are looked at again.
 const BATCH: usize = 256;
 
 /// The driver thread: runs the loop, and if it panics, reports the death to every handle.
@@ -45,11 +45,10 @@ pub(super) fn run(
     sink: Box<dyn Sink>,
     shared: Arc<Shared>,
     acks: AckHandle,
-    commands: Receiver<Command>,
 ) {
     shared.set_worker();
     let mut worker = Worker::new(sink, shared.clone(), acks);
-    let outcome = catch_unwind(AssertUnwindSafe(|| worker.run(&commands)));
+    let outcome = catch_unwind(AssertUnwindSafe(|| worker.run()));
     if let Err(payload) = outcome {
         let why = panic_message(payload.as_ref());
         dispose(payload);
@@ -59,10 +58,8 @@ pub(super) fn run(
         worker.stop_mailboxes();
         // Streams whose open is still queued are lost too; a shutdown waiting for an answer
         // gets the report.
-        let mut queued = Vec::new();
-        while let Ok(command) = commands.try_recv() {
-            queued.push(command);
-        }
+        let mut queued: Vec<Command> = std::mem::take(&mut worker.commands).into();
+        queued.extend(shared.queue.close());
         while let Some(command) = shared.take_inbox() {
             queued.push(command);
         }
@@ -80,6 +77,9 @@ pub(super) fn run(
         }
     } else {
         shared.stop();
+        // Commands after the shutdown are dropped: a shutdown waiting for an answer (a
+        // second one, from inside a callback) sees its reply channel closed.
+        shared.queue.close();
         worker.stop_mailboxes();
     }
     // The sink and the engines are dropped here; a panicking `Drop` must not hide the report.
@@ -132,6 +132,8 @@ struct Worker {
     merged: u64,
     sink_panics: u64,
     lateness: LatenessHistogram,
+    /// Commands taken from the queue and not yet run.
+    commands: VecDeque<Command>,
     /// Reused buffers: actions of one push, inputs produced by synchronous acks, and what
     /// was taken from a mailbox.
     actions: Vec<Action>,
@@ -182,6 +184,7 @@ impl Worker {
             merged: 0,
             sink_panics: 0,
             lateness: LatenessHistogram::new(),
+            commands: VecDeque::new(),
             actions: Vec::new(),
             work: VecDeque::new(),
             taken: Pending::default(),
@@ -200,8 +203,8 @@ impl Worker {
         stream_in(&mut self.streams, id)
     }
 
-    /// Runs until a shutdown completes or every handle is gone.
-    fn run(&mut self, commands: &Receiver<Command>) {
+    /// Runs until a shutdown completes.
+    fn run(&mut self) {
         loop {
             self.run_inbox();
             if let Some((deadline, _)) = &self.shutdown
@@ -214,25 +217,15 @@ impl Worker {
                 let _ = reply.send(report);
                 return;
             }
-            let command = match self.next_wake() {
-                Some(at) => match commands.recv_deadline(at) {
-                    Ok(command) => Some(command),
-                    Err(RecvTimeoutError::Timeout) => None,
-                    Err(RecvTimeoutError::Disconnected) => return,
-                },
-                None => match commands.recv() {
-                    Ok(command) => Some(command),
-                    Err(_) => return,
-                },
-            };
-            if let Some(command) = command {
+            if self.commands.is_empty() {
+                let wake = self.next_wake();
+                self.shared.queue.wait(&mut self.commands, wake);
+            }
+            for _ in 0..BATCH {
+                let Some(command) = self.commands.pop_front() else {
+                    break;
+                };
                 self.on_command(command);
-                for _ in 1..BATCH {
-                    match commands.try_recv() {
-                        Ok(command) => self.on_command(command),
-                        Err(_) => break,
-                    }
-                }
             }
             self.fire_due();
         }

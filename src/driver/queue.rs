@@ -13,11 +13,13 @@
 
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::{Mutex, OnceLock};
 use std::thread::Thread;
 use std::time::Instant;
 
 use super::Command;
+use super::shared::lock;
+use super::worker::now_instant;
 
 pub(super) struct CommandQueue {
     state: Mutex<State>,
@@ -110,15 +112,4 @@ impl CommandQueue {
         std::mem::swap(&mut state.commands, into);
         true
     }
-}
-
-/// The driver is the only code that reads the clock.
-#[allow(clippy::disallowed_methods)]
-fn now_instant() -> Instant {
-    Instant::now()
-}
-
-/// Locks `m`, ignoring poisoning: no code holding the lock calls user code or panics.
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }

@@ -355,7 +355,7 @@ impl<T> std::ops::Deref for Padded<T> {
     }
 }
 
-/// Locks `m`, ignoring poisoning: no code holding these locks calls user code or panics.
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+/// Locks `m`, ignoring poisoning: no driver code holding a lock calls user code or panics.
+pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }

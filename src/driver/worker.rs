@@ -681,6 +681,6 @@ fn panic_message(payload: &(dyn std::any::Any + std::marker::Send)) -> String {
 
 /// The driver is the only code that reads the clock.
 #[allow(clippy::disallowed_methods)]
-fn now_instant() -> Instant {
+pub(super) fn now_instant() -> Instant {
     Instant::now()
 }

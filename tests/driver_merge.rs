@@ -2,6 +2,9 @@
 //! behind (its deltas waiting together in the mailbox, pushed as one) are exactly the sends
 //! of the same deltas pushed into an engine one by one.
 //!
+//! Acks that arrive between deltas (into the same mailbox, from another thread) keep their
+//! place between the merged runs: the sends match an engine fed the same steps.
+//!
 //! Streams with a live preview are not merged (the first preview would show more text);
 //! their sends must match too.
 //!
@@ -197,11 +200,14 @@ fn split<'a>(text: &'a str, max: usize, rng: &mut fastrand::Rng) -> Vec<&'a str>
     pieces
 }
 
-/// Blocks of 20 to 60 units, and no idle timer within a test.
+/// Blocks of 20 to 60 units, sent as they come (the coalescer holds at most 60), and no idle
+/// timer within a test.
 fn small_blocks() -> Config {
     Config {
         chunk_min: 20,
         chunk_max: 60,
+        coalesce_min: Some(20),
+        coalesce_max: Some(60),
         coalesce_idle_ms: 60_000,
         ..Config::default()
     }
@@ -355,4 +361,173 @@ fn a_refused_merged_delta_is_reported_once_per_delta() {
         )),
         "{refused:?}"
     );
+}
+
+/// One step of a script: a text delta, or an ack of the oldest send that was still
+/// unacknowledged when its group began.
+#[derive(Clone, Copy, Debug)]
+enum Step<'a> {
+    Text(&'a str),
+    AckOldest,
+}
+
+/// The sends of `groups` pushed into an engine one step at a time; the host acks sends only
+/// where the script says (the oldest send still open at the start of the step's group), then
+/// every open send, oldest first, after `Finish`.
+fn scripted_one_by_one(config: &Config, seed: u64, groups: &[Vec<Step<'_>>]) -> Vec<SendRequest> {
+    let mut engine = Engine::new(config.clone(), seed).expect("valid config");
+    let now = Time::from_millis(1);
+    let mut sends: Vec<SendRequest> = Vec::new();
+    let mut acked = 0;
+    let push = |engine: &mut Engine, input: Input<'_>, sends: &mut Vec<SendRequest>| {
+        let actions: Vec<Action> = engine.push(input, now).unwrap().collect();
+        for action in actions {
+            if let Action::Send(send) = action {
+                sends.push(send);
+            }
+        }
+    };
+    let ack = |engine: &mut Engine, id: SendId, sends: &mut Vec<SendRequest>| {
+        let reference = message_ref(id);
+        let input = Input::Delivered {
+            send_id: id,
+            message_ref: reference.as_deref(),
+        };
+        push(engine, input, sends);
+    };
+    for group in groups {
+        let mut open: VecDeque<SendId> = sends[acked..].iter().map(|s| s.send_id).collect();
+        for step in group {
+            match step {
+                Step::Text(delta) => push(&mut engine, Input::TextDelta(delta), &mut sends),
+                Step::AckOldest => {
+                    if let Some(id) = open.pop_front() {
+                        acked += 1;
+                        ack(&mut engine, id, &mut sends);
+                    }
+                }
+            }
+        }
+    }
+    push(&mut engine, Input::Finish, &mut sends);
+    while acked < sends.len() {
+        let id = sends[acked].send_id;
+        acked += 1;
+        ack(&mut engine, id, &mut sends);
+    }
+    assert!(engine.is_done(), "every send was delivered");
+    sends
+}
+
+/// Acks arriving between merged runs (from another thread, into the same mailbox) keep
+/// their place: the sends are those of the same steps pushed one by one.
+#[test]
+fn acks_between_merged_deltas_keep_their_place() {
+    let mut rng = fastrand::Rng::with_seed(23);
+    let texts = [TEXTS[0], TEXTS[1], TEXTS[2]];
+    let configs = [
+        ("small blocks", small_blocks()),
+        (
+            "small blocks, coalesced",
+            Config {
+                coalesce_min: Some(40),
+                coalesce_max: Some(120),
+                ..small_blocks()
+            },
+        ),
+    ];
+    for (config_name, config) in &configs {
+        for (text_name, text) in texts {
+            let mut end = text.len().min(3_000);
+            while !text.is_char_boundary(end) {
+                end -= 1;
+            }
+            let deltas = split(&text[..end], 24, &mut rng);
+            let mut groups: Vec<Vec<Step<'_>>> = Vec::new();
+            let mut rest = &deltas[..];
+            while !rest.is_empty() {
+                let (group, after) = rest.split_at(rng.usize(1..=10).min(rest.len()));
+                rest = after;
+                let mut steps: Vec<Step<'_>> = group.iter().map(|d| Step::Text(d)).collect();
+                for _ in 0..rng.usize(0..=2) {
+                    steps.insert(rng.usize(0..=steps.len()), Step::AckOldest);
+                }
+                groups.push(steps);
+            }
+            let seed = rng.u64(..);
+            let expected = scripted_one_by_one(config, seed, &groups);
+
+            let mut gated = Gated::spawn(true);
+            let acks = gated.driver.acks();
+            let stream = gated.driver.open("chat", config.clone(), seed).unwrap();
+            let all_sends = gated.sends.clone();
+            let recorded = || -> Vec<SendId> {
+                let sends = all_sends.lock().unwrap();
+                sends
+                    .iter()
+                    .filter(|(id, _)| *id == stream.id())
+                    .map(|(_, s)| s.send_id)
+                    .collect()
+            };
+            let mut acked = 0;
+            for group in &groups {
+                gated.held(|| {
+                    // The driver thread took everything before this group before it reached
+                    // the gate, so the sends it made so far are recorded.
+                    let mut open: VecDeque<SendId> = recorded()[acked..].iter().copied().collect();
+                    for step in group {
+                        match step {
+                            Step::Text(delta) => stream.text(delta).unwrap(),
+                            Step::AckOldest => {
+                                if let Some(id) = open.pop_front() {
+                                    acked += 1;
+                                    acks.delivered(stream.id(), id, message_ref(id)).unwrap();
+                                }
+                            }
+                        }
+                    }
+                });
+            }
+            assert!(
+                acked > 0,
+                "{config_name} / {text_name}: some acks came between deltas"
+            );
+            stream.finish().unwrap();
+            // Ack every open send, oldest first, until the turn is idle.
+            let idle = |gated: &Gated| {
+                gated
+                    .events
+                    .lock()
+                    .unwrap()
+                    .iter()
+                    .any(|(id, e)| *id == stream.id() && matches!(e, StreamEvent::Idle(_)))
+            };
+            let mut rounds = 0;
+            while !idle(&gated) {
+                rounds += 1;
+                assert!(
+                    rounds < 1_000,
+                    "{config_name} / {text_name}: the turn never ended"
+                );
+                gated.held(|| {});
+                let open: Vec<SendId> = recorded()[acked..].to_vec();
+                for id in open {
+                    acked += 1;
+                    acks.delivered(stream.id(), id, message_ref(id)).unwrap();
+                }
+            }
+            let report = gated.driver.shutdown(Duration::from_secs(30));
+            assert!(report.is_clean(), "{report:?}");
+            assert!(report.merged_deltas > 0, "{config_name} / {text_name}");
+            let got: Vec<SendRequest> = gated
+                .sends
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|(id, _)| *id == stream.id())
+                .map(|(_, s)| s.clone())
+                .collect();
+            assert_eq!(got, expected, "{config_name} / {text_name}");
+        }
+    }
 }

@@ -2,7 +2,7 @@
 //!
 //! Every input for a stream, from any handle or thread, is appended to the stream's mailbox
 //! under its lock, so the mailbox holds them in the order they were pushed. The driver thread
-//! is told that a mailbox has something (one token on the command channel, sent only when
+//! is told that a mailbox has something (one token in its command queue, sent only when
 //! the mailbox turns non-empty) and takes everything it holds at once.
 //!
 //! Consecutive text deltas are stored as one run of text: the driver pushes the run into the

@@ -2,9 +2,9 @@
 //!
 //! The core is sans-IO; this module is the one place that reads the clock and blocks. One
 //! driver thread serves many reply streams. Each stream has a mailbox where its inputs wait
-//! in push order; the thread is told over a crossbeam channel when a mailbox turns non-empty
-//! (and of opens and shutdown), and sleeps on that channel until the next deadline of a timer
-//! wheel (1 ms slots). For each `Send` it calls the user's [`Sink`], which delivers
+//! in push order; the thread is told through its command queue when a mailbox turns
+//! non-empty (and of opens and shutdown), and sleeps on that queue until the next deadline of
+//! a timer wheel (1 ms slots). For each `Send` it calls the user's [`Sink`], which delivers
 //! synchronously (returning the outcome) or asynchronously (returning [`Delivery::Pending`]
 //! and reporting later through the [`AckHandle`] from any thread).
 //!

@@ -154,8 +154,8 @@ impl Engine {
             directives: DirectiveParser::new(),
             tokens: TokenGate::new(&token_config),
             token_config,
-            chunker: BlockChunker::new(chunk),
-            reasoning_chunker: BlockChunker::new(chunk),
+            chunker: BlockChunker::new(chunk)?,
+            reasoning_chunker: BlockChunker::new(chunk)?,
             coalescer: Coalescer::new(config.coalescer()),
             dispatcher: Dispatcher::new(
                 cfg.delivery_timeout_ms,

@@ -704,8 +704,7 @@ mod tests {
             text: text.into(),
             sep: sep.into(),
             source: start..start + text.len(),
-            fence_reopened: false,
-            fence_closed: false,
+            ..Block::default()
         };
         // "One two." + " " + "Three" + "" (hard cut) + "four." in the source.
         c.push_block(block("One two.", 0, " "), &m, Time::ZERO, &mut out);

@@ -152,8 +152,10 @@ pub(crate) fn run_chunk(args: ArgReader) -> Result<(), CliError> {
     let Some(options) = parse_chunk(args)? else {
         return print_usage();
     };
+    // An invalid configuration is the caller's mistake: report it before reading input.
+    let mut chunker = BlockChunker::new(options.config)
+        .map_err(|err| CliError::usage(format!("chunk: {err}")))?;
     let text = read_input(&options.file)?;
-    let mut chunker = BlockChunker::new(options.config);
     let mut out = json_lines(options.config.metric);
     let mut blocks = Vec::new();
     for delta in char_deltas(&text, options.token_chars) {

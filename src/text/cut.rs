@@ -89,6 +89,17 @@ pub(crate) struct Cut {
     pub class: BreakClass,
 }
 
+impl Cut {
+    /// A hard cut at `at`: no separator.
+    pub(crate) fn hard(at: usize) -> Cut {
+        Cut {
+            end: at,
+            sep_end: at,
+            class: BreakClass::Hard,
+        }
+    }
+}
+
 /// A place where a text may be cut, with every break class it belongs to (a blank line
 /// after a full stop is a paragraph break, a line break, a sentence end and whitespace).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1056,11 +1067,7 @@ impl<'a> Planner<'a> {
                 && fence.contains_cut(h)
             {
                 return Some(Planned {
-                    cut: Cut {
-                        end: h,
-                        sep_end: h,
-                        class: BreakClass::Hard,
-                    },
+                    cut: Cut::hard(h),
                     close,
                     next: NextStart::Fence { bare },
                 });
@@ -1074,11 +1081,7 @@ impl<'a> Planner<'a> {
             // that leaves room for one line): any cut inside the fence, kept balanced.
             let h = hard_cut(text, start, content_start, hi);
             return (bounds.is_none() && h <= hi && fence.contains_cut(h)).then_some(Planned {
-                cut: Cut {
-                    end: h,
-                    sep_end: h,
-                    class: BreakClass::Hard,
-                },
+                cut: Cut::hard(h),
                 close,
                 next: NextStart::Fence { bare },
             });
@@ -1136,11 +1139,7 @@ impl<'a> Planner<'a> {
                 class: BreakClass::CodeLine,
             }
         } else {
-            Cut {
-                end: h,
-                sep_end: h,
-                class: BreakClass::Hard,
-            }
+            Cut::hard(h)
         };
         Some(Planned {
             cut,
@@ -1186,11 +1185,7 @@ impl<'a> Planner<'a> {
             NextStart::Plain
         };
         Some(Planned {
-            cut: Cut {
-                end: h,
-                sep_end: h,
-                class: BreakClass::Hard,
-            },
+            cut: Cut::hard(h),
             close: None,
             next,
         })

@@ -124,7 +124,15 @@ fn one_stream_delivers_everything_in_order() {
     assert!(report.unfinished.is_empty());
     let r = record.lock().unwrap();
     assert_eq!(squash(&texts_of(&r, stream.id())), squash(TEXT));
-    assert!(r.events.contains(&(stream.id(), StreamEvent::Idle)));
+    let idle = r
+        .events
+        .iter()
+        .find_map(|(id, e)| match e {
+            StreamEvent::Idle(outcome) if *id == stream.id() => Some(outcome.clone()),
+            _ => None,
+        })
+        .expect("an Idle event");
+    assert!(idle.all_delivered(), "{idle:?}");
 }
 
 #[test]
@@ -220,6 +228,11 @@ fn a_panicking_sink_is_contained() {
     assert_eq!(
         r.sends.last().unwrap().1.payload.text,
         "Will the panic lose this?"
+    );
+    assert!(
+        r.events
+            .iter()
+            .any(|(_, e)| matches!(e, StreamEvent::Idle(outcome) if outcome.all_delivered()))
     );
 }
 

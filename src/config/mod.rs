@@ -127,6 +127,29 @@ pub const MAX_PREVIEW_THROTTLE_MS: u64 = 60_000;
 /// [`Config::default`] holds the library defaults on the generic channel;
 /// [`Config::for_channel`] layers a channel profile over them. The fields are plain values,
 /// not yet clamped or checked: [`Config::validate`] (or [`Config::resolve`]) does that.
+///
+/// ```
+/// use replystream::{BreakMode, ChannelProfile, Config, LengthMetric};
+///
+/// let config = Config {
+///     chunk_min: 300,
+///     chunk_max: 5000, // above Telegram's limit: lowered to it, and min in proportion
+///     break_mode: BreakMode::MessageEnd,
+///     ..Config::for_channel(&ChannelProfile::TELEGRAM)
+/// };
+/// let resolved = config.validate().expect("a valid configuration");
+/// assert_eq!(resolved.config().metric, LengthMetric::Utf16);
+/// assert_eq!((resolved.config().chunk_min, resolved.config().chunk_max), (240, 4000));
+///
+/// // Too small to close and reopen a code fence around an emoji: refused, with the
+/// // smallest value that works.
+/// let broken = Config { text_limit: 3, ..Config::default() };
+/// assert!(broken
+///     .validate()
+///     .unwrap_err()
+///     .to_string()
+///     .starts_with("invalid configuration: text_limit must be at least 24, counted in chars (got 3)"));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
     /// The channel profile's name, for reference (`"generic"` by default).
@@ -395,7 +418,7 @@ impl Config {
     ///
     /// Clamps, in this order, with the *text budget* being `text_limit` minus the room the
     /// response prefix takes (its length plus a joining space, see
-    /// [`prefix_cost`](crate::prefix_cost)), so that a prefixed message still fits:
+    /// `prefix_cost`), so that a prefixed message still fits:
     /// - chunk: `min >= 1`, `max >= min`; when the budget forces `max` down, `min` comes
     ///   down in proportion (800/1200 under a budget of 500 gives 333/500), so that cuts
     ///   still fall at breaks rather than at `max` mid-word;
@@ -567,7 +590,7 @@ impl ResolvedConfig {
     }
 
     /// The room left for a message's text once the response prefix is applied, in the
-    /// channel's metric: `text_limit` minus [`prefix_cost`](crate::prefix_cost), or
+    /// channel's metric: `text_limit` minus `prefix_cost`, or
     /// `text_limit` without a prefix. Chunk, coalesce and split limits never exceed it.
     pub fn text_budget(&self) -> usize {
         self.text_budget

@@ -10,7 +10,7 @@
 //! One turn per chat is active at a time: a second turn opened for a busy chat waits until the
 //! first one is idle ([`BusyChat::Wait`], the default) or is refused ([`BusyChat::Reject`]).
 //!
-//! ```no_run
+//! ```
 //! use replystream::driver::{Delivery, Driver, DriverOptions, Sink, AckHandle, StreamId};
 //! use replystream::{Config, SendRequest};
 //!
@@ -30,6 +30,7 @@
 //! assert!(report.unfinished.is_empty());
 //! ```
 
+mod trace;
 mod worker;
 
 use std::sync::Arc;
@@ -41,7 +42,7 @@ use crossbeam_channel::{Receiver, Sender};
 
 use crate::action::{AbortReason, SendRequest};
 use crate::config::Config;
-use crate::engine::Engine;
+use crate::engine::{Engine, TurnOutcome};
 use crate::error::Error;
 use crate::input::{OwnedInput, SendId};
 
@@ -83,8 +84,9 @@ pub enum StreamEvent {
     Started,
     /// Streaming stopped (cancelled, or a delivery timed out).
     Aborted(AbortReason),
-    /// The turn finished and every send was acknowledged.
-    Idle,
+    /// The turn finished and every send was answered: how it went for the user (whether
+    /// the final and every other message arrived, and what did not).
+    Idle(TurnOutcome),
     /// The sink panicked while delivering this send; it counts as a permanent failure.
     SinkPanicked(SendId),
     /// An input for this stream was refused by the engine (e.g. text after `Finish`, or an

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender, select};
 
+use super::trace::StreamTrace;
 use super::{
     AckHandle, BusyChat, Command, Delivery, DriverError, DriverOptions, Lateness, ShutdownReport,
     Sink, StreamEvent, StreamId,
@@ -25,6 +26,8 @@ struct Stream {
     waiting: VecDeque<OwnedInput>,
     /// The deadline the engine asked for last (heap entries for other times are stale).
     armed: Option<Time>,
+    /// Its tracing span and state (zero-sized without the `tracing` feature).
+    trace: StreamTrace,
 }
 
 pub(super) struct Worker {
@@ -140,10 +143,12 @@ impl Worker {
         }
         let active = queue.is_empty();
         queue.push_back(id);
+        let trace = StreamTrace::new(id, &chat);
         self.streams.insert(
             id,
             Stream {
                 engine,
+                trace,
                 chat,
                 active,
                 waiting: VecDeque::new(),
@@ -176,11 +181,13 @@ impl Worker {
         }
         let shutting_down = self.shutdown.is_some();
         self.pushes += 1;
+        let _span = stream.trace.enter();
         match stream.engine.push(input.as_input(), now) {
             Ok(actions) => self.actions.extend(actions),
             Err(e) => {
                 let finishing_twice = shutting_down && matches!(input, OwnedInput::Finish);
                 if !finishing_twice {
+                    stream.trace.refused(&e);
                     self.sink.event(id, &StreamEvent::InputRefused(e));
                 }
             }
@@ -198,9 +205,18 @@ impl Worker {
     fn execute(&mut self, id: StreamId, action: Action) {
         match action {
             Action::Send(send) => {
+                if let Some(s) = self.streams.get_mut(&id) {
+                    s.trace.send(&send);
+                }
                 let sink = &mut self.sink;
                 let acks = &self.acks;
                 let outcome = catch_unwind(AssertUnwindSafe(|| sink.deliver(id, &send, acks)));
+                if let Some(s) = self.streams.get_mut(&id) {
+                    match &outcome {
+                        Ok(delivery) => s.trace.delivery(send.send_id, delivery),
+                        Err(_) => s.trace.sink_panicked(send.send_id),
+                    }
+                }
                 let input = match outcome {
                     Ok(Delivery::Delivered { message_ref }) => Some(OwnedInput::Delivered {
                         send_id: send.send_id,
@@ -237,8 +253,20 @@ impl Worker {
                     }
                 }
             }
-            Action::Abort { reason } => self.sink.event(id, &StreamEvent::Aborted(reason)),
-            Action::Idle => self.sink.event(id, &StreamEvent::Idle),
+            Action::Abort { reason } => {
+                if let Some(s) = self.streams.get(&id) {
+                    s.trace.abort(reason);
+                }
+                self.sink.event(id, &StreamEvent::Aborted(reason));
+            }
+            Action::Idle => {
+                if let Some(s) = self.streams.get(&id)
+                    && let Some(outcome) = s.engine.outcome()
+                {
+                    s.trace.idle(&outcome);
+                    self.sink.event(id, &StreamEvent::Idle(outcome));
+                }
+            }
         }
     }
 
@@ -262,6 +290,9 @@ impl Worker {
             if due {
                 let late = instant_now.saturating_duration_since(self.instant_of(t));
                 self.lateness.record(late);
+                if let Some(s) = self.streams.get(&id) {
+                    s.trace.timer(late);
+                }
                 self.push(id, OwnedInput::Timer);
             }
         }

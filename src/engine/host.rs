@@ -69,6 +69,11 @@ pub(super) struct PayloadKey {
 }
 
 impl PayloadKey {
+    /// Whether the payload had `media` among its media items.
+    pub(super) fn has_media(&self, media: &str) -> bool {
+        self.media.iter().any(|m| m == media)
+    }
+
     /// Whether `p` has this key, compared in place (no copy of its text).
     fn matches(&self, p: &Payload) -> bool {
         self.text == p.text.trim() && self.media == p.media && self.reply_to == p.reply_to

@@ -6,21 +6,23 @@
 mod finals;
 mod host;
 mod outbox;
+mod outcome;
 mod reasoning;
 mod text;
 
 use std::collections::VecDeque;
 
 use self::host::PayloadKey;
+pub use self::outcome::{TurnEnding, TurnOutcome, UndeliveredReason, UndeliveredSend};
 use crate::action::{AbortReason, Action, SendKind};
 use crate::config::{BreakMode, Config, ReasoningMode, ResolvedConfig};
 use crate::error::Error;
-use crate::input::Input;
+use crate::input::{Input, SendId};
 use crate::payload::{Payload, ReplyTarget};
 use crate::stage::assembly::{DeltaAssembler, SequenceFilter};
 use crate::stage::coalescer::{CoalescedText, Coalescer};
 use crate::stage::directives::{DirectiveOutput, DirectiveParser};
-use crate::stage::dispatch::{DispatchStats, Dispatcher};
+use crate::stage::dispatch::{DispatchStats, Dispatcher, Outgoing};
 use crate::stage::ledger::DeliveryLedger;
 use crate::stage::tags::TagFilter;
 use crate::stage::tokens::{TokenConfig, TokenGate};
@@ -94,6 +96,26 @@ struct Message {
 /// 4. Sleep until [`Engine::poll_timeout`] (the latest `ArmTimer`), then push `Input::Timer`.
 ///    An early or repeated timer input does nothing.
 /// 5. After `Input::Finish`, keep acking until [`Action::Idle`].
+///
+/// ```
+/// use replystream::{Action, Config, Engine, Input, Time};
+///
+/// let mut engine = Engine::new(Config::default(), 7).unwrap();
+/// let t = Time::from_millis;
+/// let actions: Vec<Action> = engine.push(Input::TextDelta("Hello there."), t(0)).unwrap().collect();
+/// assert!(actions.is_empty(), "one short sentence: the chunker waits for more");
+///
+/// let actions: Vec<Action> = engine.push(Input::Finish, t(50)).unwrap().collect();
+/// let Some(Action::Send(send)) = actions.first() else { panic!("{actions:?}") };
+/// assert_eq!(send.payload.text, "Hello there.");
+/// assert!(matches!(actions.last(), Some(Action::ArmTimer { deadline: Some(_) })),
+///         "the delivery timeout of the send");
+///
+/// let ack = Input::Delivered { send_id: send.send_id, message_ref: None };
+/// let actions: Vec<Action> = engine.push(ack, t(120)).unwrap().collect();
+/// assert_eq!(actions.last(), Some(&Action::Idle));
+/// assert_eq!(engine.poll_timeout(), None);
+/// ```
 #[derive(Debug)]
 pub struct Engine {
     config: ResolvedConfig,
@@ -129,6 +151,10 @@ pub struct Engine {
     coalesced: Vec<CoalescedText>,
     /// Keys of payloads confirmed delivered (host payload dedupe, media already sent).
     sent_keys: Vec<PayloadKey>,
+    /// Sends that failed for good, for [`Engine::outcome`].
+    lost: Vec<(SendId, Outgoing)>,
+    /// `Input::Fail` arrived.
+    model_failed: bool,
 }
 
 impl Engine {
@@ -177,6 +203,8 @@ impl Engine {
             blocks: Vec::with_capacity(8),
             coalesced: Vec::with_capacity(8),
             sent_keys: Vec::new(),
+            lost: Vec::new(),
+            model_failed: false,
             config,
         })
     }
@@ -353,6 +381,7 @@ impl Engine {
                 self.ensure_streaming("fail")?;
                 self.end_message(now);
                 self.fail_error = Some(error.to_owned());
+                self.model_failed = true;
                 self.phase = Phase::Finishing;
             }
             Input::Cancel => {

@@ -97,7 +97,8 @@ impl Engine {
                 }
                 self.sent_keys.push(PayloadKey::of(&item.payload));
             }
-            AckOutcome::WillRetry | AckOutcome::Dropped => {}
+            AckOutcome::Dropped(id, item) => self.lost.push((id, item)),
+            AckOutcome::WillRetry => {}
         }
     }
 

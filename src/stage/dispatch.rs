@@ -87,7 +87,7 @@ pub(crate) enum AckOutcome {
     /// Failed and queued again for a retry.
     WillRetry,
     /// Failed for good; the queue moved on. Its text was not delivered.
-    Dropped,
+    Dropped(SendId, Outgoing),
 }
 
 /// One ordered queue, one send in flight. See the module docs.
@@ -168,6 +168,11 @@ impl Dispatcher {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
+    }
+
+    /// Sends whose delivery timeout fired and that no ack has answered since.
+    pub(crate) fn timed_out(&self) -> impl Iterator<Item = (SendId, &Outgoing)> {
+        self.timed_out.iter().map(|(id, item)| (*id, item))
     }
 
     /// Counters so far.
@@ -281,9 +286,9 @@ impl Dispatcher {
     ) -> Result<AckOutcome, Error> {
         if let Some(i) = self.timed_out.iter().position(|(t, _)| *t == id) {
             // Its timeout already fired and streaming was aborted; its text is undelivered.
-            self.timed_out.swap_remove(i);
+            let (id, item) = self.timed_out.swap_remove(i);
             self.stats.failures += 1;
-            return Ok(AckOutcome::Dropped);
+            return Ok(AckOutcome::Dropped(id, item));
         }
         if self.in_flight.as_ref().is_none_or(|f| f.id != id) {
             return Err(Error::UnknownSend(id));
@@ -292,7 +297,7 @@ impl Dispatcher {
         self.stats.failures += 1;
         if permanent || f.attempts >= MAX_RETRIES {
             self.stats.dropped += 1;
-            return Ok(AckOutcome::Dropped);
+            return Ok(AckOutcome::Dropped(f.id, f.item));
         }
         self.stats.retries += 1;
         let wait = retry_after_ms.unwrap_or(DEFAULT_RETRY_BACKOFF_MS);

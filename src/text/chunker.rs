@@ -148,6 +148,31 @@ struct ReopenState {
 }
 
 /// Cuts a stream of text deltas into blocks. One chunker per assistant message.
+///
+/// ```
+/// use replystream::{BlockChunker, BreakPreference, ChunkerConfig, LengthMetric};
+///
+/// let mut chunker = BlockChunker::new(ChunkerConfig {
+///     min: 20,
+///     max: 60,
+///     break_preference: BreakPreference::Paragraph,
+///     flush_on_paragraph: false,
+///     metric: LengthMetric::Chars,
+/// })
+/// .expect("a valid configuration"); // a max too small for fence repair is refused
+/// let reply = "A short first paragraph here.\n\n```sh\necho one\necho two\n```\n\nDone.";
+/// let mut blocks = Vec::new();
+/// for delta in reply.split_inclusive(' ') {
+///     chunker.push(delta, &mut blocks); // blocks come out as good cuts appear
+/// }
+/// chunker.flush(&mut blocks); // the end of the message: everything left
+/// let texts: Vec<&str> = blocks.iter().map(|b| b.text.as_str()).collect();
+/// assert_eq!(
+///     texts,
+///     ["A short first paragraph here.", "```sh\necho one\necho two\n```", "Done."]
+/// );
+/// assert_eq!(blocks[0].sep, "\n\n"); // what separated it from the next block
+/// ```
 #[derive(Debug)]
 pub struct BlockChunker {
     config: ChunkerConfig,
@@ -768,7 +793,7 @@ impl BlockChunker {
             true
         } else if is_ri && self.ri_run > 0 {
             // Regional indicators pair up (walking back through a long run would be slow).
-            self.ri_run % 2 == 0
+            self.ri_run.is_multiple_of(2)
         } else if c.is_ascii() && bytes[i - 1] < 0x80 {
             !(c == '\n' && bytes[i - 1] == b'\r')
         } else {

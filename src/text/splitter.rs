@@ -60,6 +60,30 @@ impl Default for SplitConfig {
 }
 
 /// Splits whole texts to a platform's limit.
+///
+/// ```
+/// use replystream::{LengthMetric, PlatformSplitter, SplitConfig};
+///
+/// let discord = PlatformSplitter::new(SplitConfig {
+///     limit: 40,
+///     metric: LengthMetric::Chars,
+///     ..SplitConfig::default()
+/// })
+/// .expect("a valid configuration");
+/// let text = "Intro line.\n```rust\nlet a = 1;\nlet b = 2;\nlet c = a + b;\n```";
+/// let pieces: Vec<String> = discord.split(text).into_iter().map(|p| p.text).collect();
+/// // Cut before the code block rather than inside it; the block itself is too long, so it
+/// // is cut at a line break, closed, and reopened with its language.
+/// assert_eq!(
+///     pieces,
+///     [
+///         "Intro line.",
+///         "```rust\nlet a = 1;\nlet b = 2;\n```",
+///         "```rust\nlet c = a + b;\n```",
+///     ]
+/// );
+/// assert!(pieces.iter().all(|p| p.chars().count() <= 40));
+/// ```
 #[derive(Clone, Debug)]
 pub struct PlatformSplitter {
     config: SplitConfig,

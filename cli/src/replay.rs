@@ -23,15 +23,51 @@
 
 use std::io::{self, BufWriter, Write};
 
+use clap::Args;
 use replystream::sim::{Ack, Sim};
 use replystream::{Action, OwnedInput, Payload, ReplyTarget, SendId};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::args::{Arg, ArgReader};
-use crate::demo::HostOptions;
-use crate::text::{require_file, set_file, unknown_option};
-use crate::{CliError, print_usage, read_input};
+use crate::settings::EngineArgs;
+use crate::values::{self, MAX_MS};
+use crate::{CliError, read_input};
+
+/// `replystream replay`: timed inputs in, actions out.
+#[derive(Args, Debug)]
+#[command(after_help = TRACE_FORMAT)]
+pub(crate) struct ReplayArgs {
+    /// The trace: JSON lines of timed inputs; a path, or - for standard input
+    #[arg(value_name = "TRACE")]
+    file: String,
+
+    /// Acknowledge every send after MS [0..=86400000]
+    #[arg(long, value_name = "MS", default_value_t = 0,
+          value_parser = values::millis(MAX_MS))]
+    ack_ms: u64,
+
+    /// Do not acknowledge sends: the trace holds delivered and delivery_failed inputs
+    #[arg(long)]
+    no_auto_ack: bool,
+
+    #[command(flatten)]
+    engine: EngineArgs,
+}
+
+/// The trace format, shown after `replay`'s help.
+const TRACE_FORMAT: &str = "\
+Trace lines are JSON objects: {\"t\": MS, \"type\": TYPE, ...fields}; t defaults to the previous
+line's time and never goes back; seq is an optional sequence number. Types and fields:
+  message_start, thinking_end, finish, cancel, timer
+  text_delta, text_snapshot, thinking_delta     text
+  text_end, message_end                         optional text (the full content)
+  tool_start                                    name
+  tool_result, media, final_reply               optional text, media (a list of URLs)
+  fail                                          error
+  delivered                                     send_id, optional message_ref
+  delivery_failed                               send_id, optional retry_after_ms, permanent
+Output: one JSON object per action (send, arm_timer, abort, idle), and {\"t\", \"error\"} for an
+input the engine refused.";
 
 /// One trace line.
 #[derive(Deserialize)]
@@ -113,48 +149,13 @@ impl TraceLine {
     }
 }
 
-struct ReplayOptions {
-    file: String,
-    host: HostOptions,
-    auto_ack: bool,
-}
-
-fn parse(mut args: ArgReader) -> Result<Option<ReplayOptions>, CliError> {
-    let mut file = None;
-    let mut host = HostOptions::new_for_replay();
-    let mut auto_ack = true;
-    while let Some(arg) = args.next_arg()? {
-        match arg {
-            Arg::Help => return Ok(None),
-            Arg::Positional(value) => set_file(&mut file, value)?,
-            Arg::Long(name) => {
-                if host.read(&name, &mut args)? {
-                    continue;
-                }
-                match name.as_str() {
-                    "help" => return Ok(None),
-                    "no-auto-ack" => auto_ack = false,
-                    _ => return Err(unknown_option("replay", &name)),
-                }
-            }
-        }
-    }
-    Ok(Some(ReplayOptions {
-        file: require_file(file, "replay")?,
-        host,
-        auto_ack,
-    }))
-}
-
 /// Runs `replystream replay`.
-pub(crate) fn run_replay(args: ArgReader) -> Result<(), CliError> {
-    let Some(options) = parse(args)? else {
-        return print_usage();
-    };
-    let trace = read_input(&options.file)?;
-    let engine = options.host.engine()?;
-    let ack_ms = options.host.ack_ms;
-    let mut sim = if options.auto_ack {
+pub(crate) fn run_replay(args: ReplayArgs) -> Result<(), CliError> {
+    let resolved = args.engine.resolve()?;
+    let engine = args.engine.engine(&resolved)?;
+    let trace = read_input(&args.file)?;
+    let ack_ms = args.ack_ms;
+    let mut sim = if !args.no_auto_ack {
         Sim::with_policy(
             engine,
             Box::new(move |_, _| Ack::Deliver { after_ms: ack_ms }),

@@ -196,8 +196,11 @@ pub struct BlockChunker {
     units: usize,
     /// Units from `buffer[0]` to `start`.
     start_units: usize,
-    /// Start of the line the cursor is on.
+    /// The start of the last line that began before `line_scan` (found lazily, when a
+    /// candidate in the middle of a line needs it: each byte is looked at once).
     line_start: usize,
+    /// How far `line_start` has been searched.
+    line_scan: usize,
     /// The whitespace run ending at `cursor`, with the units before it.
     run: Option<(usize, usize)>,
     prev: Prev,
@@ -267,6 +270,7 @@ impl BlockChunker {
             units: 0,
             start_units: 0,
             line_start: 0,
+            line_scan: 0,
             run: None,
             prev: Prev::Space,
             leading: true,
@@ -371,6 +375,7 @@ impl BlockChunker {
         self.units = 0;
         self.start_units = 0;
         self.line_start = 0;
+        self.line_scan = 0;
         self.run = None;
         self.prev = Prev::Space;
         self.leading = true;
@@ -485,6 +490,7 @@ impl BlockChunker {
         self.cursor -= n;
         self.scanned -= n;
         self.line_start = self.line_start.saturating_sub(n);
+        self.line_scan = self.line_scan.saturating_sub(n);
         self.content = match self.content {
             Ok(x) => Ok(x - n),
             Err(x) => Err(x.saturating_sub(n)),
@@ -613,9 +619,6 @@ impl BlockChunker {
         // Whitespace is ASCII, one unit per byte in these metrics.
         let bytes = seg.as_bytes();
         let mut ws = bytes.iter().rev().take_while(|&&b| is_ws(b)).count();
-        if let Some(nl) = memchr::memrchr(b'\n', bytes) {
-            self.line_start = from + nl + 1;
-        }
         let units_before = self.units;
         self.units += added;
         self.cursor = from + len;
@@ -653,9 +656,6 @@ impl BlockChunker {
                 // An ASCII char after an ASCII char: a cluster of its own unless it is the
                 // LF of a CR LF (what `char_units` says, without its other cases).
                 let u = usize::from(!(b == b'\n' && before == b'\r'));
-                if b == b'\n' {
-                    self.line_start = i + 1;
-                }
                 if is_ws(b) {
                     if self.run.is_none() {
                         self.run = Some((i, self.units));
@@ -734,9 +734,6 @@ impl BlockChunker {
             && !(i > 0
                 && self.buffer.as_bytes()[i - 1] >= 0x80
                 && !is_grapheme_boundary(&self.buffer[..t], i));
-        if c == '\n' {
-            self.line_start = t;
-        }
         if let Some((p, p_units)) = self.recheck
             && !self.partial_fence_after(p, t)
         {
@@ -868,27 +865,41 @@ impl BlockChunker {
             && c.rank(&self.eager).is_some()
             && self.scanner.is_safe_cut(p)
         {
-            let ls = self.line_start;
-            self.accept(c, p_units, t, ls);
+            self.accept(c, p_units, t, None);
         }
     }
 
+    /// The start of the line that moment `t` is on.
+    fn line_start_at(&mut self, t: usize) -> usize {
+        if self.line_scan < t {
+            if let Some(i) = memchr::memrchr(b'\n', &self.buffer.as_bytes()[self.line_scan..t]) {
+                self.line_start = self.line_scan + i + 1;
+            }
+            self.line_scan = t;
+        }
+        self.line_start
+    }
+
     /// An eligible candidate `c` (with `units` before it) at moment `t`, on a line starting
-    /// at `line_start` if it splits a line: it goes to `fresh` if its piece shows content
+    /// at `line_start` (by default, the line of moment `t`) if it splits a line: it goes to `fresh` if its piece shows content
     /// and the text after it holds some, to `waiting` if only the latter is missing; it is
     /// dropped if its piece would show only fence lines or end with a line cut into a fence
     /// look-alike.
-    fn accept(&mut self, c: Candidate, units: usize, t: usize, line_start: usize) {
+    fn accept(&mut self, c: Candidate, units: usize, t: usize, line_start: Option<usize>) {
         if self.block_content(t).is_none_or(|x| x >= c.end) {
             return;
         }
-        let bytes = &self.buffer.as_bytes()[..t];
-        if line_continues(bytes, c.end) {
-            // The line that `c` splits starts at `line_start` unless a line ended since.
+        if line_continues(&self.buffer.as_bytes()[..t], c.end) {
+            // The line that `c` splits starts at `line_start` (by default the line of moment
+            // `t`) unless a line ended since.
+            let line_start = match line_start {
+                Some(ls) => ls,
+                None => self.line_start_at(t),
+            };
             let ls = if line_start <= c.end {
                 line_start.max(self.start)
             } else {
-                memchr::memrchr(b'\n', &bytes[self.start..c.end])
+                memchr::memrchr(b'\n', &self.buffer.as_bytes()[self.start..c.end])
                     .map_or(self.start, |i| self.start + i + 1)
             };
             if FenceMarker::parse_open(&self.buffer[ls..c.end]).is_some() {
@@ -972,7 +983,7 @@ impl BlockChunker {
                 ls = seen + i + 1;
             }
             seen = c.end;
-            self.accept(c, u, t, ls);
+            self.accept(c, u, t, Some(ls));
         }
         collected.clear();
         self.scratch = collected;

@@ -497,6 +497,11 @@ impl MarkdownScanner {
 
     /// The opening or closing fence line that byte `x` lies on, if any: (start, end).
     fn fence_line_of(&self, x: usize) -> Option<(usize, usize)> {
+        // Most questions are about text after the last fence: answer those at once.
+        let last = self.fences.last()?;
+        if last.end.is_some_and(|end| x >= end) {
+            return None;
+        }
         let i = self.fences.partition_point(|f| f.start <= x || f.continued);
         self.fences[..i].last()?.line_of(x)
     }
@@ -566,6 +571,19 @@ impl MarkdownScanner {
     /// Decides, from the start of a line, what kind of line it is. Returns false when the
     /// text ends before that can be told (the bytes are looked at again with more text).
     fn scan_line_start(&mut self, bytes: &[u8]) -> bool {
+        if self.in_fence() {
+            // Only a closing line matters in a fence; it is told at the line's end.
+            self.mode = LineMode::InFence;
+            return true;
+        }
+        // The usual line: it starts with a letter, outside any code block. It is text.
+        if self.pos == self.line_start
+            && bytes.get(self.pos).is_some_and(u8::is_ascii_alphabetic)
+            && !self.in_indented()
+        {
+            self.mode = LineMode::Text;
+            return true;
+        }
         // The indentation, in columns (a tab goes to the next multiple of 4).
         let mut p = self.pos;
         while p < bytes.len() && (bytes[p] == b' ' || bytes[p] == b'\t') {
@@ -575,10 +593,6 @@ impl MarkdownScanner {
         let Some(&b) = bytes.get(p) else {
             return false;
         };
-        if self.in_fence() {
-            self.mode = LineMode::InFence;
-            return true;
-        }
         if b == b'\n' || b == b'\r' {
             // A blank line (or one that may be: a lone `\r` is whitespace too).
             self.mode = LineMode::Text;

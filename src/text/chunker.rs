@@ -58,7 +58,7 @@ use super::block::Block;
 use super::cut::{
     BreakClass, Candidate, NextStart, Planned, Planner, Reopen, ReopenCost, build_piece,
     candidate_at, is_tail_char, is_ws, joined_ws, line_continues, may_be_candidate,
-    partial_fence_at_end, reserve_after, shown_start,
+    partial_fence_at_end, shown_start,
 };
 use super::limits::{Limits, check_limit};
 use super::markdown::{FenceMarker, MarkdownScanner};
@@ -458,8 +458,8 @@ impl BlockChunker {
     /// stays (amortised: each byte is moved a bounded number of times).
     ///
     /// Text the scanner still needs is kept: the current line (a fence line is judged
-    /// whole), so the blocks never depend on when compaction happens. The opening line of a
-    /// fence that is still open is saved before it goes.
+    /// whole), so the blocks never depend on when compaction happens. The opening line of
+    /// the fence the block starts in is saved before it goes.
     fn compact(&mut self) {
         let keep_from = self.lead_from.min(self.start);
         if keep_from == 0 || (keep_from < 4096 && keep_from < self.buffer.len() - keep_from) {
@@ -476,7 +476,14 @@ impl BlockChunker {
         if n == 0 {
             return;
         }
-        if let Some(f) = self.scanner.open_fence().copied()
+        // The fence the block starts in (open or not) may be reopened or repaired later:
+        // keep its opening line. (A fence whose opening line goes lies around `start`, as
+        // `n <= start`; any other fence before `start` is never asked about again.)
+        if let Some(f) = self
+            .scanner
+            .fence_at(self.start)
+            .or(self.scanner.open_fence())
+            .copied()
             && !f.continued
             && f.start < n
         {
@@ -805,12 +812,11 @@ impl BlockChunker {
     /// whitespace since `lead_from`: the whitespace becomes the block's lead (its indentation
     /// stays, as far as it fits).
     fn begin_shown(&mut self, i: usize, t: usize) {
-        let reserve = reserve_after(self.current_reopen(), self.config.metric);
         let s = shown_start(
             &self.buffer[..t],
             self.lead_from,
             &self.limits(),
-            reserve,
+            self.current_reopen(),
             false,
         );
         self.start = s.min(i);
@@ -1118,8 +1124,13 @@ impl BlockChunker {
     /// too wide) joins the separator of the block just emitted, the last of `out`.
     fn begin_block(&mut self, q: usize, t: usize, complete: bool, out: &mut [Block]) {
         let metric = self.config.metric;
-        let reserve = reserve_after(self.current_reopen(), metric);
-        let s = shown_start(&self.buffer[..t], q, &self.limits(), reserve, complete);
+        let s = shown_start(
+            &self.buffer[..t],
+            q,
+            &self.limits(),
+            self.current_reopen(),
+            complete,
+        );
         if s > q
             && let Some(last) = out.last_mut()
         {

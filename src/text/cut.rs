@@ -340,11 +340,11 @@ pub(crate) fn may_be_candidate(bytes: &[u8], j: usize) -> bool {
         && (is_ws(bytes[j]) || may_end_tail(bytes[j - 1]))
 }
 
-/// Where a piece whose separator ends at `q` starts showing text. The whitespace up to the
-/// last line break before the next non-whitespace belongs to the separator (a piece never
-/// starts with a blank line), and so does the part of the indentation after it that would
-/// not leave room, within `max`, for `reserve` units of synthetic lines and the first
-/// cluster (as wide as the widest cluster kept whole while it may still grow, unless
+/// Where a piece whose separator ends at `q`, and which starts with the synthetic text
+/// `reopen`, starts showing text. The whitespace up to the last line break before the next
+/// non-whitespace belongs to the separator (a piece never starts with a blank line), and so
+/// does the part of the indentation after it that would not leave room, within `max`, for
+/// the synthetic lines (`reopen` and the closing line it may need) and the first cluster (as wide as the widest cluster kept whole while it may still grow, unless
 /// `complete`). An indentation kept before a fence-like run keeps at least 4 columns, so that
 /// the line does not start to read as a fence line. Returns `text.len()` when only
 /// whitespace follows `q`.
@@ -352,9 +352,10 @@ pub(crate) fn shown_start(
     text: &str,
     q: usize,
     limits: &Limits,
-    reserve: usize,
+    reopen: Option<Reopen<'_>>,
     complete: bool,
 ) -> usize {
+    let reserve = reserve_after(reopen, limits.metric);
     let bytes = text.as_bytes();
     let mut s = q;
     let mut r = q;
@@ -386,8 +387,14 @@ pub(crate) fn shown_start(
     if indent <= room {
         return s;
     }
-    // A line indented 4 or more is not a fence line; shown with less it would read as one.
-    let keep = if room < 4 && indent >= 4 && starts_like_fence(&bytes[r..]) {
+    // A line indented 4 or more is not a fence line; shown with less it might read as one:
+    // outside a fence as an opening line, inside the reopened fence as its closing line.
+    let line_end = memchr::memchr(b'\n', &bytes[r..]).map_or(bytes.len(), |i| r + i);
+    let misreads = match reopen {
+        Some(Reopen::Fence { marker, .. }) => marker.is_closed_by(&text[r..line_end]),
+        _ => starts_like_fence(&bytes[r..]),
+    };
+    let keep = if room < 4 && indent >= 4 && misreads {
         4
     } else {
         room
@@ -696,12 +703,63 @@ fn checked_hard_cut(
     }
 }
 
+/// The largest char boundary in `(shown_from, hi]`, inside the fence with marker `fence`,
+/// inside a cluster glued to a run of marker chars, at which a piece starting at `start` may end with its cut line
+/// reading as in the text and the next piece starting with the rest of that line as code
+/// (not a closing line). Looks at most a few dozen chars back.
+fn char_cut_reading_right(
+    text: &str,
+    start: usize,
+    shown_from: usize,
+    hi: usize,
+    fence: FenceMarker,
+) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut lines = LineStarts::new(start);
+    let mut h = floor_char_boundary(text, hi.min(text.len()));
+    for _ in 0..64 {
+        if h <= shown_from {
+            return None;
+        }
+        let rest_is_code = match bytes[h..].iter().position(|&b| !is_ws(b)) {
+            Some(i) => {
+                let at = h + i;
+                let line = memchr::memrchr(b'\n', &bytes[h..at]).map_or(h, |j| h + j + 1);
+                starts_code(text, line, fence)
+            }
+            None => true,
+        };
+        // Only inside a cluster glued to a run of marker chars (cutting after the cluster
+        // would start the next piece with a closing line).
+        let cluster_end = next_grapheme_boundary(text, floor_grapheme_boundary(text, h));
+        let glued = bytes[cluster_end..]
+            .iter()
+            .take(3)
+            .filter(|&&b| b == fence.ch)
+            .count()
+            == 3;
+        if glued
+            && shows(text, shown_from, h)
+            && line_continues(bytes, h)
+            && rest_is_code
+            && !truncates_into_fence_line(text, &mut lines, h, Some(fence))
+        {
+            return Some(h);
+        }
+        h = floor_char_boundary(text, h - 1);
+    }
+    None
+}
+
 /// Whether a cut at `h` in the middle of a line starts the next piece with text that reads
 /// as a fence line (or, unless `complete`, may still grow into one).
 fn reads_as_fence_line_after_cut(bytes: &[u8], h: usize, complete: bool) -> bool {
+    let rest = &bytes[h..];
+    let indent = rest.iter().take(4).take_while(|&&b| b == b' ').count();
     h > 0
         && bytes[h - 1] != b'\n'
-        && (reads_as_fence_line(&bytes[h..]) || (!complete && partial_fence_at_end(&bytes[h..])))
+        && (reads_as_fence_line(rest)
+            || (!complete && indent < 4 && partial_fence_at_end(&rest[indent..])))
 }
 
 /// A hard cut one grapheme earlier than `h`: before the last non-whitespace grapheme, if the
@@ -1077,8 +1135,19 @@ impl<'a> Planner<'a> {
             return None;
         }
         if !opener_here {
-            // Last resort, for what the checks above refuse everywhere (e.g. a line cap
-            // that leaves room for one line): any cut inside the fence, kept balanced.
+            // What the checks above refuse everywhere: first a cut at a char boundary that
+            // still reads right (a cluster glued to marker chars, such as an emoji right
+            // before "````", may have to be split: balanced fences come first); last, for a
+            // line cap that leaves room for one line, any cut inside the fence.
+            if bounds.is_none()
+                && let Some(h) = char_cut_reading_right(text, start, content_start, hi, marker)
+            {
+                return Some(Planned {
+                    cut: Cut::hard(h),
+                    close,
+                    next: NextStart::Fence { bare },
+                });
+            }
             let h = hard_cut(text, start, content_start, hi);
             return (bounds.is_none() && h <= hi && fence.contains_cut(h)).then_some(Planned {
                 cut: Cut::hard(h),

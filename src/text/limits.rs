@@ -126,7 +126,9 @@ impl Limits {
             marker,
             line: Some(open_line),
         };
-        if full.cost(self.metric) + close + widest <= self.max {
+        // An opening line that is not known (never the case for a fence that was seen) is
+        // reopened bare.
+        if !open_line.is_empty() && full.cost(self.metric) + close + widest <= self.max {
             return Some(full);
         }
         let bare = Reopen::Fence { marker, line: None };

@@ -17,7 +17,7 @@
 use super::block::Block;
 use super::cut::{
     BreakClass, NextStart, Planner, Reopen, ReopenCost, build_piece, candidate_at, is_ws,
-    joined_ws, reserve_after, shown_start,
+    joined_ws, shown_start,
 };
 use super::limits::{Limits, MIN_LINES, check_limit};
 use super::markdown::{FenceMarker, MarkdownScanner};
@@ -231,8 +231,7 @@ impl<'a> SplitRun<'a, '_> {
     /// [`shown_start`]); the whitespace skipped joins the last piece's separator, or, before
     /// the first piece, becomes its lead.
     fn begin(&mut self, q: usize, end: usize) -> usize {
-        let reserve = reserve_after(self.reopen, self.limits.metric);
-        let s = shown_start(&self.text[..end], q, &self.limits, reserve, true);
+        let s = shown_start(&self.text[..end], q, &self.limits, self.reopen, true);
         if s > q {
             if self.out.len() > self.first {
                 let last = self.out.last_mut().expect("a piece");

@@ -230,14 +230,34 @@ impl Expect {
         // With a line cap, the lines of an empty fence (2), an opening line, the blank lines
         // after it, a line of code and a closing line must fit one piece.
         let lines_fit = lines.is_none_or(|m| m >= 5 + blank_run(text));
-        let strict = widest_repair(text) + widest <= max && 4 + widest <= max && lines_fit;
+        // A text line that starts like a fence line without being one (a backtick in what
+        // would be its info string) and is longer than a piece: any cut in it misreads.
+        let fake_fence_line = text.split('\n').any(|l| {
+            let body = l.trim_start_matches(' ');
+            l.len() - body.len() < 4
+                && (body.starts_with("```") || body.starts_with("~~~"))
+                && opening(l).is_none()
+                && metric.len(l) >= max
+        });
+        // A line indented 4 or more before a fence-like run keeps 4 spaces (unindented it
+        // would read as a fence line): beside a reopened fence, it needs room for them.
+        let indented_run = text.split('\n').any(|l| {
+            let body = l.trim_start_matches(' ');
+            l.len() - body.len() >= 4 && (body.starts_with("```") || body.starts_with("~~~"))
+        });
+        let strict = widest_repair(text) + widest <= max
+            && 4 + widest <= max
+            && (!indented_run || widest_repair(text) + 4 + widest <= max)
+            && lines_fit
+            && !fake_fence_line;
         let line = widest_fence_line(text, metric);
         let (run_units, run_lines) = contentless_run(text, metric);
-        // The run may follow code of a reopened fence: a reopening line, a cluster of code,
-        // the run, and a closing line.
+        // A cluster of code may have a run on either side that must stay with it (a fence's
+        // opening line and blank lines before it, an empty fence after it), in a piece that
+        // may reopen and close a fence.
         let content = strict
-            && run_units + widest + 2 * (line + 1) <= max
-            && lines.is_none_or(|m| run_lines + 3 <= m);
+            && 2 * run_units + widest + 2 * (line + 1) <= max
+            && lines.is_none_or(|m| 2 * run_lines + 3 <= m);
         Expect {
             metric,
             max,
@@ -259,6 +279,17 @@ fn is_boundary(text: &str, p: usize) -> bool {
     GraphemeCursor::new(p, text.len(), true)
         .is_boundary(text, 0)
         .unwrap_or(true)
+}
+
+/// Whether the cluster around byte `p` is followed at once by three backticks or tildes.
+fn glued_to_fence_run(text: &str, p: usize) -> bool {
+    let mut cursor = GraphemeCursor::new(p, text.len(), true);
+    let end = cursor
+        .next_boundary(text, 0)
+        .ok()
+        .flatten()
+        .unwrap_or(text.len());
+    text[end..].starts_with("```") || text[end..].starts_with("~~~")
 }
 
 /// The line of `text` around byte range `r`, if `r` lies within one line.
@@ -377,7 +408,9 @@ pub(crate) fn check_blocks(text: &str, blocks: &[Block], e: Expect) -> Result<()
             continue;
         }
         for p in [b.source.start, b.source.end] {
-            if !is_boundary(text, p) {
+            // Balanced fences come first: a cluster glued to a fence-like run (an emoji right
+            // before "````") may have to be split.
+            if !is_boundary(text, p) && !glued_to_fence_run(text, p) {
                 return Err(format!("{}: cut at {p} splits a grapheme cluster", ctx()));
             }
         }

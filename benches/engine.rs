@@ -109,5 +109,32 @@ fn without_emission(c: &mut Criterion) {
     group.finish();
 }
 
+/// One assistant message of 1, 4 and 16 MB (the sample texts repeated), in 64-byte deltas,
+/// acked at once and finished: the cost per byte must not grow with the message (SPEC §14).
+fn long_message(c: &mut Criterion) {
+    let mut group = c.benchmark_group("engine/one long message, 64-byte deltas");
+    group.sample_size(10);
+    for mb in [1, 4, 16] {
+        let len = mb << 20;
+        let mut text = TEXT.repeat(len / TEXT.len() + 1);
+        let mut end = len;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        let d = deltas(&text, 64);
+        group.throughput(Throughput::Bytes(text.len() as u64));
+        group.bench_function(format!("{mb} MB"), |b| {
+            b.iter_batched_ref(
+                || Engine::new(config("telegram"), 1).unwrap(),
+                |engine| run_turn(engine, &d),
+                BatchSize::PerIteration,
+            )
+        });
+    }
+    group.finish();
+}
+
 criterion_group!(benches, with_emission, without_emission);
-criterion_main!(benches);
+criterion_group!(long_messages, long_message);
+criterion_main!(benches, long_messages);

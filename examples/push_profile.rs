@@ -2,7 +2,11 @@
 //!
 //! Pushes about 2000 4-byte deltas of the bench text through one engine, acking every send
 //! at once. `quiet` uses blocks larger than the text, so nothing is emitted; `emit` uses the
-//! channel's own sizes. Run it under callgrind, counting only inside `push`:
+//! channel's own sizes; `preview` and `preview-block` turn a live preview on (partial, block)
+//! with the clock standing still after its create, so no push produces an update;
+//! `preview-turn` and `preview-block-turn` let the clock run 1 ms per push, so an update goes
+//! out every second.
+//! Run it under callgrind, counting only inside `push`:
 //!
 //! ```sh
 //! cargo build --release --example push_profile
@@ -12,7 +16,7 @@
 //!
 //! and divide the total instruction count by the number of pushes it prints.
 
-use replystream::{Action, ChannelProfile, Config, Engine, Input, Time};
+use replystream::{Action, ChannelProfile, Config, Engine, Input, PreviewMode, Time};
 
 const TEXT: &str = concat!(
     include_str!("../tests/data/prose-paragraphs.md"),
@@ -30,9 +34,24 @@ fn main() {
             config.chunk_max = 9500;
             &TEXT[..8000]
         }
-        "emit" => &TEXT[..8000],
-        other => panic!("mode {other:?}: quiet or emit"),
+        "emit" | "preview-turn" | "preview-block-turn" => &TEXT[..8000],
+        "preview" | "preview-block" => {
+            config.chunk_min = 9000;
+            config.chunk_max = 9500;
+            &TEXT[..8000]
+        }
+        other => panic!(
+            "mode {other:?}: quiet, emit, preview, preview-block, preview-turn or \
+             preview-block-turn"
+        ),
     };
+    config.preview = match mode.as_str() {
+        "preview" | "preview-turn" => PreviewMode::Partial,
+        "preview-block" | "preview-block-turn" => PreviewMode::Block,
+        _ => PreviewMode::Off,
+    };
+    // With the clock standing still, the preview is created once and then throttled.
+    let clock_runs = !matches!(mode.as_str(), "preview" | "preview-block");
     let mut engine = Engine::new(config, 1).expect("config");
     let mut pushes = 0u64;
     let mut at = 0;
@@ -42,7 +61,7 @@ fn main() {
         while !text.is_char_boundary(end) {
             end += 1;
         }
-        let now = Time::from_millis(pushes);
+        let now = Time::from_millis(if clock_runs { pushes } else { 0 });
         acks.extend(
             engine
                 .push(Input::TextDelta(&text[at..end]), now)

@@ -47,18 +47,21 @@ pub enum SendOp {
         /// The name later edits and deletes use, if any.
         key: Option<MessageKey>,
     },
-    /// Replace the text of the message created under `key`.
+    /// Replace the text of the message created under `key`. When the platform answers that
+    /// nothing changed ("message is not modified"), ack it with `Input::Delivered`: the
+    /// message shows the text.
     Edit {
         /// Which message.
         key: MessageKey,
     },
-    /// Delete the message created under `key`.
+    /// Delete the message created under `key` (for a draft key: clear the draft bubble).
     Delete {
         /// Which message.
         key: MessageKey,
     },
-    /// Show or update an ephemeral draft bubble (a `sendMessageDraft`-style transport):
-    /// nothing is posted to the chat; the final is always a normal `Create`.
+    /// Show or update an ephemeral draft bubble (a `sendMessageDraft`-style transport) with
+    /// the payload's text: nothing is posted to the chat; the final is always a normal
+    /// `Create`, which replaces the bubble.
     Draft {
         /// Which draft bubble.
         key: MessageKey,
@@ -101,8 +104,9 @@ pub struct SendRequest {
     pub op: SendOp,
     /// What to deliver (for `Delete`, the payload is empty).
     pub payload: Payload,
-    /// For an operation on a keyed message: the platform id the host gave in the
-    /// `Delivered { message_ref }` ack of that message's `Create` (`None` if it gave none).
+    /// For an operation on a keyed message (`Edit`, `Delete`, `Draft`): the platform id the
+    /// host gave in the `Delivered { message_ref }` ack of that message's `Create` (`None` if
+    /// it gave none, and on a `Create`). The host needs no map of its own.
     pub message_ref: Option<String>,
 }
 

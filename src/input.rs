@@ -58,11 +58,13 @@ pub enum Input<'a> {
     Cancel,
     /// A deadline armed earlier may have passed. Early or repeated timer inputs do nothing.
     Timer,
-    /// The host finished a send.
+    /// The host finished a send. An edit the platform answered with "message is not
+    /// modified" is delivered too (the message shows that text).
     Delivered {
         /// Which send.
         send_id: SendId,
-        /// The platform's id for the message, needed to edit it later.
+        /// The platform's id for the message a `Create` made, needed to edit it later; it
+        /// comes back on every later send for that message (`SendRequest::message_ref`).
         message_ref: Option<&'a str>,
     },
     /// A send failed.

@@ -156,7 +156,7 @@ pub use action::{AbortReason, Action, MessageKey, SendKind, SendOp, SendRequest}
 pub use config::{
     BreakMode, ChannelProfile, ChunkMode, Config, ConfigOverrides, HumanDelay, MAX_IDLE_MS,
     MAX_PREVIEW_THROTTLE_MS, MIN_MAX_LINES, MIN_PREVIEW_THROTTLE_MS, MIN_TEXT_LIMIT, PreviewMode,
-    ReasoningMode, ResolvedConfig,
+    PreviewTransport, ReasoningMode, ResolvedConfig,
 };
 pub use engine::{
     Actions, Engine, Stats, TurnEnding, TurnOutcome, UndeliveredReason, UndeliveredSend,

@@ -16,10 +16,18 @@
 //!
 //! Everything here is deterministic: the same inputs, times, policy and seed give the same
 //! log.
+//!
+//! Behind the host sits a [`Chat`]: a Telegram-like message store that applies every
+//! delivered send (create, edit, delete, draft), assigns each new message an id that the host
+//! hands back as `Delivered { message_ref }`, answers an edit that changes nothing with
+//! "message is not modified" (which the host reports as delivered), and, when given a limit,
+//! refuses longer texts. After a turn, [`Chat::texts`] is what a user reads.
 
-use crate::action::{AbortReason, Action, SendKind, SendRequest};
+use crate::action::{AbortReason, Action, MessageKey, SendKind, SendOp, SendRequest};
 use crate::engine::Engine;
 use crate::input::{Input, SendId};
+use crate::payload::Lane;
+use crate::text::metric::LengthMetric;
 use crate::time::Time;
 
 /// What the simulated host does with one send.
@@ -46,6 +54,217 @@ pub enum Ack {
 
 /// Chooses the fate of the n-th send (0-based, retries included).
 pub type AckPolicy = Box<dyn FnMut(&SendRequest, usize) -> Ack>;
+
+/// One message in a [`Chat`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ChatMessage {
+    /// The id the chat gave it (the `message_ref` of its create's ack).
+    pub id: String,
+    /// The key the engine created it under, if any.
+    pub key: Option<MessageKey>,
+    /// What it shows now.
+    pub text: String,
+    /// Its media.
+    pub media: Vec<String>,
+    /// The kind of the send that created it.
+    pub kind: SendKind,
+    /// The lane of the send that created it.
+    pub lane: Lane,
+    /// How many times it was edited (edits that changed nothing excluded).
+    pub edits: u32,
+}
+
+/// How a [`Chat`] answered a send.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ChatAnswer {
+    /// Done; a new message's id.
+    Done {
+        /// The new message's id (`None` for edits, deletes and drafts).
+        message_ref: Option<String>,
+    },
+    /// "Message is not modified": the edit or draft would change nothing. Hosts report it
+    /// as delivered.
+    NotModified,
+    /// Refused for good: too long, or no such message.
+    Refused {
+        /// Why, as the platform would say it.
+        reason: &'static str,
+    },
+}
+
+/// Counters of what a [`Chat`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ChatCounts {
+    /// Messages created.
+    pub creates: u64,
+    /// Messages edited (edits that changed nothing excluded).
+    pub edits: u64,
+    /// Messages deleted.
+    pub deletes: u64,
+    /// Draft bubble updates.
+    pub drafts: u64,
+    /// Edits and drafts answered "not modified".
+    pub not_modified: u64,
+    /// Sends refused.
+    pub refused: u64,
+}
+
+/// A Telegram-like chat: applies sends to a message store. See the module docs.
+#[derive(Clone, Debug, Default)]
+pub struct Chat {
+    /// The messages, oldest first.
+    pub messages: Vec<ChatMessage>,
+    /// Draft bubbles showing, by key. A new message replaces every draft (as on Telegram).
+    pub drafts: Vec<(MessageKey, String)>,
+    /// The longest text accepted, in a metric (Telegram: 4096 UTF-16 units); `None`: no limit.
+    pub limit: Option<(usize, LengthMetric)>,
+    /// What it did.
+    pub counts: ChatCounts,
+    /// Keep only the messages created under a key (the ones the engine may edit or delete);
+    /// count the others. For long runs (the CLI's `demo` on a large reply), so the chat does
+    /// not hold the whole reply.
+    pub keyed_only: bool,
+    /// Messages not kept (`keyed_only`).
+    not_kept: usize,
+    next_id: u64,
+}
+
+impl Chat {
+    /// A chat that refuses texts longer than `limit` in `metric`.
+    pub fn with_limit(limit: usize, metric: LengthMetric) -> Chat {
+        Chat {
+            limit: Some((limit, metric)),
+            ..Chat::default()
+        }
+    }
+
+    /// A chat that keeps only the messages created under a key (see [`Chat::keyed_only`]).
+    pub fn keyed_only() -> Chat {
+        Chat {
+            keyed_only: true,
+            ..Chat::default()
+        }
+    }
+
+    /// How many messages the chat shows, kept or not.
+    pub fn shown_messages(&self) -> usize {
+        self.messages.len() + self.not_kept
+    }
+
+    /// The texts of the messages, oldest first: what a user reads.
+    pub fn texts(&self) -> Vec<&str> {
+        self.messages.iter().map(|m| m.text.as_str()).collect()
+    }
+
+    /// The texts of the messages on one lane, oldest first.
+    pub fn lane_texts(&self, lane: Lane) -> Vec<&str> {
+        self.messages
+            .iter()
+            .filter(|m| m.lane == lane)
+            .map(|m| m.text.as_str())
+            .collect()
+    }
+
+    fn too_long(&self, text: &str) -> bool {
+        self.limit
+            .is_some_and(|(max, metric)| metric.len(text) > max)
+    }
+
+    fn find(&self, message_ref: Option<&str>) -> Option<usize> {
+        let id = message_ref?;
+        self.messages.iter().position(|m| m.id == id)
+    }
+
+    /// Applies one send, as the platform would when it answers it.
+    pub fn apply(&mut self, send: &SendRequest) -> ChatAnswer {
+        let text = &send.payload.text;
+        let refused = |counts: &mut ChatCounts, reason| {
+            counts.refused += 1;
+            ChatAnswer::Refused { reason }
+        };
+        match send.op {
+            SendOp::Create { key } => {
+                if text.trim().is_empty() && send.payload.media.is_empty() {
+                    return refused(&mut self.counts, "message text is empty");
+                }
+                if self.too_long(text) {
+                    return refused(&mut self.counts, "message is too long");
+                }
+                self.next_id += 1;
+                let id = format!("m{}", self.next_id);
+                self.drafts.clear();
+                self.counts.creates += 1;
+                if self.keyed_only && key.is_none() {
+                    self.not_kept += 1;
+                    return ChatAnswer::Done {
+                        message_ref: Some(id),
+                    };
+                }
+                self.messages.push(ChatMessage {
+                    id: id.clone(),
+                    key,
+                    text: text.clone(),
+                    media: send.payload.media.clone(),
+                    kind: send.kind,
+                    lane: send.payload.lane,
+                    edits: 0,
+                });
+                ChatAnswer::Done {
+                    message_ref: Some(id),
+                }
+            }
+            SendOp::Edit { .. } => {
+                let Some(i) = self.find(send.message_ref.as_deref()) else {
+                    return refused(&mut self.counts, "message to edit not found");
+                };
+                if text.trim().is_empty() {
+                    return refused(&mut self.counts, "message text is empty");
+                }
+                if self.too_long(text) {
+                    return refused(&mut self.counts, "message is too long");
+                }
+                let m = &mut self.messages[i];
+                if m.text == *text {
+                    self.counts.not_modified += 1;
+                    return ChatAnswer::NotModified;
+                }
+                m.text.clone_from(text);
+                m.edits += 1;
+                self.counts.edits += 1;
+                ChatAnswer::Done { message_ref: None }
+            }
+            SendOp::Delete { key } => {
+                if let Some(i) = self.find(send.message_ref.as_deref()) {
+                    self.messages.remove(i);
+                } else if let Some(i) = self.drafts.iter().position(|(k, _)| *k == key) {
+                    self.drafts.remove(i);
+                } else {
+                    return refused(&mut self.counts, "message to delete not found");
+                }
+                self.counts.deletes += 1;
+                ChatAnswer::Done { message_ref: None }
+            }
+            SendOp::Draft { key } => {
+                if self.too_long(text) {
+                    return refused(&mut self.counts, "message is too long");
+                }
+                match self.drafts.iter_mut().find(|(k, _)| *k == key) {
+                    Some((_, shown)) if shown == text => {
+                        self.counts.not_modified += 1;
+                        return ChatAnswer::NotModified;
+                    }
+                    Some((_, shown)) => shown.clone_from(text),
+                    None => self.drafts.push((key, text.clone())),
+                }
+                self.counts.drafts += 1;
+                ChatAnswer::Done { message_ref: None }
+            }
+        }
+    }
+}
 
 #[derive(Debug)]
 struct PendingAck {
@@ -76,8 +295,12 @@ pub struct Sim {
     in_flight: usize,
     /// The largest number of sends in flight at once.
     pub max_in_flight: usize,
+    /// `Idle` was emitted (kept apart from the log, which a long run may drain).
+    idle: bool,
     /// Texts of sends in flight, by id (for the delivered log).
     outstanding: Vec<SendRequest>,
+    /// The chat behind the host: every delivered send is applied to it.
+    pub chat: Chat,
 }
 
 impl Sim {
@@ -111,7 +334,9 @@ impl Sim {
             deadline: None,
             in_flight: 0,
             max_in_flight: 0,
+            idle: false,
             outstanding: Vec::new(),
+            chat: Chat::default(),
         }
     }
 
@@ -233,14 +458,38 @@ impl Sim {
         self.in_flight = self.in_flight.saturating_sub(1);
         match p.ack {
             Ack::Deliver { .. } => {
-                if let Some(i) = pos {
-                    let send = self.outstanding.remove(i);
-                    self.delivered.push((self.now, send));
+                let Some(i) = pos else {
+                    self.push(Input::Delivered {
+                        send_id: p.send_id,
+                        message_ref: None,
+                    });
+                    return;
+                };
+                let send = self.outstanding.remove(i);
+                match self.chat.apply(&send) {
+                    ChatAnswer::Done { message_ref } => {
+                        self.delivered.push((self.now, send));
+                        self.push(Input::Delivered {
+                            send_id: p.send_id,
+                            message_ref: message_ref.as_deref(),
+                        });
+                    }
+                    // "Message is not modified" counts as delivered.
+                    ChatAnswer::NotModified => {
+                        self.delivered.push((self.now, send));
+                        self.push(Input::Delivered {
+                            send_id: p.send_id,
+                            message_ref: None,
+                        });
+                    }
+                    ChatAnswer::Refused { .. } => {
+                        self.push(Input::DeliveryFailed {
+                            send_id: p.send_id,
+                            retry_after_ms: None,
+                            permanent: true,
+                        });
+                    }
                 }
-                self.push(Input::Delivered {
-                    send_id: p.send_id,
-                    message_ref: None,
-                });
             }
             Ack::Fail {
                 retry_after_ms,
@@ -300,13 +549,27 @@ impl Sim {
             Action::ArmTimer { deadline } => {
                 self.deadline = deadline.map(Time::as_millis);
             }
-            Action::Abort { .. } | Action::Idle => {}
+            Action::Idle => self.idle = true,
+            Action::Abort { .. } => {}
         }
     }
 
     /// Whether `Idle` was emitted.
     pub fn is_idle(&self) -> bool {
-        self.log.iter().any(|(_, a)| matches!(a, Action::Idle))
+        self.idle
+    }
+
+    /// Removes and returns what was logged so far, oldest first. A long run (the CLI's
+    /// `demo` on a large reply) reads its timeline as it goes this way and keeps the log
+    /// short; the methods that read the log see only what was not drained.
+    pub fn drain_log(&mut self) -> std::vec::Drain<'_, (u64, Action)> {
+        self.log.drain(..)
+    }
+
+    /// Removes and returns the deliveries recorded so far, oldest first (see
+    /// [`Sim::drain_log`]).
+    pub fn drain_delivered(&mut self) -> std::vec::Drain<'_, (u64, SendRequest)> {
+        self.delivered.drain(..)
     }
 
     /// Every send, in emission order, with its time.

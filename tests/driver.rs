@@ -259,9 +259,7 @@ fn second_turn_for_a_busy_chat_waits() {
 fn second_turn_for_a_busy_chat_can_be_rejected() {
     let (driver, _) = spawn(
         Mode::Sync,
-        DriverOptions {
-            busy_chat: BusyChat::Reject,
-        },
+        DriverOptions::default().with_busy_chat(BusyChat::Reject),
     );
     let _first = driver.open("chat", Config::default(), 1).unwrap();
     assert!(matches!(

@@ -5,8 +5,14 @@
 //! the real thread driver on real time, so a person watches the blocks arrive with their
 //! pacing. Every engine setting of [`EngineArgs`] applies, so a chunking or coalescing
 //! setting can be tried on a real reply.
+//!
+//! With a live preview (`--preview partial|block`) every operation on the chat is a line:
+//! the preview's create, each edit (or draft update), the final edit that ends it, deletes.
+//! The simulated chat (and, with `--live`, the sink) gives each new message an id that comes
+//! back on every later operation on it, as a platform's message id does.
 
-use std::io::{self, Write};
+use std::fs::File;
+use std::io::{self, Read, Write};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -14,15 +20,16 @@ use clap::Args;
 use replystream::driver::{
     AckHandle, Delivery, Driver, DriverOptions, Sink, StreamEvent, StreamId,
 };
-use replystream::sim::{Ack, Sim};
+use replystream::sim::{Ack, Chat, Sim};
 use replystream::{
-    Engine, FenceMarker, Input, Lane, LengthMetric, ResolvedConfig, SendKind, SendRequest,
+    Action, Engine, FenceMarker, Input, Lane, LengthMetric, PreviewMode, ResolvedConfig, SendKind,
+    SendOp, SendRequest,
 };
 
+use crate::CliError;
+use crate::deltas::{DeltaReader, check_utf8};
 use crate::settings::{EngineArgs, describe};
-use crate::text::char_deltas;
 use crate::values::{self, MAX_MS, MAX_UNITS};
-use crate::{CliError, read_input};
 
 /// `replystream demo`: stream FILE through a channel and show the timeline.
 #[derive(Args, Debug)]
@@ -62,13 +69,41 @@ Output: one line per message: when it was sent, its kind (block, tool, final), i
 the channel's metric, its line count, and its first line of content (quoted; a trailing …
 means more follows). A message that starts inside a code block shows its first code line after
 the block's language, e.g. ‹rust› \"fn main() {…\"; a reasoning message is marked (reasoning).
+With --preview, every operation on a message is a line, its kind followed by the operation:
+preview.create, preview.edit (or preview.draft), final.edit (the preview becomes the final),
+preview.delete; a plain new message shows its kind alone; a preview line shows where its
+text has got to.
 Then a summary: message counts and when the first and last messages went out.";
 
+/// How timeline lines are laid out.
+#[derive(Clone, Copy)]
+struct Layout {
+    metric: LengthMetric,
+    /// The width of the kind column (wider with previews: `preview.create`).
+    kind_width: usize,
+}
+
+impl Layout {
+    fn of(resolved: &ResolvedConfig) -> Layout {
+        let preview = resolved.config().preview != PreviewMode::Off;
+        Layout {
+            metric: resolved.config().metric,
+            kind_width: if preview { 14 } else { 5 },
+        }
+    }
+}
+
 /// Runs `replystream demo`.
+///
+/// The timeline is printed as it happens and the reply is read as it is streamed, so a long
+/// reply shows its first messages at once and costs the demo no more than a window of it
+/// (the engine keeps what it needs for the final). Input that is not UTF-8 is reported
+/// before any output: a file is checked in a first pass that keeps nothing; standard input,
+/// which cannot be read twice, is read whole.
 pub(crate) fn run_demo(args: DemoArgs) -> Result<(), CliError> {
     let resolved = args.engine.resolve()?;
     let engine = args.engine.engine(&resolved)?;
-    let text = read_input(&args.file)?;
+    let reply = open_reply(&args.file)?;
     let mut out = io::stdout().lock();
     let header = format!(
         "replystream demo: {} on {} ({}), {}-char deltas at {}/s, acks after {} ms, seed {}{}\n\n",
@@ -82,31 +117,51 @@ pub(crate) fn run_demo(args: DemoArgs) -> Result<(), CliError> {
         if args.live { ", live" } else { "" },
     );
     out.write_all(header.as_bytes()).map_err(CliError::output)?;
-    out.write_all(b"      time  kind    len  lines  text\n")
+    let layout = Layout::of(&resolved);
+    let columns = format!(
+        "      time  {:<w$} {:>5}  lines  text\n",
+        "kind",
+        "len",
+        w = layout.kind_width
+    );
+    out.write_all(columns.as_bytes())
         .map_err(CliError::output)?;
     drop(out);
-    let metric = resolved.config().metric;
+    let deltas = DeltaReader::new(reply, &args.file, args.token);
+    let timeline = Timeline::new(layout);
     let timeline = if args.live {
-        run_live(&args, &resolved, &text, metric)?
+        run_live(&args, &resolved, deltas, timeline)?
     } else {
-        run_simulated(&args, &text, engine)
+        run_simulated(&args, deltas, engine, timeline, &mut io::stdout().lock())?
     };
     let mut out = io::stdout().lock();
-    if !args.live {
-        for entry in &timeline.entries {
-            out.write_all(entry.line(metric).as_bytes())
-                .map_err(CliError::output)?;
-        }
-    }
     out.write_all(timeline.summary().as_bytes())
         .map_err(CliError::output)?;
     out.flush().map_err(CliError::output)
 }
 
-/// One message on the timeline.
+/// The reply to stream, checked to be UTF-8.
+fn open_reply(path: &str) -> Result<Box<dyn Read + Send>, CliError> {
+    if path == "-" {
+        let mut bytes = Vec::new();
+        io::stdin()
+            .lock()
+            .read_to_end(&mut bytes)
+            .map_err(|err| CliError::runtime(format!("cannot read standard input: {err}")))?;
+        check_utf8(bytes.as_slice(), "standard input")?;
+        return Ok(Box::new(io::Cursor::new(bytes)));
+    }
+    let open =
+        || File::open(path).map_err(|err| CliError::runtime(format!("cannot read {path}: {err}")));
+    check_utf8(open()?, path)?;
+    Ok(Box::new(open()?))
+}
+
+/// One message (or one operation on a message) on the timeline.
 struct Entry {
     at_ms: u64,
     kind: SendKind,
+    op: SendOp,
     lane: Lane,
     text: String,
     media: usize,
@@ -117,19 +172,36 @@ impl Entry {
         Entry {
             at_ms,
             kind: send.kind,
+            op: send.op,
             lane: send.payload.lane,
             text: send.payload.text.clone(),
             media: send.payload.media.len(),
         }
     }
 
-    fn line(&self, metric: LengthMetric) -> String {
+    /// The kind column: the kind alone for a plain new message, else kind and operation.
+    fn label(&self) -> String {
+        if self.op == SendOp::CREATE {
+            self.kind.name().to_owned()
+        } else {
+            format!("{}.{}", self.kind.name(), self.op.name())
+        }
+    }
+
+    fn line(&self, layout: Layout) -> String {
         /// The longest stretch of the first line shown, in chars.
         const SHOWN_CHARS: usize = 60;
+        let metric = layout.metric;
         let first = FirstLine::of(&self.text);
         let mut shown: String = first.line.chars().take(SHOWN_CHARS).collect();
         if first.more || first.line.chars().count() > SHOWN_CHARS {
             shown.push('…');
+        }
+        if self.kind == SendKind::Preview && first.more {
+            // A preview grows at its end: show where it has got to.
+            let last = last_line(&self.text);
+            let skip = last.chars().count().saturating_sub(SHOWN_CHARS);
+            shown = format!("…{}", last.chars().skip(skip).collect::<String>());
         }
         let lane = if self.lane == Lane::Answer {
             String::new()
@@ -145,12 +217,13 @@ impl Entry {
             String::new()
         };
         format!(
-            "{:>9.3}s  {:<5} {:>5}  {:>5}  {lane}{code}{:?}{media}\n",
+            "{:>9.3}s  {:<w$} {:>5}  {:>5}  {lane}{code}{:?}{media}\n",
             self.at_ms as f64 / 1000.0,
-            self.kind.name(),
+            self.label(),
             metric.len(&self.text),
             self.text.split('\n').count(),
             shown,
+            w = layout.kind_width,
         )
     }
 }
@@ -211,6 +284,16 @@ impl<'a> FirstLine<'a> {
     }
 }
 
+/// The last line with content of a preview (its tail, where the model is writing), fence
+/// lines and blank lines skipped.
+fn last_line(text: &str) -> &str {
+    text.lines()
+        .rev()
+        .map(|l| l.trim_end_matches('\r'))
+        .find(|l| !l.trim().is_empty() && FenceMarker::parse_open(l).is_none())
+        .unwrap_or("")
+}
+
 /// The language an opening fence line names: the first word of its info string, or `code`.
 fn fence_language(line: &str, marker: FenceMarker) -> &str {
     let after_marker = line
@@ -219,84 +302,150 @@ fn fence_language(line: &str, marker: FenceMarker) -> &str {
     after_marker.split_whitespace().next().unwrap_or("code")
 }
 
+/// The timeline's summary, kept as it goes: counts and times, not the messages.
 struct Timeline {
-    entries: Vec<Entry>,
+    layout: Layout,
+    /// Messages per kind: block, tool, final, preview, other.
+    counts: [usize; 5],
+    first_ms: Option<u64>,
     model_done_ms: u64,
     end_ms: u64,
+    /// How many messages the simulated chat shows at the end (simulated runs only).
+    chat_messages: Option<usize>,
 }
 
 impl Timeline {
+    fn new(layout: Layout) -> Timeline {
+        Timeline {
+            layout,
+            counts: [0; 5],
+            first_ms: None,
+            model_done_ms: 0,
+            end_ms: 0,
+            chat_messages: None,
+        }
+    }
+
+    /// Counts a message sent at `at_ms` and returns its line.
+    fn message(&mut self, at_ms: u64, send: &SendRequest) -> String {
+        let kind = match send.kind {
+            SendKind::Block => 0,
+            SendKind::Tool => 1,
+            SendKind::Final => 2,
+            SendKind::Preview => 3,
+            _ => 4,
+        };
+        self.counts[kind] += 1;
+        self.first_ms.get_or_insert(at_ms);
+        Entry::new(at_ms, send).line(self.layout)
+    }
+
     fn summary(&self) -> String {
-        let count = |k: SendKind| self.entries.iter().filter(|e| e.kind == k).count();
-        let first = self.entries.first().map_or("none".to_owned(), |e| {
-            format!("{:.3} s", e.at_ms as f64 / 1000.0)
+        let first = self.first_ms.map_or("none".to_owned(), |ms| {
+            format!("{:.3} s", ms as f64 / 1000.0)
         });
+        let previews = if self.counts[3] > 0 {
+            format!(", {} preview", self.counts[3])
+        } else {
+            String::new()
+        };
+        let chat = self
+            .chat_messages
+            .filter(|_| !previews.is_empty())
+            .map_or(String::new(), |n| {
+                let plural = if n == 1 { "" } else { "s" };
+                format!("; the chat shows {n} message{plural}")
+            });
         format!(
-            "\nsummary: {} messages ({} block, {} tool, {} final); first message at {first}; \
-             model finished at {:.3} s; last message delivered at {:.3} s\n",
-            self.entries.len(),
-            count(SendKind::Block),
-            count(SendKind::Tool),
-            count(SendKind::Final),
+            "\nsummary: {} messages ({} block, {} tool, {} final{previews}); first message at \
+             {first}; model finished at {:.3} s; last message delivered at {:.3} s{chat}\n",
+            self.counts.iter().sum::<usize>(),
+            self.counts[0],
+            self.counts[1],
+            self.counts[2],
             self.model_done_ms as f64 / 1000.0,
             self.end_ms as f64 / 1000.0,
         )
     }
 }
 
-/// The whole run on a virtual clock: instant and deterministic.
-fn run_simulated(args: &DemoArgs, text: &str, engine: Engine) -> Timeline {
+/// The whole run on a virtual clock: instant and deterministic. Each message is printed as
+/// soon as it is sent; the harness's log is drained as it goes, so it stays short.
+fn run_simulated(
+    args: &DemoArgs,
+    mut deltas: DeltaReader<impl Read>,
+    engine: Engine,
+    mut timeline: Timeline,
+    out: &mut impl Write,
+) -> Result<Timeline, CliError> {
     let ack_ms = args.ack_ms;
     let mut sim = Sim::with_policy(
         engine,
         Box::new(move |_, _| Ack::Deliver { after_ms: ack_ms }),
     );
+    // The chat keeps the messages a preview may still edit, not the whole reply.
+    sim.chat = Chat::keyed_only();
+    let mut last_delivered = None;
+    let mut print_new = |sim: &mut Sim, timeline: &mut Timeline| -> Result<(), CliError> {
+        for (at_ms, action) in sim.drain_log() {
+            if let Action::Send(send) = action {
+                let line = timeline.message(at_ms, &send);
+                out.write_all(line.as_bytes()).map_err(CliError::output)?;
+            }
+        }
+        if let Some((at_ms, _)) = sim.drain_delivered().next_back() {
+            last_delivered = Some(at_ms);
+        }
+        Ok(())
+    };
     let gap_ms = (1000 / args.rate).max(1);
-    let mut t = 0;
-    for delta in char_deltas(text, args.token) {
+    let mut t = 0u64;
+    while let Some(delta) = deltas.next_delta()? {
         sim.at(t);
         sim.push(Input::TextDelta(delta));
-        t += gap_ms;
+        print_new(&mut sim, &mut timeline)?;
+        t = t.saturating_add(gap_ms);
     }
-    let model_done_ms = sim.now;
+    timeline.model_done_ms = sim.now;
     sim.push(Input::Finish).run_until_idle();
-    let entries = sim
-        .sends()
-        .iter()
-        .map(|(at_ms, send)| Entry::new(*at_ms, send))
-        .collect();
-    let end_ms = sim.delivered.last().map_or(sim.now, |(t, _)| *t);
-    Timeline {
-        entries,
-        model_done_ms,
-        end_ms,
-    }
+    print_new(&mut sim, &mut timeline)?;
+    timeline.end_ms = last_delivered.unwrap_or(sim.now);
+    timeline.chat_messages = Some(sim.chat.shown_messages());
+    Ok(timeline)
 }
 
-/// A sink that prints each message as it arrives and acks it after a delay.
+/// A sink that prints each message as it arrives and acks it after a delay, giving each new
+/// message an id (its `message_ref`) as a platform would.
 struct TerminalSink {
     started: Instant,
     ack_ms: u64,
-    metric: LengthMetric,
-    entries: Arc<Mutex<Vec<Entry>>>,
+    timeline: Arc<Mutex<Timeline>>,
     done: crossbeam_done::Flag,
+    messages_created: u64,
 }
 
 impl Sink for TerminalSink {
     fn deliver(&mut self, stream: StreamId, send: &SendRequest, acks: &AckHandle) -> Delivery {
-        let entry = Entry::new(self.started.elapsed().as_millis() as u64, send);
-        let line = entry.line(self.metric);
+        let at_ms = self.started.elapsed().as_millis() as u64;
+        let line = self
+            .timeline
+            .lock()
+            .expect("not poisoned")
+            .message(at_ms, send);
         let _ = io::stdout().lock().write_all(line.as_bytes());
-        self.entries.lock().expect("not poisoned").push(entry);
+        let message_ref = matches!(send.op, SendOp::Create { .. }).then(|| {
+            self.messages_created += 1;
+            format!("m{}", self.messages_created)
+        });
         if self.ack_ms == 0 {
-            return Delivery::Delivered { message_ref: None };
+            return Delivery::Delivered { message_ref };
         }
         let acks = acks.clone();
         let id = send.send_id;
         let wait = Duration::from_millis(self.ack_ms);
         std::thread::spawn(move || {
             std::thread::sleep(wait);
-            let _ = acks.delivered(stream, id, None);
+            let _ = acks.delivered(stream, id, message_ref);
         });
         Delivery::Pending
     }
@@ -340,18 +489,18 @@ mod crossbeam_done {
 fn run_live(
     args: &DemoArgs,
     resolved: &ResolvedConfig,
-    text: &str,
-    metric: LengthMetric,
+    mut deltas: DeltaReader<impl Read>,
+    timeline: Timeline,
 ) -> Result<Timeline, CliError> {
     let started = Instant::now();
-    let entries = Arc::new(Mutex::new(Vec::new()));
+    let timeline = Arc::new(Mutex::new(timeline));
     let done = crossbeam_done::Flag::default();
     let sink = TerminalSink {
         started,
         ack_ms: args.ack_ms,
-        metric,
-        entries: entries.clone(),
+        timeline: timeline.clone(),
         done: done.clone(),
+        messages_created: 0,
     };
     let driver = Driver::spawn(sink, DriverOptions::default());
     let stream = driver
@@ -359,7 +508,7 @@ fn run_live(
         .map_err(|e| CliError::usage(e.to_string()))?;
     let gap = Duration::from_micros(1_000_000 / args.rate);
     let mut next = Instant::now();
-    for delta in char_deltas(text, args.token) {
+    while let Some(delta) = deltas.next_delta()? {
         stream
             .text(delta)
             .map_err(|e| CliError::runtime(e.to_string()))?;
@@ -375,21 +524,25 @@ fn run_live(
     done.wait(Duration::from_secs(600));
     let end_ms = started.elapsed().as_millis() as u64;
     let report = driver.shutdown(Duration::from_secs(5));
-    if !report.unfinished.is_empty() {
+    if !report.is_clean() {
         return Err(CliError::runtime(
             "the stream did not finish within 10 minutes",
         ));
     }
-    let entries = std::mem::take(&mut *entries.lock().expect("not poisoned"));
-    Ok(Timeline {
-        entries,
-        model_done_ms,
-        end_ms,
-    })
+    let mut timeline = std::mem::replace(
+        &mut *timeline.lock().expect("not poisoned"),
+        Timeline::new(Layout::of(resolved)),
+    );
+    timeline.model_done_ms = model_done_ms;
+    timeline.end_ms = end_ms;
+    Ok(timeline)
 }
 
 #[cfg(test)]
 mod tests {
+    use std::cell::Cell;
+    use std::rc::Rc;
+
     use super::*;
 
     fn first(text: &str) -> (Option<&str>, &str, bool) {
@@ -428,27 +581,134 @@ mod tests {
         assert_eq!(first(""), (None, "", false));
     }
 
+    /// Counts the bytes read, to see how much of the reply was read when a line came out.
+    struct Counted<'a> {
+        text: &'a [u8],
+        read: Rc<Cell<usize>>,
+    }
+
+    impl Read for Counted<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = self.text.read(buf)?;
+            self.read.set(self.read.get() + n);
+            Ok(n)
+        }
+    }
+
+    /// Records, for each write, how many bytes of the reply had been read.
+    struct Watched {
+        read: Rc<Cell<usize>>,
+        writes: Vec<(usize, String)>,
+    }
+
+    impl Write for Watched {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            let text = String::from_utf8_lossy(buf).into_owned();
+            self.writes.push((self.read.get(), text));
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn the_timeline_comes_out_while_the_reply_is_read() {
+        use clap::Parser;
+        let paragraph = "A paragraph of prose that says something. ".repeat(30) + "\n\n";
+        let reply = paragraph.repeat(400); // about 500 KB, eight blocks of the file
+        let cli = crate::Cli::try_parse_from(["replystream", "demo", "-", "--token", "50"])
+            .expect("valid arguments");
+        let Some(crate::Command::Demo(args)) = cli.command else {
+            panic!("a demo command");
+        };
+        let resolved = args.engine.resolve().unwrap();
+        let engine = args.engine.engine(&resolved).unwrap();
+        let read = Rc::new(Cell::new(0));
+        let deltas = DeltaReader::new(
+            Counted {
+                text: reply.as_bytes(),
+                read: read.clone(),
+            },
+            "reply",
+            args.token,
+        );
+        let mut out = Watched {
+            read: read.clone(),
+            writes: Vec::new(),
+        };
+        let timeline = Timeline::new(Layout {
+            metric: LengthMetric::Chars,
+            kind_width: 5,
+        });
+        let timeline = run_simulated(&args, deltas, engine, timeline, &mut out).unwrap();
+        assert_eq!(read.get(), reply.len());
+        assert!(timeline.counts[0] > 100, "{:?}", timeline.counts);
+        let (read_at_first, first) = &out.writes[0];
+        assert!(first.contains("block"), "{first}");
+        assert!(
+            *read_at_first <= 2 * 64 * 1024,
+            "the first message waited for {read_at_first} of {} bytes",
+            reply.len()
+        );
+        // Every message is written as it is sent: one write per message line.
+        assert_eq!(out.writes.len(), timeline.counts.iter().sum::<usize>());
+    }
+
     #[test]
     fn timeline_line_marks_code_and_reasoning() {
         let entry = |text: &str, lane: Lane| Entry {
             at_ms: 1500,
             kind: SendKind::Block,
+            op: SendOp::CREATE,
             lane,
             text: text.to_owned(),
             media: 0,
         };
-        let line = entry("```rust\nfn main() {\n}\n```", Lane::Answer).line(LengthMetric::Chars);
+        let layout = Layout {
+            metric: LengthMetric::Chars,
+            kind_width: 5,
+        };
+        let line = entry("```rust\nfn main() {\n}\n```", Lane::Answer).line(layout);
         assert_eq!(
             line,
             "    1.500s  block    25      4  ‹rust› \"fn main() {…\"\n"
         );
-        let line = entry("Thinking hard", Lane::Reasoning).line(LengthMetric::Chars);
+        let line = entry("Thinking hard", Lane::Reasoning).line(layout);
         assert!(line.ends_with("(reasoning) \"Thinking hard\"\n"), "{line}");
         let long = "x".repeat(61);
-        let line = entry(&long, Lane::Answer).line(LengthMetric::Chars);
+        let line = entry(&long, Lane::Answer).line(layout);
         assert!(
             line.ends_with(&format!("\"{}…\"\n", "x".repeat(60))),
             "{line}"
         );
+    }
+
+    #[test]
+    fn preview_operations_are_labelled() {
+        let entry = |kind, op| Entry {
+            at_ms: 0,
+            kind,
+            op,
+            lane: Lane::Answer,
+            text: "Hi█".to_owned(),
+            media: 0,
+        };
+        let key = replystream::MessageKey(1);
+        let create = SendOp::Create { key: Some(key) };
+        assert_eq!(entry(SendKind::Preview, create).label(), "preview.create");
+        let edit = SendOp::Edit { key };
+        assert_eq!(entry(SendKind::Final, edit).label(), "final.edit");
+        assert_eq!(entry(SendKind::Final, SendOp::CREATE).label(), "final");
+        let layout = Layout {
+            metric: LengthMetric::Utf16,
+            kind_width: 14,
+        };
+        let line = entry(SendKind::Preview, edit).line(layout);
+        assert_eq!(line, "    0.000s  preview.edit       3      1  \"Hi█\"\n");
+        let mut grown = entry(SendKind::Preview, edit);
+        grown.text = "First line.\n\nSecond line, being writ█\n```".to_owned();
+        let line = grown.line(layout);
+        assert!(line.ends_with("\"…Second line, being writ█\"\n"), "{line}");
     }
 }

@@ -6,6 +6,7 @@
 //! (`replystream: ...`), with exit code 2 for a usage error (clap's own errors included) and
 //! 1 for a runtime error.
 
+mod deltas;
 mod demo;
 mod replay;
 mod settings;

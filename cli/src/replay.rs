@@ -16,9 +16,10 @@
 //! | `delivery_failed` | `send_id`, optional `retry_after_ms`, `permanent` |
 //!
 //! Between inputs the replay behaves like a host: it fires timers the engine armed and, unless
-//! `--no-auto-ack`, acks every send after `--ack-ms` (default 0). Output lines: `{"t", "action":
-//! "send", "send_id", "kind", "op", "text", "media", "reply_to", "audio_as_voice", "is_error",
-//! "lane"}`, `{"t", "action": "arm_timer", "deadline"}` (null for none), `{"t", "action": "abort",
+//! `--no-auto-ack`, acks every send after `--ack-ms` (default 0); its simulated chat gives each
+//! new message an id, acked as `message_ref`. Output lines: `{"t", "action": "send", "send_id",
+//! "kind", "op", "key", "message_ref", "text", "media", "reply_to", "audio_as_voice",
+//! "is_error", "lane"}` (`key` and `message_ref` name the message an edit or delete is about), `{"t", "action": "arm_timer", "deadline"}` (null for none), `{"t", "action": "abort",
 //! "reason"}`, `{"t", "action": "idle"}`, and `{"t", "error"}` for an input the engine refused.
 
 use std::io::{self, BufWriter, Write};
@@ -67,7 +68,8 @@ line's time and never goes back; seq is an optional sequence number. Types and f
   delivered                                     send_id, optional message_ref
   delivery_failed                               send_id, optional retry_after_ms, permanent
 Output: one JSON object per action (send, arm_timer, abort, idle), and {\"t\", \"error\"} for an
-input the engine refused.";
+input the engine refused. A send carries its op (create, edit, delete, draft), the key of the
+message it is about and, for an edit or delete, that message's message_ref.";
 
 /// One trace line.
 #[derive(Deserialize)]

@@ -12,13 +12,13 @@ use clap::Args;
 use replystream::openclaw::{OpenClawConfig, Selection};
 use replystream::{
     BreakMode, BreakPreference, ChannelProfile, ChunkMode, Config, ConfigOverrides, Engine,
-    HumanDelay, LengthMetric, MAX_IDLE_MS, MIN_MAX_LINES, MIN_TEXT_LIMIT, ReasoningMode,
-    ResolvedConfig,
+    HumanDelay, LengthMetric, MAX_IDLE_MS, MAX_PREVIEW_THROTTLE_MS, MIN_MAX_LINES, MIN_TEXT_LIMIT,
+    PreviewMode, ReasoningMode, ResolvedConfig,
 };
 
 use crate::values::{
     self, BREAK_MODES, BREAK_PREFERENCES, CHANNELS, CHUNK_MODES, LineCap, MAX_MS, MAX_UNITS,
-    METRICS, REASONING_MODES, SWITCH,
+    METRICS, PREVIEW_MODES, PREVIEW_TRANSPORTS, REASONING_MODES, SWITCH,
 };
 use crate::{CliError, read_input};
 
@@ -130,6 +130,21 @@ pub(crate) struct EngineSettings {
     /// Send blocks while streaming (on), or everything once at the end (off) [default on]
     #[arg(long, value_name = "on|off", value_parser = SWITCH)]
     pub block_streaming: Option<bool>,
+
+    /// A live preview: one message edited as the reply grows, showing the latest text
+    /// (partial) or whole preview blocks (block); block streaming is then off [default off]
+    #[arg(long, value_name = "MODE", value_parser = PREVIEW_MODES)]
+    pub preview: Option<PreviewMode>,
+
+    /// How the preview reaches the chat: an edited message, or a draft bubble (the final is
+    /// then a new message) [default edit]
+    #[arg(long, value_name = "T", value_parser = PREVIEW_TRANSPORTS)]
+    pub preview_transport: Option<replystream::PreviewTransport>,
+
+    /// At most one preview update per MS [0..=60000; default 1000; raised to at least 250]
+    #[arg(long, value_name = "MS",
+          value_parser = values::millis(MAX_PREVIEW_THROTTLE_MS))]
+    pub throttle_ms: Option<u64>,
 }
 
 impl EngineSettings {
@@ -151,6 +166,9 @@ impl EngineSettings {
             reasoning: self.reasoning,
             delivery_timeout_ms: self.delivery_timeout_ms,
             block_streaming: self.block_streaming,
+            preview: self.preview,
+            preview_transport: self.preview_transport,
+            preview_throttle_ms: self.throttle_ms,
             ..ConfigOverrides::default()
         }
     }
@@ -242,6 +260,15 @@ pub(crate) fn describe(resolved: &ResolvedConfig) -> String {
     }
     if !c.block_streaming {
         s.push_str("; block streaming off");
+    }
+    if c.preview != PreviewMode::Off {
+        s.push_str(&format!(
+            "; preview {} ({}, limit {}, throttle {} ms)",
+            c.preview.name(),
+            c.preview_transport.name(),
+            c.preview_limit,
+            c.preview_throttle_ms
+        ));
     }
     if c.reasoning != ReasoningMode::Off {
         s.push_str(&format!("; reasoning {}", c.reasoning.name()));

@@ -7,8 +7,8 @@ use std::ffi::OsStr;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::error::ErrorKind;
 use replystream::{
-    BreakMode, BreakPreference, ChannelProfile, ChunkMode, HumanDelay, LengthMetric, ReasoningMode,
-    SplitMode,
+    BreakMode, BreakPreference, ChannelProfile, ChunkMode, HumanDelay, LengthMetric, PreviewMode,
+    PreviewTransport, ReasoningMode, SplitMode,
 };
 
 /// The largest size option accepted, in the metric's units (limits, chunk and coalesce
@@ -226,6 +226,18 @@ pub(crate) const BREAK_MODES: Named<BreakMode> = Named {
 pub(crate) const REASONING_MODES: Named<ReasoningMode> = Named {
     names: &["off", "on", "stream"],
     parse: ReasoningMode::from_name,
+};
+
+/// `--preview`: live preview streaming (one message edited in place as the reply grows).
+pub(crate) const PREVIEW_MODES: Named<PreviewMode> = Named {
+    names: &["off", "partial", "block"],
+    parse: PreviewMode::from_name,
+};
+
+/// `--preview-transport`: an edited message, or a draft bubble.
+pub(crate) const PREVIEW_TRANSPORTS: Named<PreviewTransport> = Named {
+    names: &["edit", "draft"],
+    parse: PreviewTransport::from_name,
 };
 
 /// An on/off switch given as a value (`--block-streaming off`), so it can override a

@@ -1102,6 +1102,148 @@ fn replay_takes_engine_settings() {
     assert!(off.iter().all(|k| k != "block"), "{off:?}");
 }
 
+/// `demo --preview`: every operation on the preview message is a line (create, edits at most
+/// one per throttle window, the final edit), each within Telegram's 4096 units, and the chat
+/// ends with one message.
+#[test]
+fn demo_with_a_preview_shows_each_operation() {
+    let t = demo(
+        "prose-paragraphs.md",
+        &["--channel", "telegram", "--preview", "partial"],
+    );
+    assert!(
+        t.header
+            .contains("preview partial (edit, limit 4096, throttle 1000 ms)"),
+        "{}",
+        t.header
+    );
+    let kinds: Vec<&str> = t.messages.iter().map(|m| m.kind.as_str()).collect();
+    assert_eq!(kinds[0], "preview.create");
+    assert!(
+        kinds[1..kinds.len() - 1]
+            .iter()
+            .all(|k| *k == "preview.edit"),
+        "{kinds:?}"
+    );
+    assert_eq!(*kinds.last().unwrap(), "final.edit");
+    let previews: Vec<&Message> = t
+        .messages
+        .iter()
+        .filter(|m| m.kind.starts_with("preview"))
+        .collect();
+    assert!(previews.windows(2).all(|p| p[1].at_ms - p[0].at_ms >= 1000));
+    assert!(
+        previews.windows(2).all(|p| p[1].len > p[0].len),
+        "the preview grows"
+    );
+    assert!(t.messages.iter().all(|m| m.len <= 4096));
+    assert!(
+        t.summary.contains("the chat shows 1 message;")
+            || t.summary.ends_with("the chat shows 1 message"),
+        "{}",
+        t.summary
+    );
+
+    // Drafts with a shorter window: draft updates 250 ms apart at least, a normal final.
+    let t = demo(
+        "prose-paragraphs.md",
+        &[
+            "--channel",
+            "telegram",
+            "--preview",
+            "partial",
+            "--preview-transport",
+            "draft",
+            "--throttle-ms",
+            "100",
+        ],
+    );
+    assert!(
+        t.header.contains("(draft, limit 4096, throttle 250 ms)"),
+        "{}",
+        t.header
+    );
+    let kinds: Vec<&str> = t.messages.iter().map(|m| m.kind.as_str()).collect();
+    assert!(
+        kinds[..kinds.len() - 1]
+            .iter()
+            .all(|k| *k == "preview.draft"),
+        "{kinds:?}"
+    );
+    assert_eq!(*kinds.last().unwrap(), "final");
+    let drafts: Vec<&Message> = t
+        .messages
+        .iter()
+        .filter(|m| m.kind == "preview.draft")
+        .collect();
+    assert!(drafts.windows(2).all(|p| p[1].at_ms - p[0].at_ms >= 250));
+    assert!(drafts.windows(2).any(|p| p[1].at_ms - p[0].at_ms < 1000));
+}
+
+/// `replay --preview`: the preview's create is keyed; the simulated chat's id for it comes
+/// back on every later edit as `message_ref`.
+#[test]
+fn replay_with_a_preview_carries_the_message_ref() {
+    let trace = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("examples")
+        .join("trace.jsonl");
+    let out = run(&[
+        "replay",
+        trace.to_str().unwrap(),
+        "--channel",
+        "telegram",
+        "--preview",
+        "partial",
+        "--throttle-ms",
+        "250",
+        "--ack-ms",
+        "20",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let sends: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["action"] == "send")
+        .collect();
+    let create = sends
+        .iter()
+        .find(|v| v["kind"] == "preview" && v["op"] == "create")
+        .expect("a preview create");
+    assert_eq!(create["message_ref"], Value::Null);
+    let key = &create["key"];
+    let later: Vec<&Value> = sends
+        .iter()
+        .filter(|v| &v["key"] == key && v["op"] != "create")
+        .collect();
+    assert!(!later.is_empty());
+    for v in later {
+        assert!(
+            v["message_ref"]
+                .as_str()
+                .is_some_and(|r| r.starts_with('m')),
+            "{v}"
+        );
+    }
+    assert!(
+        sends.iter().all(|v| v["kind"] != "block"),
+        "block streaming is off"
+    );
+}
+
+#[test]
+fn preview_options_refuse_bad_values() {
+    let f = &path_arg("prose-paragraphs.md");
+    assert_fails(&["demo", f, "--preview", "live"], 2, "live");
+    assert_fails(&["demo", f, "--preview-transport", "bubble"], 2, "bubble");
+    assert_fails(&["replay", f, "--throttle-ms", "60001"], 2, "out of range");
+}
+
 /// An OpenClaw file under `tests/data/openclaw/`.
 fn openclaw_path(name: &str) -> String {
     path_arg(&format!("openclaw/{name}"))

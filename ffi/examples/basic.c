@@ -1,10 +1,9 @@
-/* basic.c: stream a short reply through replystream on a fake clock and print the sends.
+/* basic.c: stream a short reply through replystream on a fake clock and print the sends,
+ * then split a long text with the text core.
  *
- * Build and run from the repository root:
+ * With the library installed (see the README, "Install and use"):
  *
- *   cargo build -p replystream-ffi && \
- *   cc -std=c11 -Wall -I ffi/include ffi/examples/basic.c target/debug/libreplystream_ffi.a \
- *      -lpthread -ldl -lm -o basic && ./basic
+ *   cc -std=c11 -Wall basic.c $(pkg-config --cflags --libs replystream) -o basic && ./basic
  *
  * The host's job is a loop: push each model event with the current time, then poll actions
  * until REPLYSTREAM_DONE, delivering each SEND and acking it. When nothing is pending, wait
@@ -14,26 +13,25 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "replystream.h"
+#include <replystream.h>
 
 static uint64_t now_ms = 0;
 
 /* Executes every pending action. Returns 1 once the engine said IDLE. */
 static int run_actions(replystream_engine *engine) {
+    static const char *kinds[] = {"tool", "block", "final", "preview"};
     int idle = 0;
-    replystream_action action;
+    const replystream_action *action = NULL;
     while (replystream_engine_poll_action(engine, &action) == REPLYSTREAM_OK) {
-        switch (action.kind) {
-        case REPLYSTREAM_ACTION_SEND: {
-            static const char *kinds[] = {"tool", "block", "final"};
+        switch (action->kind) {
+        case REPLYSTREAM_ACTION_SEND:
             printf("[%6llu ms] send #%llu (%s, %zu bytes): %.*s\n", (unsigned long long)now_ms,
-                   (unsigned long long)action.send_id, kinds[action.send_kind], action.text.len,
-                   (int)action.text.len, action.text.ptr);
+                   (unsigned long long)action->send_id, kinds[action->send_kind],
+                   action->text.len, (int)action->text.len, action->text.ptr);
             /* A real host posts the message here, then reports the platform's id. */
             now_ms += 120;
-            replystream_engine_push_delivered(engine, action.send_id, "platform-id", 11, now_ms);
+            replystream_engine_push_delivered(engine, action->send_id, "platform-id", 11, now_ms);
             break;
-        }
         case REPLYSTREAM_ACTION_ARM_TIMER:
             /* A real host (re)arms its timer; this one asks next_deadline when idle. */
             break;
@@ -44,20 +42,27 @@ static int run_actions(replystream_engine *engine) {
             printf("[%6llu ms] idle: the turn is complete\n", (unsigned long long)now_ms);
             idle = 1;
             break;
+        default:
+            break;
         }
     }
     return idle;
 }
 
-int main(void) {
-    replystream_options opts = replystream_options_default();
-    opts.chunk_min = 60; /* small blocks, so a short reply streams in several messages */
-    opts.chunk_max = 160;
+static int stream_a_reply(void) {
+    replystream_options *opts = NULL;
+    replystream_options_new(&opts);
+    replystream_options_set_chunk_min(opts, 60); /* small blocks: several messages */
+    replystream_options_set_chunk_max(opts, 160);
 
     replystream_engine *engine = NULL;
-    replystream_result r = replystream_engine_new("telegram", 8, &opts, 1, &engine);
+    replystream_result r = replystream_engine_new("telegram", 8, opts, 1, &engine);
+    replystream_options_free(opts); /* the engine keeps its own copy */
     if (r != REPLYSTREAM_OK) {
-        fprintf(stderr, "replystream_engine_new: %s\n", replystream_result_str(r));
+        replystream_str why;
+        replystream_new_error(&why);
+        fprintf(stderr, "replystream_engine_new: %s (%.*s)\n", replystream_result_str(r),
+                (int)why.len, why.ptr);
         return 1;
     }
 
@@ -84,8 +89,8 @@ int main(void) {
 
     /* Drive the engine until it is idle, jumping the fake clock to each deadline. */
     while (!run_actions(engine)) {
-        uint64_t deadline = replystream_engine_next_deadline(engine);
-        if (deadline == REPLYSTREAM_NONE) {
+        uint64_t deadline;
+        if (!replystream_engine_next_deadline(engine, &deadline)) {
             break;
         }
         if (deadline > now_ms) {
@@ -93,7 +98,36 @@ int main(void) {
         }
         replystream_engine_push_timer(engine, now_ms);
     }
-
     replystream_engine_free(engine);
     return 0;
+}
+
+static int split_a_text(void) {
+    replystream_options *opts = NULL;
+    replystream_options_new(&opts);
+    replystream_options_set_text_limit(opts, 80);
+    const char *text = "A long answer, split for a small limit.\n\n"
+                       "```sh\ncargo build --release\ncargo test --workspace\n```\n\n"
+                       "Each piece fits 80 characters, and a cut inside the code block closes "
+                       "and reopens the fence.";
+    replystream_blocks *blocks = NULL;
+    replystream_result r = replystream_split("discord", 7, opts, text, strlen(text), &blocks);
+    replystream_options_free(opts);
+    if (r != REPLYSTREAM_OK) {
+        fprintf(stderr, "replystream_split: %s\n", replystream_result_str(r));
+        return 1;
+    }
+    size_t n = replystream_blocks_count(blocks);
+    for (size_t i = 0; i < n; i++) {
+        const replystream_block *b = replystream_blocks_get(blocks, i);
+        printf("piece %zu (bytes %zu..%zu):\n%.*s\n", i + 1, b->source_start, b->source_end,
+               (int)b->text.len, b->text.ptr);
+    }
+    replystream_blocks_free(blocks);
+    return 0;
+}
+
+int main(void) {
+    printf("replystream %s\n", replystream_version());
+    return stream_a_reply() || split_a_text();
 }

@@ -1,16 +1,26 @@
 /*
  * replystream: turns a streaming LLM reply into well-paced chat messages.
  *
- * Usage: create a replystream_engine per reply, push inputs with the current time from your
- * monotonic clock (now_ms), then call replystream_engine_poll_action until it returns
+ * The engine: create a replystream_engine per reply (replystream_engine_new, with a channel
+ * name and optional replystream_options), push each model event with the current time from
+ * your monotonic clock (now_ms), then call replystream_engine_poll_action until it returns
  * REPLYSTREAM_DONE, executing each action in order: deliver each SEND and ack it
  * (replystream_engine_push_delivered / _delivery_failed with its send_id); when no action is
  * pending, sleep until replystream_engine_next_deadline (or the next model event) and push
  * a timer. Free the engine with replystream_engine_free.
  *
+ * The text core: replystream_split and replystream_chunk cut a whole buffer into pieces
+ * (views into one result object, freed with replystream_blocks_free).
+ *
  * Text passed in is pointer + length in bytes, UTF-8, copied or read during the call only.
- * Text handed out (replystream_str) is owned by the engine handle; each function says how
- * long a view stays valid.
+ * Text handed out (replystream_str) is owned by a handle or result; each function says how
+ * long a view stays valid. Every function returns a replystream_result (or says what it
+ * returns instead); REPLYSTREAM_OK and REPLYSTREAM_DONE are statuses, every other code is an
+ * error with a detail in the handle's last error.
+ *
+ * Link with pkg-config: `pkg-config --cflags --libs replystream` for the shared library;
+ * for the static one, the archive in `pkg-config --variable=libdir replystream` plus
+ * `pkg-config --variable=native_static_libs replystream` (also its Libs.private).
  */
 
 #ifndef REPLYSTREAM_H
@@ -23,14 +33,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define REPLYSTREAM_VERSION "0.1.0"
+#define REPLYSTREAM_VERSION_MAJOR 0
+#define REPLYSTREAM_VERSION_MINOR 1
+#define REPLYSTREAM_VERSION_PATCH 0
+
+
 /**
- * "No value" for the 64-bit arguments and fields that document it: no deadline, no
- * `retry_after`, or (in `replystream_options`) "off".
+ * "No value" for the 64-bit arguments that document it (`retry_after_ms` of
+ * `replystream_engine_push_delivery_failed`), and what `replystream_engine_next_deadline`
+ * writes when there is no deadline.
  */
 #define REPLYSTREAM_NONE UINT64_MAX
 
 /**
  * What a call did. The numbers are fixed and will not change; new codes get new numbers.
+ *
+ * Two codes are **statuses**, not errors: `REPLYSTREAM_OK` (0) and `REPLYSTREAM_DONE` (1,
+ * only from `replystream_engine_poll_action`: the call worked and no action is pending).
+ * Every other code is an error: the call changed nothing (unless its doc says otherwise)
+ * and the handle's last error tells why. `replystream_result_is_error` tells them apart, and
  * `replystream_result_str` gives a static message for every code.
  */
 enum replystream_result
@@ -43,11 +65,11 @@ enum replystream_result
      */
     REPLYSTREAM_OK = 0,
     /**
-     * `replystream_engine_poll_action`: no action is pending. Not an error.
+     * Status, not an error: `replystream_engine_poll_action` found no pending action.
      */
     REPLYSTREAM_DONE = 1,
     /**
-     * A required pointer was NULL (the engine, an out-pointer, or a text pointer with a
+     * A required pointer was NULL (a handle, an out-pointer, or a text pointer with a
      * non-zero length).
      */
     REPLYSTREAM_NULL_POINTER = 2,
@@ -56,12 +78,12 @@ enum replystream_result
      */
     REPLYSTREAM_INVALID_UTF8 = 3,
     /**
-     * `replystream_engine_new`: the channel name is not one of the built-in profiles.
+     * The channel name is not one of the built-in profiles.
      */
     REPLYSTREAM_UNKNOWN_CHANNEL = 4,
     /**
-     * `replystream_engine_new`: an option is out of range, contradicts another one, or holds
-     * an unknown enum value. The detail is in `replystream_new_error`.
+     * A configuration value is out of range, contradicts another one, or is not one of the
+     * named constants. The detail names the field.
      */
     REPLYSTREAM_INVALID_CONFIG = 5,
     /**
@@ -75,12 +97,12 @@ enum replystream_result
      */
     REPLYSTREAM_TURN_ENDED = 7,
     /**
-     * An index is out of range (e.g. a media index not below `media_count`, or no SEND was
-     * the last polled action).
+     * An index is out of range (e.g. a media index not below `media_count`).
      */
     REPLYSTREAM_OUT_OF_RANGE = 8,
     /**
-     * A length argument is larger than any object can be (above `PTRDIFF_MAX`).
+     * An argument is unusable: a length above `PTRDIFF_MAX`, an empty media URL, or a media
+     * push without any URL.
      */
     REPLYSTREAM_INVALID_ARGUMENT = 9,
     /**
@@ -93,7 +115,8 @@ enum replystream_result
      */
     REPLYSTREAM_POISONED = 11,
     /**
-     * Any other engine error (the detail is in `replystream_engine_last_error`).
+     * Reserved for an engine error that has no more specific code; this version never
+     * returns it (every engine error it knows has its own code).
      */
     REPLYSTREAM_ERROR = 12,
 };
@@ -114,7 +137,7 @@ enum replystream_action_kind
 #endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
  {
     /**
-     * No action (the call returned `REPLYSTREAM_DONE` or an error).
+     * No action (after `REPLYSTREAM_DONE`, or an action kind this version does not know).
      */
     REPLYSTREAM_ACTION_NONE = 0,
     /**
@@ -123,8 +146,9 @@ enum replystream_action_kind
      */
     REPLYSTREAM_ACTION_SEND = 1,
     /**
-     * The earliest deadline changed: call `replystream_engine_push_timer` at (or after)
-     * `deadline_ms`. `deadline_ms == REPLYSTREAM_NONE` cancels the earlier request.
+     * The earliest deadline changed: with `has_deadline`, call
+     * `replystream_engine_push_timer` at (or after) `deadline_ms`; without, the earlier
+     * request is cancelled.
      */
     REPLYSTREAM_ACTION_ARM_TIMER = 2,
     /**
@@ -186,16 +210,16 @@ enum replystream_send_op
 #endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
  {
     /**
-     * Post a new message. A nonzero `message_key` names it for later edits and deletes:
-     * ack it with the platform's message id.
+     * Post a new message. With `has_message_key`, the engine will edit or delete it later:
+     * ack it with the platform's message id as `message_ref`.
      */
     REPLYSTREAM_OP_CREATE = 0,
     /**
-     * Edit the message created under `message_key`.
+     * Edit the message created under `message_key` (its platform id is `message_ref`).
      */
     REPLYSTREAM_OP_EDIT = 1,
     /**
-     * Delete the message created under `message_key`.
+     * Delete the message created under `message_key` (its platform id is `message_ref`).
      */
     REPLYSTREAM_OP_DELETE = 2,
     /**
@@ -300,41 +324,94 @@ typedef uint32_t replystream_abort_reason;
 #endif // __cplusplus
 
 /**
- * Human delay between block sends, for `replystream_options.human_delay`.
+ * How a channel counts text length (`replystream_options_set_metric`).
  */
-enum replystream_human_delay
+enum replystream_metric
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
   : uint32_t
 #endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
  {
     /**
-     * The channel default (off).
+     * UTF-16 code units (JavaScript's `String.length`; Telegram, WhatsApp).
      */
-    REPLYSTREAM_HUMAN_DELAY_DEFAULT = 0,
+    REPLYSTREAM_METRIC_UTF16 = 0,
     /**
-     * No pause.
+     * Unicode scalar values (Discord).
      */
-    REPLYSTREAM_HUMAN_DELAY_OFF = 1,
+    REPLYSTREAM_METRIC_CHARS = 1,
     /**
-     * A uniform random pause in [800, 2500] ms.
+     * UTF-8 bytes.
      */
-    REPLYSTREAM_HUMAN_DELAY_NATURAL = 2,
+    REPLYSTREAM_METRIC_BYTES = 2,
     /**
-     * A uniform random pause in [`human_delay_min_ms`, `human_delay_max_ms`] (exactly the
-     * minimum when max <= min); each bound at most 60000.
+     * Extended grapheme clusters (what a reader sees as one character).
      */
-    REPLYSTREAM_HUMAN_DELAY_CUSTOM = 3,
+    REPLYSTREAM_METRIC_GRAPHEMES = 3,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
-typedef enum replystream_human_delay replystream_human_delay;
+typedef enum replystream_metric replystream_metric;
 #else
-typedef uint32_t replystream_human_delay;
+typedef uint32_t replystream_metric;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
 /**
- * When streamed blocks are emitted, for `replystream_options.break_mode`.
+ * Where the chunker prefers to cut (`replystream_options_set_break_preference`).
+ */
+enum replystream_break_preference
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * Paragraph break, then line break, then sentence end (the default).
+     */
+    REPLYSTREAM_BREAK_PARAGRAPH = 0,
+    /**
+     * Line breaks only.
+     */
+    REPLYSTREAM_BREAK_NEWLINE = 1,
+    /**
+     * Sentence ends.
+     */
+    REPLYSTREAM_BREAK_SENTENCE = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum replystream_break_preference replystream_break_preference;
+#else
+typedef uint32_t replystream_break_preference;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * Length or paragraph chunking (`replystream_options_set_chunk_mode`).
+ */
+enum replystream_chunk_mode
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * Blocks are cut by length, between chunk min and max (the default).
+     */
+    REPLYSTREAM_CHUNK_LENGTH = 0,
+    /**
+     * Each paragraph is sent as its own message as soon as it ends.
+     */
+    REPLYSTREAM_CHUNK_NEWLINE = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum replystream_chunk_mode replystream_chunk_mode;
+#else
+typedef uint32_t replystream_chunk_mode;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * When streamed blocks are emitted (`replystream_options_set_break_mode`).
  */
 enum replystream_break_mode
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -342,17 +419,13 @@ enum replystream_break_mode
 #endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
  {
     /**
-     * The channel default (text_end).
+     * While streaming; each text end drains the chunker (the default).
      */
-    REPLYSTREAM_BREAK_DEFAULT = 0,
-    /**
-     * While streaming; each text end drains the chunker.
-     */
-    REPLYSTREAM_BREAK_TEXT_END = 1,
+    REPLYSTREAM_BREAK_TEXT_END = 0,
     /**
      * Nothing until the message ends, then everything.
      */
-    REPLYSTREAM_BREAK_MESSAGE_END = 2,
+    REPLYSTREAM_BREAK_MESSAGE_END = 1,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -363,7 +436,7 @@ typedef uint32_t replystream_break_mode;
 #endif // __cplusplus
 
 /**
- * What happens to the model's reasoning, for `replystream_options.reasoning`.
+ * What happens to the model's reasoning (`replystream_options_set_reasoning`).
  */
 enum replystream_reasoning
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -371,21 +444,17 @@ enum replystream_reasoning
 #endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
  {
     /**
-     * The channel default (off).
+     * Reasoning is dropped (the default).
      */
-    REPLYSTREAM_REASONING_DEFAULT = 0,
-    /**
-     * Reasoning is dropped.
-     */
-    REPLYSTREAM_REASONING_OFF = 1,
+    REPLYSTREAM_REASONING_OFF = 0,
     /**
      * At message end the reasoning is sent as its own block.
      */
-    REPLYSTREAM_REASONING_ON = 2,
+    REPLYSTREAM_REASONING_ON = 1,
     /**
      * Reasoning is streamed as it grows, on the reasoning lane.
      */
-    REPLYSTREAM_REASONING_STREAM = 3,
+    REPLYSTREAM_REASONING_STREAM = 2,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
@@ -396,107 +465,137 @@ typedef uint32_t replystream_reasoning;
 #endif // __cplusplus
 
 /**
- * An on/off option with a "channel default" value, for `replystream_options.block_streaming`.
+ * The pause between block sends (`replystream_options_set_human_delay`).
  */
-enum replystream_toggle
+enum replystream_human_delay
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
   : uint32_t
 #endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
  {
     /**
-     * The channel default.
+     * No pause (the default).
      */
-    REPLYSTREAM_TOGGLE_DEFAULT = 0,
+    REPLYSTREAM_HUMAN_DELAY_OFF = 0,
     /**
-     * On.
+     * A uniform random pause in [800, 2500] ms.
      */
-    REPLYSTREAM_TOGGLE_ON = 1,
+    REPLYSTREAM_HUMAN_DELAY_NATURAL = 1,
     /**
-     * Off.
+     * A uniform random pause in [min_ms, max_ms] (exactly min_ms when max_ms <= min_ms);
+     * each bound at most 60000.
      */
-    REPLYSTREAM_TOGGLE_OFF = 2,
+    REPLYSTREAM_HUMAN_DELAY_CUSTOM = 2,
 };
 #ifndef __cplusplus
 #if __STDC_VERSION__ >= 202311L
-typedef enum replystream_toggle replystream_toggle;
+typedef enum replystream_human_delay replystream_human_delay;
 #else
-typedef uint32_t replystream_toggle;
+typedef uint32_t replystream_human_delay;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
+
+/**
+ * Live preview streaming (`replystream_options_set_preview`).
+ */
+enum replystream_preview_mode
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * No preview (the default).
+     */
+    REPLYSTREAM_PREVIEW_OFF = 0,
+    /**
+     * The preview shows the latest cleaned text.
+     */
+    REPLYSTREAM_PREVIEW_PARTIAL = 1,
+    /**
+     * The preview advances by chunker blocks.
+     */
+    REPLYSTREAM_PREVIEW_BLOCK = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum replystream_preview_mode replystream_preview_mode;
+#else
+typedef uint32_t replystream_preview_mode;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * How a live preview reaches the platform (`replystream_options_set_preview_transport`).
+ */
+enum replystream_preview_transport
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * A message created (CREATE with a message key) and then edited in place (EDIT); the
+     * default.
+     */
+    REPLYSTREAM_PREVIEW_TRANSPORT_EDIT = 0,
+    /**
+     * A draft bubble updated with DRAFT sends; the final is a normal CREATE.
+     */
+    REPLYSTREAM_PREVIEW_TRANSPORT_DRAFT = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum replystream_preview_transport replystream_preview_transport;
+#else
+typedef uint32_t replystream_preview_transport;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * The pieces of a text from `replystream_split` or `replystream_chunk`. Opaque; read with
+ * `replystream_blocks_count` and `replystream_blocks_get`, free with `replystream_blocks_free`
+ * (every view into it becomes invalid then). Read-only, so it may be read from several
+ * threads at once.
+ */
+typedef struct replystream_blocks replystream_blocks;
 
 /**
  * One reply stream. Opaque; create with `replystream_engine_new`, destroy with
  * `replystream_engine_free`.
  *
- * Threads: a handle may be moved to another thread, but must not be used by two threads at
- * once (no call on it may overlap another call on it).
+ * Threads: a handle may be moved to another thread. Functions taking a non-`const` handle
+ * must not overlap any other call on it. Functions taking a `const` handle only read: they
+ * may run at the same time as each other (on several threads), but not with a non-`const`
+ * call on the same handle.
  */
 typedef struct replystream_engine replystream_engine;
 
 /**
- * Overrides of the channel profile's defaults for `replystream_engine_new`.
+ * Overrides of a channel profile's defaults, for `replystream_engine_new`,
+ * `replystream_split` and `replystream_chunk`. Opaque; create with `replystream_options_new`
+ * (every knob "from the channel"), set knobs with the `replystream_options_set_*`
+ * functions, free with `replystream_options_free`. A knob that is never set keeps the
+ * channel's value.
  *
- * A zero-filled struct (`replystream_options o = {0};` or `replystream_options_default()`)
- * means "every value from the channel". Each field says what 0 and other special values mean.
- * Enum-valued fields are plain `uint32_t`s holding one of the named constants; an unknown
- * number is `REPLYSTREAM_INVALID_CONFIG`. Values are clamped and checked like the Rust
- * `Config::validate` does (e.g. a text limit below 16 is an error).
+ * Setters check what they can on their own (an enum number, a text's UTF-8) and return
+ * `REPLYSTREAM_INVALID_CONFIG` (unknown number) or `REPLYSTREAM_INVALID_UTF8`;
+ * `replystream_options_last_error` tells why. Ranges and combinations (a text limit below
+ * 16, chunk bounds, a prefix too long for the limit) are checked when the options are used,
+ * by `replystream_engine_new`, `replystream_split` and `replystream_chunk`, which then return
+ * `REPLYSTREAM_INVALID_CONFIG` with the field named in `replystream_new_error`.
+ *
+ * Threads: like an engine handle (setters are non-`const` calls).
  */
-typedef struct replystream_options {
-    /**
-     * The longest message text, in the channel's length unit. 0 = channel default.
-     */
-    size_t text_limit;
-    /**
-     * The chunker's minimum block length. 0 = default (800).
-     */
-    size_t chunk_min;
-    /**
-     * The chunker's maximum block length. 0 = default (1200).
-     */
-    size_t chunk_max;
-    /**
-     * The coalescer's idle time in ms. 0 = channel default (1000);
-     * `REPLYSTREAM_NONE` = no idle timer.
-     */
-    uint64_t coalesce_idle_ms;
-    /**
-     * How long a send may stay unacknowledged, in ms. 0 = default (15000);
-     * `REPLYSTREAM_NONE` = no timeout.
-     */
-    uint64_t delivery_timeout_ms;
-    /**
-     * With `REPLYSTREAM_HUMAN_DELAY_CUSTOM`: the shortest pause in ms.
-     */
-    uint64_t human_delay_min_ms;
-    /**
-     * With `REPLYSTREAM_HUMAN_DELAY_CUSTOM`: the longest pause in ms.
-     */
-    uint64_t human_delay_max_ms;
-    /**
-     * One of `replystream_human_delay`.
-     */
-    uint32_t human_delay;
-    /**
-     * One of `replystream_break_mode`.
-     */
-    uint32_t break_mode;
-    /**
-     * One of `replystream_reasoning`.
-     */
-    uint32_t reasoning;
-    /**
-     * One of `replystream_toggle`: send blocks while the model writes (on, the default), or
-     * deliver everything at finish as final messages (off).
-     */
-    uint32_t block_streaming;
-} replystream_options;
+typedef struct replystream_options replystream_options;
 
 /**
- * A read-only view of UTF-8 text owned by the library. Not NUL-terminated in general, but
- * `ptr[len]` is always a readable NUL byte, so `ptr` may also be used as a C string when the
- * text has no interior NUL. `ptr` is never NULL (an empty text points to a NUL byte).
- * Print with `printf("%.*s", (int)s.len, s.ptr)`.
+ * A read-only view of UTF-8 text: a pointer and a length in bytes.
+ *
+ * Handed out by the library, it is never NULL, and `ptr[len]` is always a readable NUL
+ * byte, so `ptr` may also be used as a C string when the text has no interior NUL (an empty
+ * text points to a NUL byte). Each function says how long its views stay valid. Print with
+ * `printf("%.*s", (int)s.len, s.ptr)`.
+ *
+ * Passed in (the media URLs of a payload), it is the caller's text, read during the call
+ * only; it needs no NUL, and `{NULL, 0}` is the empty text.
  */
 typedef struct replystream_str {
     /**
@@ -510,12 +609,16 @@ typedef struct replystream_str {
 } replystream_str;
 
 /**
- * One action for the host, filled by `replystream_engine_poll_action`. Only the fields of
- * `kind` are meaningful; the others are zero (and views empty).
+ * One action for the host, owned by the engine handle and returned by
+ * `replystream_engine_poll_action`. Only the fields of `kind` are meaningful; the others
+ * are zero, false or empty views.
  *
- * Lifetime: every `replystream_str` in it points into the handle and stays valid until the
- * next `replystream_engine_poll_action` or `replystream_engine_free` on that handle. Copy the
- * text out if you need it longer.
+ * The library owns the record, so later versions may add fields at its end without
+ * breaking programs built against this header.
+ *
+ * Lifetime: the record and every view in it (text, media, reply_to_id, message_ref) stay
+ * valid until the next `replystream_engine_poll_action` or `replystream_engine_free` on that
+ * handle; pushes do not invalidate them. Copy what you need longer.
  */
 typedef struct replystream_action {
     /**
@@ -535,14 +638,35 @@ typedef struct replystream_action {
      */
     replystream_send_op op;
     /**
-     * SEND with op EDIT or DELETE: the key of the message created earlier. The host maps
-     * keys to platform ids through the `message_ref` of `replystream_engine_push_delivered`.
+     * SEND: whether the operation names a message (`message_key` is meaningful): always
+     * for EDIT, DELETE and DRAFT, and for a CREATE the engine will edit or delete later.
+     */
+    bool has_message_key;
+    /**
+     * SEND with `has_message_key`: the engine's name for the message.
      */
     uint32_t message_key;
     /**
-     * SEND: the message text (may be empty when there is media).
+     * SEND on a keyed message: whether the host gave a platform id when it acked the
+     * message's CREATE (`message_ref` is then that id).
+     */
+    bool has_message_ref;
+    /**
+     * SEND with `has_message_ref`: the platform id from the CREATE's ack (empty otherwise).
+     */
+    struct replystream_str message_ref;
+    /**
+     * SEND: the message text (may be empty when there is media, and for DELETE).
      */
     struct replystream_str text;
+    /**
+     * SEND: the media URLs, `media_count` views in an array (NULL when there are none).
+     */
+    const struct replystream_str *media;
+    /**
+     * SEND: how many media URLs.
+     */
+    size_t media_count;
     /**
      * SEND: this message reports an error (the model failed).
      */
@@ -564,12 +688,11 @@ typedef struct replystream_action {
      */
     struct replystream_str reply_to_id;
     /**
-     * SEND: how many media URLs; read each with `replystream_action_media`.
+     * ARM_TIMER: whether there is a deadline (false: the earlier request is cancelled).
      */
-    size_t media_count;
+    bool has_deadline;
     /**
-     * ARM_TIMER: when to push a timer, in the caller's milliseconds; `REPLYSTREAM_NONE`
-     * cancels the earlier request.
+     * ARM_TIMER with `has_deadline`: when to push a timer, in the caller's milliseconds.
      */
     uint64_t deadline_ms;
     /**
@@ -579,7 +702,9 @@ typedef struct replystream_action {
 } replystream_action;
 
 /**
- * Counters of what an engine saw and did, filled by `replystream_engine_stats`.
+ * Counters of what an engine saw and did, filled by `replystream_engine_stats`. Later
+ * versions may add fields at the end: the caller passes `sizeof(replystream_stats)` so the
+ * library writes only what the caller's struct holds.
  */
 typedef struct replystream_stats {
     /**
@@ -632,6 +757,39 @@ typedef struct replystream_stats {
     uint64_t skipped_blocks;
 } replystream_stats;
 
+/**
+ * One piece of a text, in a `replystream_blocks` result. Views point into the result and
+ * stay valid until `replystream_blocks_free`.
+ */
+typedef struct replystream_block {
+    /**
+     * What to display: the source text of the piece, plus a synthetic fence line at an edge
+     * where a code fence was cut (see `fence_reopened`, `fence_closed`).
+     */
+    struct replystream_str text;
+    /**
+     * The source text between this piece and the next (e.g. "\n\n", " ", or empty after a
+     * hard cut).
+     */
+    struct replystream_str sep;
+    /**
+     * The byte offset in the input where the piece's source text starts.
+     */
+    size_t source_start;
+    /**
+     * The byte offset in the input where it ends (exclusive).
+     */
+    size_t source_end;
+    /**
+     * The piece starts with a synthetic line reopening a fence cut before it.
+     */
+    bool fence_reopened;
+    /**
+     * The piece ends with a synthetic line closing a fence cut after it.
+     */
+    bool fence_closed;
+} replystream_block;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -643,45 +801,60 @@ extern "C" {
 const char *replystream_result_str(uint32_t result);
 
 /**
- * The library version, a static NUL-terminated string such as "0.1.0". Must not be freed.
+ * True when `result` is an error: every code but `REPLYSTREAM_OK` and `REPLYSTREAM_DONE`,
+ * unknown numbers included.
+ */
+bool replystream_result_is_error(uint32_t result);
+
+/**
+ * The library version, a static NUL-terminated string such as "0.1.0", the same as the
+ * header's `REPLYSTREAM_VERSION` for a matching header. Must not be freed. Compare it with
+ * the header's macros to detect a header/library mismatch at run time.
  */
 const char *replystream_version(void);
 
 /**
- * Options that keep every channel default (all fields zero).
- */
-struct replystream_options replystream_options_default(void);
-
-/**
  * Creates an engine for one reply stream (one turn).
  *
- * - `channel_ptr`/`channel_len`: the channel profile's name, UTF-8, case-insensitive:
+ * - `channel`/`channel_len`: the channel profile's name, UTF-8, case-insensitive:
  *   `telegram`, `discord`, `slack`, `signal`, `whatsapp`, `imessage`, `googlechat`, `generic`.
- *   NULL or empty means `generic`. Another name is `REPLYSTREAM_UNKNOWN_CHANNEL`.
- * - `opts`: overrides of the channel defaults, or NULL for none. Only read during the call.
+ *   NULL or empty (or blank) means `generic`.
+ * - `options`: overrides of the channel defaults (see `replystream_options_new`), or NULL for
+ *   none. Only read during the call; it may be freed or reused afterwards.
  * - `seed`: seeds the engine's random numbers (human delay); the same inputs, times and seed
  *   give the same actions.
  * - `out`: receives the new handle on `REPLYSTREAM_OK`, NULL otherwise.
  *
- * Returns `REPLYSTREAM_OK`, `REPLYSTREAM_NULL_POINTER` (`out` NULL, or a NULL channel
- * pointer with a non-zero length), `REPLYSTREAM_INVALID_UTF8`, `REPLYSTREAM_UNKNOWN_CHANNEL`
- * or `REPLYSTREAM_INVALID_CONFIG`. `replystream_new_error` then tells why.
+ * Returns:
+ * - `REPLYSTREAM_OK`: `*out` is the new handle;
+ * - `REPLYSTREAM_NULL_POINTER`: `out` is NULL, or `channel` is NULL with a non-zero length;
+ * - `REPLYSTREAM_INVALID_ARGUMENT`: `channel_len` is above `PTRDIFF_MAX`;
+ * - `REPLYSTREAM_INVALID_UTF8`: the channel name is not UTF-8;
+ * - `REPLYSTREAM_UNKNOWN_CHANNEL`: the channel name is not a built-in profile;
+ * - `REPLYSTREAM_INVALID_CONFIG`: the options, layered over the channel, are refused by the
+ *   configuration check (e.g. a text limit below 16, a line cap below 3, an empty silent
+ *   token, a response prefix leaving less than 16 units of text);
+ * - `REPLYSTREAM_POISONED`: `options` is poisoned by an earlier panic;
+ * - `REPLYSTREAM_PANIC`: a bug.
  *
+ * On every error `replystream_new_error` tells why (the field, for INVALID_CONFIG).
  * The caller owns the handle and must release it with `replystream_engine_free` exactly once.
  *
  * # Safety
- * `channel_ptr` is NULL or points to `channel_len` readable bytes; `opts` is NULL or points to
- * a `replystream_options`; `out` is NULL or points to writable storage for a pointer.
+ * `channel` is NULL or points to `channel_len` readable bytes; `options` is NULL or a live
+ * options handle not being written by another call; `out` is NULL or points to writable
+ * storage for a pointer.
  */
-replystream_result replystream_engine_new(const char *channel_ptr,
+replystream_result replystream_engine_new(const char *channel,
                                           size_t channel_len,
-                                          const struct replystream_options *opts,
+                                          const struct replystream_options *options,
                                           uint64_t seed,
                                           struct replystream_engine **out);
 
 /**
- * Why the last `replystream_engine_new` on this thread failed (empty after a success).
- * The view stays valid until the next `replystream_engine_new` on this thread.
+ * Why the last `replystream_engine_new`, `replystream_split` or `replystream_chunk` on this
+ * thread failed (empty after a success). The view stays valid until the next of those calls
+ * on this thread. Returns `REPLYSTREAM_NULL_POINTER` if `out` is NULL.
  *
  * # Safety
  * `out` is NULL or points to a writable `replystream_str`.
@@ -699,9 +872,377 @@ replystream_result replystream_new_error(struct replystream_str *out);
 void replystream_engine_free(struct replystream_engine *engine);
 
 /**
+ * The detail of the last non-`const` call on this handle that failed (empty if it
+ * succeeded), e.g. "ack for unknown send #7". Calls on a `const` handle leave it alone.
+ * Works on a poisoned handle (it then tells the panic). The view stays valid until the next
+ * non-`const` call on this handle. Returns `REPLYSTREAM_NULL_POINTER` if `engine` or `out` is
+ * NULL.
+ *
+ * # Safety
+ * `engine` is NULL or a live handle that no non-`const` call is using; `out` is NULL or
+ * points to a writable `replystream_str`.
+ */
+replystream_result replystream_engine_last_error(const struct replystream_engine *engine,
+                                                 struct replystream_str *out);
+
+/**
+ * Creates options that keep every channel default. `*out` receives the handle
+ * (`REPLYSTREAM_OK`), or the call returns `REPLYSTREAM_NULL_POINTER` when `out` is NULL.
+ * Free it with `replystream_options_free`.
+ *
+ * # Safety
+ * `out` is NULL or points to writable storage for a pointer.
+ */
+replystream_result replystream_options_new(struct replystream_options **out);
+
+/**
+ * Destroys options. NULL is allowed and does nothing. Engines created with them are not
+ * affected.
+ *
+ * # Safety
+ * `options` is NULL or a handle from `replystream_options_new` not freed yet and not in use.
+ */
+void replystream_options_free(struct replystream_options *options);
+
+/**
+ * Why the last setter on these options failed (empty if it succeeded). The view stays valid
+ * until the next setter or free. `REPLYSTREAM_NULL_POINTER` if `options` or `out` is NULL.
+ *
+ * # Safety
+ * `options` is NULL or a live handle not being written; `out` is NULL or writable.
+ */
+replystream_result replystream_options_last_error(const struct replystream_options *options,
+                                                  struct replystream_str *out);
+
+/**
+ * The longest message text (channel default; generic 4000). At least 16 (checked on use).
+ *
+ * # Safety
+ * `options` is NULL or a live options handle that no other call is using.
+ */
+replystream_result replystream_options_set_text_limit(struct replystream_options *options,
+                                                      size_t text_limit);
+
+/**
+ * How the channel counts length: one of `replystream_metric`; another number is
+ * `REPLYSTREAM_INVALID_CONFIG`.
+ *
+ * # Safety
+ * As for `replystream_options_set_text_limit`.
+ */
+replystream_result replystream_options_set_metric(struct replystream_options *options,
+                                                  uint32_t metric);
+
+/**
+ * The longest text a live preview may show (channel default; generic 4000). At least 16.
+ *
+ * # Safety
+ * As for `replystream_options_set_text_limit`.
+ */
+replystream_result replystream_options_set_preview_limit(struct replystream_options *options,
+                                                         size_t preview_limit);
+
+/**
+ * A soft cap on lines per message; 0 removes the channel's cap (Discord: 17). At least 3
+ * otherwise (checked on use).
+ *
+ * # Safety
+ * As for `replystream_options_set_text_limit`.
+ */
+replystream_result replystream_options_set_max_lines(struct replystream_options *options,
+                                                     size_t max_lines);
+
+/**
+ * The chunker's minimum block length (800): no block is emitted before the buffer holds
+ * this much, unless forced. Raised to 1 and lowered to the maximum on use.
+ *
+ * # Safety
+ * As for `replystream_options_set_text_limit`.
+ */
+replystream_result replystream_options_set_chunk_min(struct replystream_options *options,
+                                                     size_t chunk_min);
+
+/**
+ * The chunker's maximum block length (1200); lowered to the text limit on use.
+ *
+ * # Safety
+ * As for `replystream_options_set_text_limit`.
+ */
+replystream_result replystream_options_set_chunk_max(struct replystream_options *options,
+                                                     size_t chunk_max);
+
+/**
+ * Where the chunker prefers to cut: one of `replystream_break_preference`.
+ *
+ * # Safety
+ * As for `replystream_options_set_text_limit`.
+ */
+replystream_result replystream_options_set_break_preference(struct replystream_options *options,
+                                                            uint32_t preference);
+
+/**
+ * Length or paragraph chunking: one of `replystream_chunk_mode`.
+ *
+ * # Safety
+ * As for `replystream_options_set_text_limit`.
+ */
+replystream_result replystream_options_set_chunk_mode(struct replystream_options *options,
+                                                      uint32_t mode);
+
+/**
+ * When streamed blocks are emitted: one of `replystream_break_mode`.
+ *
+ * # Safety
+ * As for `replystream_options_set_text_limit`.
+ */
+replystream_result replystream_options_set_break_mode(struct replystream_options *options,
+                                                      uint32_t mode);
+
+/**
+ * Send blocks while the model writes (true, the default), or deliver everything at finish
+ * as final messages (false).
+ *
+ * # Safety
+ * As for `replystream_options_set_text_limit`.
+ */
+replystream_result replystream_options_set_block_streaming(struct replystream_options *options,
+                                                           bool on);
+
+/**
+ * The coalescer's minimum; 0 = the default (the channel's coalesce minimum, else the
+ * chunk minimum).
+ *
+ * # Safety
+ * As for `replystream_options_set_text_limit`.
+ */
+replystream_result replystream_options_set_coalesce_min(struct replystream_options *options,
+                                                        size_t coalesce_min);
+
+/**
+ * The coalescer's maximum; 0 = the default (the text limit, less the prefix's room).
+ *
+ * # Safety
+ * As for `replystream_options_set_text_limit`.
+ */
+replystream_result replystream_options_set_coalesce_max(struct replystream_options *options,
+                                                        size_t coalesce_max);
+
+/**
+ * The coalescer's idle time in ms (channel default; generic 1000); 0 = no idle timer.
+ * Clamped to 60000 on use.
+ *
+ * # Safety
+ * As for `replystream_options_set_text_limit`.
+ */
+replystream_result replystream_options_set_coalesce_idle_ms(struct replystream_options *options,
+                                                            uint64_t idle_ms);
+
+/**
+ * The pause between block sends: `mode` is one of `replystream_human_delay`; `min_ms` and
+ * `max_ms` are used by `REPLYSTREAM_HUMAN_DELAY_CUSTOM` only (each at most 60000, checked on
+ * use). An unknown mode is `REPLYSTREAM_INVALID_CONFIG`.
+ *
+ * # Safety
+ * As for `replystream_options_set_text_limit`.
+ */
+replystream_result replystream_options_set_human_delay(struct replystream_options *options,
+                                                       uint32_t mode,
+                                                       uint64_t min_ms,
+                                                       uint64_t max_ms);
+
+/**
+ * How long a send may stay unacknowledged, in ms (15000); 0 = no timeout.
+ *
+ * # Safety
+ * As for `replystream_options_set_text_limit`.
+ */
+replystream_result replystream_options_set_delivery_timeout_ms(struct replystream_options *options,
+                                                               uint64_t timeout_ms);
+
+/**
+ * The response prefix template, e.g. "[{model}]" (placeholders `{model}`, `{modelFull}`,
+ * `{provider}`, `{thinkingLevel}`, `{identityName}`); NULL for none. Copied. Invalid UTF-8
+ * is `REPLYSTREAM_INVALID_UTF8`.
+ *
+ * # Safety
+ * As for `replystream_options_set_text_limit`; `prefix` is NULL or points to `len` readable
+ * bytes.
+ */
+replystream_result replystream_options_set_response_prefix(struct replystream_options *options,
+                                                           const char *prefix,
+                                                           size_t len);
+
+/**
+ * Apply the response prefix to every message, not only the first of the turn (false).
+ *
+ * # Safety
+ * As for `replystream_options_set_text_limit`.
+ */
+replystream_result replystream_options_set_prefix_every_message(struct replystream_options *options,
+                                                                bool every);
+
+/**
+ * The model id for the prefix's `{model}`, e.g. "anthropic/claude-3-5-sonnet"; NULL for
+ * none. Copied.
+ *
+ * # Safety
+ * As for `replystream_options_set_response_prefix`.
+ */
+replystream_result replystream_options_set_model(struct replystream_options *options,
+                                                 const char *model,
+                                                 size_t len);
+
+/**
+ * The provider for the prefix's `{provider}`; NULL for none (then the part of the model id
+ * before its first '/'). Copied.
+ *
+ * # Safety
+ * As for `replystream_options_set_response_prefix`.
+ */
+replystream_result replystream_options_set_provider(struct replystream_options *options,
+                                                    const char *provider,
+                                                    size_t len);
+
+/**
+ * The reasoning effort for the prefix's `{thinkingLevel}`; NULL for none. Copied.
+ *
+ * # Safety
+ * As for `replystream_options_set_response_prefix`.
+ */
+replystream_result replystream_options_set_thinking_level(struct replystream_options *options,
+                                                          const char *level,
+                                                          size_t len);
+
+/**
+ * The assistant's name for the prefix's `{identityName}`; NULL for none. Copied.
+ *
+ * # Safety
+ * As for `replystream_options_set_response_prefix`.
+ */
+replystream_result replystream_options_set_identity_name(struct replystream_options *options,
+                                                         const char *name,
+                                                         size_t len);
+
+/**
+ * What happens to the model's reasoning: one of `replystream_reasoning`.
+ *
+ * # Safety
+ * As for `replystream_options_set_text_limit`.
+ */
+replystream_result replystream_options_set_reasoning(struct replystream_options *options,
+                                                     uint32_t mode);
+
+/**
+ * Only text inside `<final>...</final>` is the answer (false).
+ *
+ * # Safety
+ * As for `replystream_options_set_text_limit`.
+ */
+replystream_result replystream_options_set_require_final_tag(struct replystream_options *options,
+                                                             bool require);
+
+/**
+ * The silent token ("NO_REPLY"): a reply that is only this token sends nothing. NULL
+ * disables it; an empty or blank token is refused on use. Copied.
+ *
+ * # Safety
+ * As for `replystream_options_set_response_prefix`.
+ */
+replystream_result replystream_options_set_silent_token(struct replystream_options *options,
+                                                        const char *token,
+                                                        size_t len);
+
+/**
+ * The heartbeat token ("HEARTBEAT_OK"), stripped from replies. NULL disables it; an empty
+ * or blank token is refused on use. Copied.
+ *
+ * # Safety
+ * As for `replystream_options_set_response_prefix`.
+ */
+replystream_result replystream_options_set_heartbeat_token(struct replystream_options *options,
+                                                           const char *token,
+                                                           size_t len);
+
+/**
+ * Live preview streaming: one of `replystream_preview_mode`.
+ *
+ * # Safety
+ * As for `replystream_options_set_text_limit`.
+ */
+replystream_result replystream_options_set_preview(struct replystream_options *options,
+                                                   uint32_t mode);
+
+/**
+ * At most one preview edit per this many ms (1000); clamped to [250, 60000] on use.
+ *
+ * # Safety
+ * As for `replystream_options_set_text_limit`.
+ */
+replystream_result replystream_options_set_preview_throttle_ms(struct replystream_options *options,
+                                                               uint64_t throttle_ms);
+
+/**
+ * Appended to the preview while streaming ("█"); NULL (or empty) for no cursor. Copied.
+ *
+ * # Safety
+ * As for `replystream_options_set_response_prefix`.
+ */
+replystream_result replystream_options_set_preview_cursor(struct replystream_options *options,
+                                                          const char *cursor,
+                                                          size_t len);
+
+/**
+ * The first preview waits for this many units of text (30); lowered to the preview limit.
+ *
+ * # Safety
+ * As for `replystream_options_set_text_limit`.
+ */
+replystream_result replystream_options_set_preview_min_initial_units(struct replystream_options *options,
+                                                                     size_t units);
+
+/**
+ * The draft chunker's minimum in preview BLOCK mode (200).
+ *
+ * # Safety
+ * As for `replystream_options_set_text_limit`.
+ */
+replystream_result replystream_options_set_preview_block_min(struct replystream_options *options,
+                                                             size_t block_min);
+
+/**
+ * The draft chunker's maximum in preview BLOCK mode (800); lowered to the preview limit.
+ *
+ * # Safety
+ * As for `replystream_options_set_text_limit`.
+ */
+replystream_result replystream_options_set_preview_block_max(struct replystream_options *options,
+                                                             size_t block_max);
+
+/**
+ * How the preview reaches the platform: one of `replystream_preview_transport` (EDIT).
+ *
+ * # Safety
+ * As for `replystream_options_set_text_limit`.
+ */
+replystream_result replystream_options_set_preview_transport(struct replystream_options *options,
+                                                             uint32_t transport);
+
+/**
+ * Quote the reasoning at the top of a preview with Telegram's expandable notation (`**>`
+ * first line, `||` at the end) rather than a plain Markdown quote (default: the channel's;
+ * telegram true).
+ *
+ * # Safety
+ * As for `replystream_options_set_text_limit`.
+ */
+replystream_result replystream_options_set_preview_expandable_quote(struct replystream_options *options,
+                                                                    bool on);
+
+/**
  * Sets the sequence number carried by the next push on this handle (only that one). A
  * repeated or older number makes the engine ignore that input (counted in its stats); a gap
- * is counted and processing continues.
+ * is counted and processing continues. A push refused for its arguments keeps the number
+ * for the next push.
  *
  * # Safety
  * `engine` is NULL or a live handle not used by another call.
@@ -714,11 +1255,28 @@ replystream_result replystream_engine_set_seq(struct replystream_engine *engine,
  *
  * Every push function takes `now_ms`, the caller's monotonic clock in milliseconds (time that
  * goes backwards counts as the last time seen), and returns `REPLYSTREAM_OK` or an error
- * code; `replystream_engine_last_error` gives the detail. After a push, drain the actions with
- * `replystream_engine_poll_action`. Text arguments are pointer + length in bytes, UTF-8, not
- * NUL-terminated, and only read during the call; NULL with length 0 is the empty text, NULL
- * with a non-zero length is `REPLYSTREAM_NULL_POINTER`, invalid UTF-8 is
- * `REPLYSTREAM_INVALID_UTF8` (and nothing is pushed).
+ * code, with `replystream_engine_last_error` telling why:
+ * - `REPLYSTREAM_NULL_POINTER`: `engine` is NULL, or a text pointer is NULL with a non-zero
+ *   length;
+ * - `REPLYSTREAM_INVALID_ARGUMENT`: a length above `PTRDIFF_MAX`, or (payload pushes) an
+ *   empty media URL;
+ * - `REPLYSTREAM_INVALID_UTF8`: a text is not UTF-8 (see below);
+ * - `REPLYSTREAM_TURN_ENDED`: a model event after the turn finished, failed or was
+ *   cancelled (acks, timers and cancel are always accepted);
+ * - `REPLYSTREAM_UNKNOWN_SEND` (acks only), `REPLYSTREAM_POISONED`, `REPLYSTREAM_PANIC`.
+ *
+ * On every error nothing was pushed. After a push, drain the actions with
+ * `replystream_engine_poll_action`.
+ *
+ * Text arguments are pointer + length in bytes, UTF-8, not NUL-terminated, and only read
+ * during the call; NULL with length 0 is the empty text. Streamed pieces
+ * (`replystream_engine_push_text_delta`, `_thinking_delta`) may end inside a character: the
+ * incomplete sequence is kept and completed by the next delta of the same stream. A push
+ * that ends that stream while a sequence is still incomplete (text_snapshot and text_end
+ * for the answer, thinking_end for the reasoning, message_start, message_end, tool_start
+ * and finish for both) is refused with `REPLYSTREAM_INVALID_UTF8` and the kept bytes are
+ * dropped, so pushing it again succeeds; fail and cancel drop them without an error. Any
+ * other invalid byte is `REPLYSTREAM_INVALID_UTF8`.
  *
  * # Safety
  * `engine` is NULL or a live handle not used by another call.
@@ -727,7 +1285,8 @@ replystream_result replystream_engine_push_message_start(struct replystream_engi
                                                          uint64_t now_ms);
 
 /**
- * The next piece of assistant text (incremental).
+ * The next piece of assistant text (incremental). It may end inside a UTF-8 sequence (see
+ * `replystream_engine_push_message_start`).
  *
  * # Safety
  * `engine` is NULL or a live handle not used by another call; `text` is NULL or points to
@@ -751,8 +1310,7 @@ replystream_result replystream_engine_push_text_snapshot(struct replystream_engi
 
 /**
  * A text content block ended. `text` may carry the block's full content as providers resend
- * it (what was already accepted is not sent twice); NULL means no content (then `len` must
- * be 0).
+ * it (what was already accepted is not sent twice); NULL means no content.
  *
  * # Safety
  * As for `replystream_engine_push_text_delta`.
@@ -763,7 +1321,8 @@ replystream_result replystream_engine_push_text_end(struct replystream_engine *e
                                                     uint64_t now_ms);
 
 /**
- * Reasoning text delivered outside the answer.
+ * Reasoning text delivered outside the answer (incremental). It may end inside a UTF-8
+ * sequence, like a text delta.
  *
  * # Safety
  * As for `replystream_engine_push_text_delta`.
@@ -795,29 +1354,35 @@ replystream_result replystream_engine_push_tool_start(struct replystream_engine 
                                                       uint64_t now_ms);
 
 /**
- * A tool summary to show the user (sent as a SEND of kind TOOL): `text` plus at most one
- * media URL or path (`media_url` NULL for none). Both are copied.
+ * A tool summary to show the user (sent as a SEND of kind TOOL): `text` plus `media_count`
+ * media URLs or paths (`media` NULL for none). Everything is copied. An empty URL is
+ * `REPLYSTREAM_INVALID_ARGUMENT`; an empty payload sends nothing.
  *
  * # Safety
- * `engine` is NULL or a live handle not used by another call; each text pointer is NULL or
- * points to its length of readable bytes.
+ * `engine` is NULL or a live handle not used by another call; `text` is NULL or points to
+ * `text_len` readable bytes; `media` is NULL or points to `media_count` readable views, each
+ * NULL or pointing to its length of readable bytes.
  */
 replystream_result replystream_engine_push_tool_result(struct replystream_engine *engine,
                                                        const char *text,
                                                        size_t text_len,
-                                                       const char *media_url,
-                                                       size_t media_len,
+                                                       const struct replystream_str *media,
+                                                       size_t media_count,
                                                        uint64_t now_ms);
 
 /**
- * A media payload (one URL or local path) from the host or a tool. Copied.
+ * A media payload from the host or a tool: `media_count` URLs or local paths (at least one;
+ * none, or an empty URL, is `REPLYSTREAM_INVALID_ARGUMENT`) and an optional caption `text`
+ * (NULL for none; the buffered answer text becomes the caption when it fits). Copied.
  *
  * # Safety
- * As for `replystream_engine_push_text_delta` (`url`/`len` instead of `text`/`len`).
+ * As for `replystream_engine_push_tool_result`.
  */
 replystream_result replystream_engine_push_media(struct replystream_engine *engine,
-                                                 const char *url,
-                                                 size_t len,
+                                                 const char *text,
+                                                 size_t text_len,
+                                                 const struct replystream_str *media,
+                                                 size_t media_count,
                                                  uint64_t now_ms);
 
 /**
@@ -833,9 +1398,10 @@ replystream_result replystream_engine_push_message_end(struct replystream_engine
                                                        uint64_t now_ms);
 
 /**
- * The host's final reply payload (text plus at most one media URL, `media_url` NULL for
- * none), as a gateway builds it at the end of a run. At finish it is reconciled against what
- * was streamed: text already delivered is not sent again. Both are copied.
+ * The host's final reply payload (text plus `media_count` media URLs), as a gateway builds
+ * it at the end of a run. At finish it is reconciled against what was streamed: text
+ * already delivered is not sent again, media not yet sent is. Copied; an empty URL is
+ * `REPLYSTREAM_INVALID_ARGUMENT`.
  *
  * # Safety
  * As for `replystream_engine_push_tool_result`.
@@ -843,8 +1409,8 @@ replystream_result replystream_engine_push_message_end(struct replystream_engine
 replystream_result replystream_engine_push_final_reply(struct replystream_engine *engine,
                                                        const char *text,
                                                        size_t text_len,
-                                                       const char *media_url,
-                                                       size_t media_len,
+                                                       const struct replystream_str *media,
+                                                       size_t media_count,
                                                        uint64_t now_ms);
 
 /**
@@ -871,7 +1437,9 @@ replystream_result replystream_engine_push_fail(struct replystream_engine *engin
 
 /**
  * The user or host stops the turn: an ABORT action (reason CANCELLED) follows and nothing
- * more is sent.
+ * more is sent. After the turn went idle, or a second time, it does nothing. Acks of sends
+ * that were in flight are still accepted; an ack of a send never made is
+ * `REPLYSTREAM_UNKNOWN_SEND`.
  *
  * # Safety
  * `engine` is NULL or a live handle not used by another call.
@@ -891,8 +1459,9 @@ replystream_result replystream_engine_push_timer(struct replystream_engine *engi
 
 /**
  * The host delivered the SEND `send_id`. `message_ref` is the platform's id of the message
- * (needed for later edits), NULL for none; it is copied. An id the engine is not waiting
- * for is `REPLYSTREAM_UNKNOWN_SEND` (nothing changes).
+ * (NULL for none); it is copied, and comes back as the `message_ref` of later EDIT and DELETE
+ * sends for the same message key. An id the engine is not waiting for is
+ * `REPLYSTREAM_UNKNOWN_SEND` (nothing changes).
  *
  * # Safety
  * As for `replystream_engine_push_text_delta` (`message_ref`/`len` instead of `text`/`len`).
@@ -906,7 +1475,8 @@ replystream_result replystream_engine_push_delivered(struct replystream_engine *
 /**
  * The SEND `send_id` failed. `retry_after_ms`: retry no earlier than this many ms from now
  * (a 429's retry-after), `REPLYSTREAM_NONE` for none. `permanent`: retrying will not help
- * (the failure is reported and the queue moves on).
+ * (the failure is reported and the queue moves on). An id the engine is not waiting for is
+ * `REPLYSTREAM_UNKNOWN_SEND`.
  *
  * # Safety
  * `engine` is NULL or a live handle not used by another call.
@@ -918,74 +1488,144 @@ replystream_result replystream_engine_push_delivery_failed(struct replystream_en
                                                            uint64_t now_ms);
 
 /**
- * Takes the next pending action into `*out`. Returns `REPLYSTREAM_OK` with an action, or
- * `REPLYSTREAM_DONE` (with `out->kind == REPLYSTREAM_ACTION_NONE`) when none is pending. Call
- * it after every push until it returns DONE, and execute the actions in order.
+ * Takes the next pending action. Returns `REPLYSTREAM_OK` with `*out` pointing to it, or
+ * `REPLYSTREAM_DONE` (a status, not an error) when none is pending; `*out` then points to a
+ * record of kind `REPLYSTREAM_ACTION_NONE`. Call it after every push until it returns DONE,
+ * and execute the actions in order. Errors: `REPLYSTREAM_NULL_POINTER` (`engine` or `out`
+ * NULL), `REPLYSTREAM_POISONED`, `REPLYSTREAM_PANIC`.
  *
- * Views in `*out` (text, reply_to_id, and the media from `replystream_action_media`) stay
- * valid until the next `replystream_engine_poll_action` or `replystream_engine_free` on this
- * handle; pushes do not invalidate them.
+ * The record is owned by the handle and stays valid, views included, until the next
+ * `replystream_engine_poll_action` or `replystream_engine_free` on this handle; pushes do
+ * not invalidate it.
  *
  * # Safety
- * `engine` is NULL or a live handle not used by another call; `out` is NULL or points to a
- * writable `replystream_action` (its old contents are not read).
+ * `engine` is NULL or a live handle not used by another call; `out` is NULL or points to
+ * writable storage for a pointer.
  */
 replystream_result replystream_engine_poll_action(struct replystream_engine *engine,
-                                                  struct replystream_action *out);
+                                                  const struct replystream_action **out);
 
 /**
  * The media URL number `index` (from 0) of the action last returned by
- * `replystream_engine_poll_action`, which must be a SEND; `index < media_count`. The view
- * has the same lifetime as the action's text. `REPLYSTREAM_OUT_OF_RANGE` otherwise.
+ * `replystream_engine_poll_action` (the same view as `action->media[index]`). Returns
+ * `REPLYSTREAM_OUT_OF_RANGE` (and an empty view) unless that action is a SEND with
+ * `index < media_count`; `REPLYSTREAM_NULL_POINTER` if `engine` or `out` is NULL. Reads only:
+ * the last error is left alone.
  *
  * # Safety
- * `engine` is NULL or a live handle not used by another call; `out` is NULL or points to a
- * writable `replystream_str`.
+ * `engine` is NULL or a live handle that no non-`const` call is using; `out` is NULL or
+ * points to a writable `replystream_str`.
  */
-replystream_result replystream_action_media(struct replystream_engine *engine,
+replystream_result replystream_action_media(const struct replystream_engine *engine,
                                             size_t index,
                                             struct replystream_str *out);
 
 /**
- * The earliest deadline the engine waits for, in the caller's milliseconds:
- * `REPLYSTREAM_NONE` (UINT64_MAX) when there is none, and for a NULL or poisoned handle.
- * Sleep until then (or until the next model event), then call `replystream_engine_push_timer`.
+ * The earliest deadline the engine waits for. Returns true and writes it to `*deadline_ms`
+ * (the caller's milliseconds) when there is one; returns false and writes
+ * `REPLYSTREAM_NONE` when there is none, and for a NULL or poisoned handle (`deadline_ms`
+ * may be NULL to only ask whether there is one). Sleep until then (or until the next model
+ * event), then call `replystream_engine_push_timer`. Reads only.
  *
  * # Safety
- * `engine` is NULL or a live handle not used by another call.
+ * `engine` is NULL or a live handle that no non-`const` call is using; `deadline_ms` is
+ * NULL or points to a writable `uint64_t`.
  */
-uint64_t replystream_engine_next_deadline(struct replystream_engine *engine);
+bool replystream_engine_next_deadline(const struct replystream_engine *engine,
+                                      uint64_t *deadline_ms);
 
 /**
  * True when the turn is over (finished or failed and every send acknowledged, or
- * cancelled) and no action is pending. False for a NULL or poisoned handle.
+ * cancelled) and no action is pending. False for a NULL or poisoned handle. Reads only.
  *
  * # Safety
- * `engine` is NULL or a live handle not used by another call.
+ * `engine` is NULL or a live handle that no non-`const` call is using.
  */
-bool replystream_engine_is_done(struct replystream_engine *engine);
+bool replystream_engine_is_done(const struct replystream_engine *engine);
 
 /**
- * Copies the engine's counters into `*out`.
+ * Copies the engine's counters into `*out`, writing at most `out_size` bytes: pass
+ * `sizeof(replystream_stats)`, so a program built against an older, shorter struct still
+ * works with a newer library. Returns `REPLYSTREAM_NULL_POINTER` (`engine` or `out` NULL),
+ * `REPLYSTREAM_POISONED`, or `REPLYSTREAM_OK`. Reads only.
  *
  * # Safety
- * `engine` is NULL or a live handle not used by another call; `out` is NULL or points to a
- * writable `replystream_stats`.
+ * `engine` is NULL or a live handle that no non-`const` call is using; `out` is NULL or
+ * points to `out_size` writable bytes.
  */
-replystream_result replystream_engine_stats(struct replystream_engine *engine,
-                                            struct replystream_stats *out);
+replystream_result replystream_engine_stats(const struct replystream_engine *engine,
+                                            struct replystream_stats *out,
+                                            size_t out_size);
 
 /**
- * The detail of the last call on this handle that failed (empty if the last call
- * succeeded), e.g. "ack for unknown send #7". Works on a poisoned handle (it then tells the
- * panic). The view stays valid until the next call on this handle.
+ * Splits a whole text (a final reply, a tool result) into pieces that fit the channel's
+ * text limit, counted in its metric, with its line cap; in newline chunk mode, at every
+ * paragraph first. Pieces never break a code fence without closing and reopening it, never
+ * split a grapheme cluster, and with their separators give back the text.
+ *
+ * `channel` and `options` configure it as for `replystream_engine_new` (text limit, metric,
+ * max lines, chunk mode, and the response prefix's room). `text`/`len` is UTF-8, read during
+ * the call only (NULL with 0 is the empty text). `*out` receives the result (NULL on error).
+ *
+ * Returns `REPLYSTREAM_OK`, or `REPLYSTREAM_NULL_POINTER` (`out` NULL, or a NULL pointer with
+ * a non-zero length), `REPLYSTREAM_INVALID_ARGUMENT` (a length above `PTRDIFF_MAX`),
+ * `REPLYSTREAM_INVALID_UTF8` (the text or channel name), `REPLYSTREAM_UNKNOWN_CHANNEL`,
+ * `REPLYSTREAM_INVALID_CONFIG`, `REPLYSTREAM_POISONED` (options), `REPLYSTREAM_PANIC`;
+ * `replystream_new_error` tells why.
  *
  * # Safety
- * `engine` is NULL or a live handle not used by another call; `out` is NULL or points to a
- * writable `replystream_str`.
+ * `channel` and `text` are NULL or point to their lengths of readable bytes; `options` is
+ * NULL or a live options handle not being written; `out` is NULL or writable.
  */
-replystream_result replystream_engine_last_error(struct replystream_engine *engine,
-                                                 struct replystream_str *out);
+replystream_result replystream_split(const char *channel,
+                                     size_t channel_len,
+                                     const struct replystream_options *options,
+                                     const char *text,
+                                     size_t len,
+                                     struct replystream_blocks **out);
+
+/**
+ * Chunks a text as the streaming chunker would (the blocks do not depend on how a stream is
+ * cut into deltas): blocks of chunk min to max units, cut at the preferred breaks, with the
+ * same guarantees as `replystream_split`. Arguments, results and codes as for
+ * `replystream_split` (chunk min, max, break preference, chunk mode and metric apply).
+ *
+ * # Safety
+ * As for `replystream_split`.
+ */
+replystream_result replystream_chunk(const char *channel,
+                                     size_t channel_len,
+                                     const struct replystream_options *options,
+                                     const char *text,
+                                     size_t len,
+                                     struct replystream_blocks **out);
+
+/**
+ * How many pieces the result holds (0 for NULL).
+ *
+ * # Safety
+ * `blocks` is NULL or a live result.
+ */
+size_t replystream_blocks_count(const struct replystream_blocks *blocks);
+
+/**
+ * The piece number `index` (from 0), or NULL when `index` is not below the count (or
+ * `blocks` is NULL). The pieces are contiguous: `replystream_blocks_get(b, 0)[i]` is piece
+ * `i`. Valid until `replystream_blocks_free`.
+ *
+ * # Safety
+ * `blocks` is NULL or a live result.
+ */
+const struct replystream_block *replystream_blocks_get(const struct replystream_blocks *blocks,
+                                                       size_t index);
+
+/**
+ * Frees a result and every view into it. NULL is allowed and does nothing.
+ *
+ * # Safety
+ * `blocks` is NULL or a result not freed yet and not in use.
+ */
+void replystream_blocks_free(struct replystream_blocks *blocks);
 
 #ifdef __cplusplus
 }  // extern "C"

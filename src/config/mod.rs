@@ -17,6 +17,7 @@ use std::borrow::Cow;
 
 use crate::stage::coalescer::CoalescerConfig;
 use crate::stage::prefix::{PrefixContext, prefix_cost, render_prefix};
+use crate::stage::preview::render::RenderConfig;
 use crate::text::chunker::{BreakPreference, ChunkerConfig};
 use crate::text::limits::check_limit;
 use crate::text::splitter::{SplitConfig, SplitMode};
@@ -71,6 +72,19 @@ pub enum PreviewMode {
     Block,
 }
 
+/// How a live preview reaches the platform (SPEC §10).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum PreviewTransport {
+    /// A real message, created with `SendOp::Create { key }` and then edited in place with
+    /// `SendOp::Edit { key }` (the default; Telegram `sendMessage` + `editMessageText`).
+    #[default]
+    Edit,
+    /// An ephemeral draft bubble updated with `SendOp::Draft { key }` (a
+    /// `sendMessageDraft`-style transport). The final is always a normal `Create`.
+    Draft,
+}
+
 macro_rules! named_enum {
     ($ty:ident { $($variant:ident => $name:literal $(| $alias:literal)*),+ $(,)? }) => {
         impl $ty {
@@ -102,6 +116,7 @@ named_enum!(ChunkMode { Length => "length", Newline => "newline" | "paragraph" }
 named_enum!(BreakMode { TextEnd => "text_end" | "text-end", MessageEnd => "message_end" | "message-end" });
 named_enum!(ReasoningMode { Off => "off", On => "on", Stream => "stream" });
 named_enum!(PreviewMode { Off => "off", Partial => "partial", Block => "block" });
+named_enum!(PreviewTransport { Edit => "edit" | "message", Draft => "draft" });
 
 /// The smallest text limit (and preview limit, chunk max) accepted in any metric: 15, in
 /// graphemes. The smallest in a given metric is [`LengthMetric::min_limit`] (24 chars, 29
@@ -213,6 +228,12 @@ pub struct Config {
     pub preview_block_min: usize,
     /// The draft chunker's maximum in preview `Block` mode (800).
     pub preview_block_max: usize,
+    /// How the preview reaches the platform: an edited message or a draft bubble (`Edit`).
+    pub preview_transport: PreviewTransport,
+    /// The reasoning shown at the top of a preview is written as an expandable block quote
+    /// (the channel profile's `expandable_quote`: Telegram yes, others no); otherwise as a
+    /// plain Markdown block quote.
+    pub preview_expandable_quote: bool,
 }
 
 impl Default for Config {
@@ -247,6 +268,8 @@ impl Default for Config {
             preview_min_initial_units: 30,
             preview_block_min: 200,
             preview_block_max: 800,
+            preview_transport: PreviewTransport::Edit,
+            preview_expandable_quote: ChannelProfile::GENERIC.expandable_quote,
         }
     }
 }
@@ -320,6 +343,10 @@ pub struct ConfigOverrides {
     pub preview_block_min: Option<usize>,
     /// See [`Config::preview_block_max`].
     pub preview_block_max: Option<usize>,
+    /// See [`Config::preview_transport`].
+    pub preview_transport: Option<PreviewTransport>,
+    /// See [`Config::preview_expandable_quote`].
+    pub preview_expandable_quote: Option<bool>,
 }
 
 impl Config {
@@ -332,6 +359,7 @@ impl Config {
             metric: profile.metric,
             preview_limit: profile.preview_limit,
             max_lines: profile.max_lines,
+            preview_expandable_quote: profile.expandable_quote,
             ..Config::default()
         };
         if let Some(min) = profile.coalesce_min {
@@ -385,6 +413,11 @@ impl Config {
         );
         set(&mut self.preview_block_min, &o.preview_block_min);
         set(&mut self.preview_block_max, &o.preview_block_max);
+        set(&mut self.preview_transport, &o.preview_transport);
+        set(
+            &mut self.preview_expandable_quote,
+            &o.preview_expandable_quote,
+        );
     }
 
     /// Resolves a configuration: library defaults, then `profile`, then each layer of
@@ -414,7 +447,9 @@ impl Config {
     /// - `max_lines` below [`MIN_MAX_LINES`] (0 included);
     /// - a custom `human_delay` bound above [`HumanDelay::CUSTOM_LIMIT_MS`];
     /// - a `silent_token` or `heartbeat_token` that is empty or only whitespace (use `None`
-    ///   to disable a token).
+    ///   to disable a token);
+    /// - with a preview on, a `preview_limit` too small for a tail window's header, a
+    ///   reopened and a closed fence line, the `preview_cursor` and one character.
     ///
     /// Clamps, in this order, with the *text budget* being `text_limit` minus the room the
     /// response prefix takes (its length plus a joining space, see
@@ -488,6 +523,17 @@ impl Config {
             clamp_range(c.preview_block_min, c.preview_block_max, c.preview_limit);
         check_limit("preview_block_max", c.preview_block_max, c.metric)?;
         c.preview_min_initial_units = c.preview_min_initial_units.min(c.preview_limit);
+        if c.preview != PreviewMode::Off {
+            let floor = RenderConfig::overhead_floor(c.metric, c.preview_cursor.as_deref());
+            if c.preview_limit < floor {
+                return Err(invalid(format!(
+                    "preview_limit {} leaves no room for a live preview's tail window with \
+                     its header, fence lines and preview_cursor: at least {floor} units are \
+                     needed (shorten preview_cursor or raise preview_limit)",
+                    c.preview_limit
+                )));
+            }
+        }
 
         let flush_on_paragraph = c.chunk_mode == ChunkMode::Newline;
         let chunker = ChunkerConfig {

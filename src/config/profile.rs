@@ -27,6 +27,10 @@ pub struct ChannelProfile {
     pub coalesce_idle_ms: Option<u64>,
     /// Whether the platform supports live previews (a message edited in place as text grows).
     pub supports_preview: bool,
+    /// Whether the platform can show a collapsed, expandable block quote (Telegram's
+    /// `<blockquote expandable>`): the default of `Config::preview_expandable_quote`, which
+    /// decides how reasoning is quoted at the top of a live preview.
+    pub expandable_quote: bool,
 }
 
 impl ChannelProfile {
@@ -40,6 +44,7 @@ impl ChannelProfile {
         coalesce_min: None,
         coalesce_idle_ms: None,
         supports_preview: true,
+        expandable_quote: true,
     };
 
     /// Discord: 2000 characters and at most 17 lines per message; coalesce to 1500.
@@ -52,6 +57,7 @@ impl ChannelProfile {
         coalesce_min: Some(1500),
         coalesce_idle_ms: Some(1000),
         supports_preview: false,
+        expandable_quote: false,
     };
 
     /// Slack: 4000 characters; coalesce to 1500.
@@ -64,6 +70,7 @@ impl ChannelProfile {
         coalesce_min: Some(1500),
         coalesce_idle_ms: Some(1000),
         supports_preview: false,
+        expandable_quote: false,
     };
 
     /// Signal: 4000 characters; coalesce to 1500.
@@ -76,6 +83,7 @@ impl ChannelProfile {
         coalesce_min: Some(1500),
         coalesce_idle_ms: Some(1000),
         supports_preview: false,
+        expandable_quote: false,
     };
 
     /// WhatsApp: 4000 UTF-16 units.
@@ -88,6 +96,7 @@ impl ChannelProfile {
         coalesce_min: None,
         coalesce_idle_ms: None,
         supports_preview: false,
+        expandable_quote: false,
     };
 
     /// iMessage: 4000 UTF-16 units.
@@ -100,6 +109,7 @@ impl ChannelProfile {
         coalesce_min: None,
         coalesce_idle_ms: None,
         supports_preview: false,
+        expandable_quote: false,
     };
 
     /// Google Chat: 4000 UTF-16 units.
@@ -112,6 +122,7 @@ impl ChannelProfile {
         coalesce_min: None,
         coalesce_idle_ms: None,
         supports_preview: false,
+        expandable_quote: false,
     };
 
     /// Any other platform (the default): 4000 characters.
@@ -124,6 +135,7 @@ impl ChannelProfile {
         coalesce_min: None,
         coalesce_idle_ms: None,
         supports_preview: false,
+        expandable_quote: false,
     };
 
     /// Every built-in profile, the default (`generic`) last.
@@ -176,7 +188,7 @@ mod tests {
             (t.text_limit, t.metric, t.preview_limit),
             (4000, LengthMetric::Utf16, 4096)
         );
-        assert!(t.supports_preview);
+        assert!(t.supports_preview && t.expandable_quote);
         assert_eq!(
             (t.max_lines, t.coalesce_min, t.coalesce_idle_ms),
             (None, None, None)
@@ -214,6 +226,7 @@ mod tests {
         assert_eq!(ChannelProfile::default(), g);
         for p in ChannelProfile::ALL {
             assert!(!p.supports_preview || p.name == "telegram");
+            assert!(!p.expandable_quote || p.name == "telegram");
             if p.name != "telegram" {
                 assert_eq!(p.preview_limit, p.text_limit);
             }

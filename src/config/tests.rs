@@ -44,6 +44,9 @@ fn library_defaults() {
     assert_eq!(c.preview_cursor.as_deref(), Some("█"));
     assert_eq!(c.preview_min_initial_units, 30);
     assert_eq!((c.preview_block_min, c.preview_block_max), (200, 800));
+    assert_eq!(c.preview_transport, PreviewTransport::Edit);
+    assert!(!c.preview_expandable_quote);
+    assert!(Config::for_channel(&ChannelProfile::TELEGRAM).preview_expandable_quote);
 
     let r = ResolvedConfig::default();
     assert_eq!(r.text_budget(), 4000);
@@ -183,6 +186,8 @@ fn every_override_applies() {
         preview_min_initial_units: Some(5),
         preview_block_min: Some(50),
         preview_block_max: Some(60),
+        preview_transport: Some(PreviewTransport::Draft),
+        preview_expandable_quote: Some(true),
     };
     let r = resolve(&ChannelProfile::GENERIC, &[&o]);
     let c = r.config();
@@ -221,6 +226,8 @@ fn every_override_applies() {
     assert_eq!(c.preview_cursor, None);
     assert_eq!(c.preview_min_initial_units, 5);
     assert_eq!((c.preview_block_min, c.preview_block_max), (50, 60));
+    assert_eq!(c.preview_transport, PreviewTransport::Draft);
+    assert!(c.preview_expandable_quote);
     // Derived settings follow.
     assert!(r.chunker().flush_on_paragraph);
     assert!(r.coalescer().flush_on_enqueue);
@@ -455,5 +462,36 @@ fn enum_names() {
     );
     assert_eq!(PreviewMode::from_name("block"), Some(PreviewMode::Block));
     assert_eq!(PreviewMode::from_name("edit"), None);
+    assert_eq!(
+        PreviewTransport::from_name("Draft"),
+        Some(PreviewTransport::Draft)
+    );
+    assert_eq!(PreviewTransport::Edit.name(), "edit");
+    assert_eq!(PreviewTransport::from_name("bubble"), None);
     assert_eq!(HumanDelay::Natural.name(), "natural");
+}
+
+#[test]
+fn preview_limit_must_hold_a_tail_window_with_its_cursor() {
+    let mut c = Config::for_channel(&ChannelProfile::TELEGRAM);
+    c.preview = PreviewMode::Partial;
+    // The smallest accepted limit, with a cursor too long for a tail window beside it.
+    c.preview_limit = LengthMetric::Utf16.min_limit();
+    c.preview_cursor = Some("▌".repeat(20));
+    let e = error_of(c.clone());
+    assert!(
+        e.contains("preview_limit") && e.contains("preview_cursor"),
+        "{e}"
+    );
+    // The same limit is fine with previews off (nothing is rendered).
+    c.preview = PreviewMode::Off;
+    assert!(c.validate().is_ok());
+    // A long cursor needs a larger limit.
+    c.preview = PreviewMode::Block;
+    c.preview_limit = 100;
+    c.preview_cursor = Some("▌".repeat(90));
+    let e = error_of(c.clone());
+    assert!(e.contains("preview_cursor"), "{e}");
+    c.preview_cursor = Some("▌".into());
+    assert!(c.validate().is_ok());
 }

@@ -1,14 +1,11 @@
 //! The thread driver: runs many engines on one thread and executes their actions.
 //!
 //! The core is sans-IO; this module is the one place that reads the clock and blocks. One
-//! driver thread serves many reply streams: commands arrive over a crossbeam channel, and
-//! the thread sleeps in `select!` on that channel and on `crossbeam_channel::at(next
+//! driver thread serves many reply streams: commands arrive over a bounded crossbeam channel,
+//! and the thread sleeps in `select!` on that channel and on `crossbeam_channel::at(next
 //! deadline)` from a single deadline heap. For each `Send` it calls the user's [`Sink`],
 //! which delivers synchronously (returning the outcome) or asynchronously (returning
 //! [`Delivery::Pending`] and reporting later through the [`AckHandle`] from any thread).
-//!
-//! One turn per chat is active at a time: a second turn opened for a busy chat waits until the
-//! first one is idle ([`BusyChat::Wait`], the default) or is refused ([`BusyChat::Reject`]).
 //!
 //! ```
 //! use replystream::driver::{Delivery, Driver, DriverOptions, Sink, AckHandle, StreamId};
@@ -24,22 +21,59 @@
 //!
 //! let driver = Driver::spawn(Stdout, DriverOptions::default());
 //! let stream = driver.open("chat-1", Config::default(), 7).unwrap();
-//! stream.text("Hello from a thread.");
-//! stream.finish();
+//! stream.text("Hello from a thread.").unwrap();
+//! stream.finish().unwrap();
 //! let report = driver.shutdown(std::time::Duration::from_secs(5));
-//! assert!(report.unfinished.is_empty());
+//! assert!(report.is_clean());
 //! ```
+//!
+//! # Policies
+//!
+//! - **Busy chats.** One turn per chat is active at a time: a second turn opened for a busy
+//!   chat waits until the first one is idle ([`BusyChat::Wait`], the default; its inputs wait
+//!   too) or is refused ([`BusyChat::Reject`]).
+//! - **Full queues.** The command channel holds at most
+//!   [`DriverOptions::command_capacity`] opens and inputs, and a chat at most
+//!   [`DriverOptions::max_waiting_turns`] waiting turns. When either is full, a call waits for
+//!   room ([`WhenFull::Block`], the default: backpressure) or returns
+//!   [`DriverError::Full`] at once ([`WhenFull::Refuse`]; nothing was taken, the caller keeps
+//!   its input and may try again). Acks never get `Full`: they wait for room whatever the
+//!   policy, as refusing one would make the engine think its send was lost.
+//! - **Calls from inside a callback.** A [`Sink`] may call the driver from its callbacks:
+//!   open the next turn when one goes idle, push input, ack. Such calls run on the driver
+//!   thread, so they never wait: the command is queued and handled as soon as the callback
+//!   returns. The only error they can add is `Full` when the chat's waiting-turn queue is
+//!   full (waiting there would wait forever).
+//! - **Panics.** Every sink callback runs under `catch_unwind`. A panic in
+//!   [`Sink::deliver`] counts as a permanent delivery failure (the text comes back in the
+//!   final) and is reported as [`StreamEvent::SinkPanicked`]; a panic in [`Sink::event`] is
+//!   ignored. Both are counted in [`ShutdownReport::sink_panics`]. Should the driver thread
+//!   itself die (a bug), every later call returns [`DriverError::WorkerPanicked`] and
+//!   [`Driver::shutdown`] reports the failure and every stream that was open.
+//! - **Time.** The engines' clock is milliseconds since the driver started. An input is
+//!   handled at the real time rounded up to the next millisecond, so a deadline counted from
+//!   it (a `retry_after`, an idle timer) is never shorter than asked; a deadline is acted on
+//!   only once the real clock has reached it (an input that would make a deadline of the
+//!   current millisecond due early waits for it, at most a millisecond).
+//! - **Ids before events.** [`Driver::open`] returns the stream's id before any event names
+//!   it: [`StreamEvent::Started`] is reported just before the stream's first input is
+//!   handled, and inputs can only come through the handle `open` returned.
 
+mod lateness;
+mod shared;
 mod trace;
 mod worker;
 
+#[cfg(test)]
+mod tests;
+
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use crossbeam_channel::{Receiver, Sender};
+use crossbeam_channel::Sender;
 
+use self::shared::{Room, Shared};
 use crate::action::{AbortReason, SendRequest};
 use crate::config::Config;
 use crate::engine::{Engine, TurnOutcome};
@@ -80,7 +114,9 @@ pub enum Delivery {
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum StreamEvent {
-    /// The stream became active (a waiting turn for a busy chat starts now).
+    /// The stream is active and its first input is about to be handled. A turn that waited
+    /// behind another turn of its chat starts only once that one is idle. Always reported
+    /// after [`Driver::open`] returned the stream's id, and before any other event of it.
     Started,
     /// Streaming stopped (cancelled, or a delivery timed out).
     Aborted(AbortReason),
@@ -98,7 +134,8 @@ pub enum StreamEvent {
 ///
 /// Called on the driver thread, one send at a time per stream. A slow synchronous sink
 /// slows every stream on the driver; return [`Delivery::Pending`] and ack later to deliver
-/// in parallel.
+/// in parallel. A callback may call the driver (see "Calls from inside a callback" in the
+/// module docs) and may panic (see "Panics").
 pub trait Sink: std::marker::Send + 'static {
     /// Delivers `send` for `stream`: return the outcome, or `Pending` and report it later
     /// through `acks`.
@@ -121,11 +158,71 @@ pub enum BusyChat {
     Reject,
 }
 
-/// Driver settings.
+/// What a call does when the queue it would join is full.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum WhenFull {
+    /// Wait for room (backpressure). Never on the driver thread itself.
+    #[default]
+    Block,
+    /// Return [`DriverError::Full`] at once; nothing was taken.
+    Refuse,
+}
+
+/// Driver settings. Start from `DriverOptions::default()` and change what you need.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct DriverOptions {
     /// A second turn for a busy chat waits or is refused.
     pub busy_chat: BusyChat,
+    /// How many opens and inputs may wait for the driver thread at once (at least 1; default
+    /// 65 536, about 3 MB of queue).
+    pub command_capacity: usize,
+    /// How many turns may wait behind a chat's active turn (default 64).
+    pub max_waiting_turns: usize,
+    /// What a call does when the command channel or a chat's waiting-turn queue is full.
+    pub when_full: WhenFull,
+}
+
+impl Default for DriverOptions {
+    fn default() -> Self {
+        DriverOptions {
+            busy_chat: BusyChat::Wait,
+            command_capacity: 65_536,
+            max_waiting_turns: 64,
+            when_full: WhenFull::Block,
+        }
+    }
+}
+
+impl DriverOptions {
+    /// With `busy_chat` set.
+    #[must_use]
+    pub fn with_busy_chat(mut self, busy_chat: BusyChat) -> Self {
+        self.busy_chat = busy_chat;
+        self
+    }
+
+    /// With `command_capacity` set (at least 1).
+    #[must_use]
+    pub fn with_command_capacity(mut self, capacity: usize) -> Self {
+        self.command_capacity = capacity;
+        self
+    }
+
+    /// With `max_waiting_turns` set.
+    #[must_use]
+    pub fn with_max_waiting_turns(mut self, turns: usize) -> Self {
+        self.max_waiting_turns = turns;
+        self
+    }
+
+    /// With `when_full` set.
+    #[must_use]
+    pub fn with_when_full(mut self, when_full: WhenFull) -> Self {
+        self.when_full = when_full;
+        self
+    }
 }
 
 /// Why the driver refused a request.
@@ -136,8 +233,15 @@ pub enum DriverError {
     Config(Error),
     /// The chat already has an active turn and the policy is [`BusyChat::Reject`].
     ChatBusy,
+    /// The command channel or the chat's waiting-turn queue is full and the policy is
+    /// [`WhenFull::Refuse`] (or the call came from inside a callback, which cannot wait for
+    /// a waiting-turn slot). Nothing was taken; try again later.
+    Full,
     /// The driver has shut down.
     Closed,
+    /// The driver thread died (a panic outside the sink, i.e. a bug); the message says
+    /// why. Its streams are lost; [`Driver::shutdown`] lists them.
+    WorkerPanicked(String),
 }
 
 impl std::fmt::Display for DriverError {
@@ -145,7 +249,9 @@ impl std::fmt::Display for DriverError {
         match self {
             DriverError::Config(e) => write!(f, "{e}"),
             DriverError::ChatBusy => f.write_str("the chat already has an active turn"),
+            DriverError::Full => f.write_str("the driver's queue is full; try again later"),
             DriverError::Closed => f.write_str("the driver has shut down"),
+            DriverError::WorkerPanicked(why) => write!(f, "the driver thread died: {why}"),
         }
     }
 }
@@ -158,12 +264,26 @@ impl std::error::Error for DriverError {}
 pub struct ShutdownReport {
     /// Streams that reached idle before the driver stopped (over its whole life).
     pub completed: u64,
-    /// Streams not idle when the wait ran out, with their chat id.
+    /// Streams not idle when the wait ran out (or when the driver thread died), with their
+    /// chat id.
     pub unfinished: Vec<(StreamId, String)>,
     /// Inputs pushed into engines (acks and timer inputs included).
     pub pushes: u64,
     /// How late engine timers fired, over the driver's life.
     pub timer_lateness: Lateness,
+    /// Sink callbacks that panicked (and were contained).
+    pub sink_panics: u64,
+    /// Why the driver did not stop cleanly, if it did not: its thread panicked, or
+    /// `shutdown` was called from inside a sink callback (where it cannot wait).
+    pub failure: Option<String>,
+}
+
+impl ShutdownReport {
+    /// Every stream finished and the driver stopped normally.
+    #[must_use]
+    pub fn is_clean(&self) -> bool {
+        self.unfinished.is_empty() && self.failure.is_none()
+    }
 }
 
 /// A summary of how late timers fired after their deadline, in microseconds.
@@ -189,61 +309,73 @@ enum Command {
         id: StreamId,
         chat: String,
         engine: Box<Engine>,
-        reply: Sender<Result<(), DriverError>>,
     },
+    /// A text delta, the common input, kept small: the channel moves every command.
+    Text { id: StreamId, text: String },
+    /// Any other input (boxed, so that commands stay small).
     Input {
         id: StreamId,
-        input: OwnedInput,
+        input: Box<OwnedInput>,
     },
     Shutdown {
         wait: Duration,
         reply: Sender<ShutdownReport>,
     },
+    /// Makes the driver thread panic, to test what its death looks like.
+    #[cfg(test)]
+    Crash,
 }
 
 /// Runs engines on one thread. See the module docs.
 pub struct Driver {
     commands: Sender<Command>,
-    next_id: Arc<AtomicU64>,
+    shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl Driver {
     /// Starts the driver thread with `sink`.
     pub fn spawn(sink: impl Sink, options: DriverOptions) -> Driver {
-        let (tx, rx): (Sender<Command>, Receiver<Command>) = crossbeam_channel::unbounded();
+        let (tx, rx) = crossbeam_channel::bounded(options.command_capacity.max(1));
+        let shared = Arc::new(Shared::new(options));
         let acks = AckHandle {
             commands: tx.clone(),
+            shared: shared.clone(),
         };
+        let thread_shared = shared.clone();
         let thread = std::thread::Builder::new()
             .name("replystream-driver".into())
-            .spawn(move || worker::Worker::new(Box::new(sink), options, acks).run(rx))
+            .spawn(move || worker::run(Box::new(sink), thread_shared, acks, rx))
             .expect("spawn the driver thread");
         Driver {
             commands: tx,
-            next_id: Arc::new(AtomicU64::new(1)),
+            shared,
             thread: Some(thread),
         }
     }
 
-    /// Opens a reply stream (one turn) for `chat`. The engine is built here, so an invalid
-    /// config is reported at once.
+    /// Opens a reply stream (one turn) for `chat` and returns its handle. The engine is
+    /// built here, so an invalid config is reported at once; so are a busy chat under
+    /// [`BusyChat::Reject`], a full queue under [`WhenFull::Refuse`], and a driver that shut
+    /// down or died. Never waits for the driver thread, so a sink may call it from its
+    /// callbacks (to open the next turn on `Idle`, say).
     pub fn open(&self, chat: &str, config: Config, seed: u64) -> Result<StreamHandle, DriverError> {
         let engine = Engine::new(config, seed).map_err(DriverError::Config)?;
-        let id = StreamId(self.next_id.fetch_add(1, Ordering::Relaxed));
-        let (reply_tx, reply_rx) = crossbeam_channel::bounded(1);
-        self.commands
-            .send(Command::Open {
-                id,
-                chat: chat.to_owned(),
-                engine: Box::new(engine),
-                reply: reply_tx,
-            })
-            .map_err(|_| DriverError::Closed)?;
-        reply_rx.recv().map_err(|_| DriverError::Closed)??;
+        self.shared.begin_turn(chat)?;
+        let id = StreamId(self.shared.next_id());
+        let open = Command::Open {
+            id,
+            chat: chat.to_owned(),
+            engine: Box::new(engine),
+        };
+        if let Err(e) = self.shared.send(&self.commands, open, Room::AsConfigured) {
+            self.shared.end_turn(chat);
+            return Err(e);
+        }
         Ok(StreamHandle {
             id,
             commands: self.commands.clone(),
+            shared: self.shared.clone(),
         })
     }
 
@@ -251,30 +383,59 @@ impl Driver {
     pub fn acks(&self) -> AckHandle {
         AckHandle {
             commands: self.commands.clone(),
+            shared: self.shared.clone(),
         }
     }
 
     /// Stops the driver: every open stream is finished, and the thread keeps delivering for
-    /// at most `wait`; what is still undelivered then is reported.
+    /// at most `wait`; what is still undelivered then is reported. If the driver thread
+    /// died, the report says why ([`ShutdownReport::failure`]) and lists every stream that
+    /// was open.
     pub fn shutdown(mut self, wait: Duration) -> ShutdownReport {
         self.stop(wait)
     }
 
     fn stop(&mut self, wait: Duration) -> ShutdownReport {
+        self.shared.close();
+        if self.shared.on_worker_thread() {
+            // Inside a callback the thread cannot be waited for: it stops once the callback
+            // returns and the wait has passed.
+            let (reply, _) = crossbeam_channel::bounded(1);
+            let _ = self.shared.send(
+                &self.commands,
+                Command::Shutdown { wait, reply },
+                Room::Wait,
+            );
+            self.thread = None;
+            return ShutdownReport {
+                failure: Some(
+                    "shutdown was called from inside a sink callback, so nothing was waited for"
+                        .to_owned(),
+                ),
+                ..ShutdownReport::default()
+            };
+        }
         let (tx, rx) = crossbeam_channel::bounded(1);
-        let report = if self
-            .commands
-            .send(Command::Shutdown { wait, reply: tx })
-            .is_ok()
-        {
-            rx.recv().unwrap_or_default()
-        } else {
-            ShutdownReport::default()
+        let shutdown = Command::Shutdown { wait, reply: tx };
+        let report = match self.shared.send(&self.commands, shutdown, Room::Wait) {
+            Ok(()) => rx.recv().ok(),
+            Err(_) => None,
         };
         if let Some(t) = self.thread.take() {
             let _ = t.join();
         }
         report
+            .or_else(|| self.shared.death_report())
+            .unwrap_or_else(|| ShutdownReport {
+                failure: Some("the driver thread stopped without a report".to_owned()),
+                ..ShutdownReport::default()
+            })
+    }
+
+    /// Makes the driver thread panic (tests of what its death looks like).
+    #[cfg(test)]
+    fn crash(&self) {
+        let _ = self.shared.send(&self.commands, Command::Crash, Room::Wait);
     }
 }
 
@@ -292,6 +453,7 @@ impl Drop for Driver {
 pub struct StreamHandle {
     id: StreamId,
     commands: Sender<Command>,
+    shared: Arc<Shared>,
 }
 
 impl StreamHandle {
@@ -300,11 +462,19 @@ impl StreamHandle {
         self.id
     }
 
-    /// Pushes `input` (timestamped by the driver when it is handled).
+    /// Pushes `input` (timestamped by the driver when it is handled). Under
+    /// [`WhenFull::Refuse`] a full queue returns [`DriverError::Full`] and the input was not
+    /// taken.
     pub fn push(&self, input: OwnedInput) -> Result<(), DriverError> {
-        self.commands
-            .send(Command::Input { id: self.id, input })
-            .map_err(|_| DriverError::Closed)
+        let command = match input {
+            OwnedInput::TextDelta(text) => Command::Text { id: self.id, text },
+            input => Command::Input {
+                id: self.id,
+                input: Box::new(input),
+            },
+        };
+        self.shared
+            .send(&self.commands, command, Room::AsConfigured)
     }
 
     /// Pushes a text delta.
@@ -323,10 +493,12 @@ impl StreamHandle {
     }
 }
 
-/// Reports asynchronous delivery outcomes from any thread. Cheap to clone.
+/// Reports asynchronous delivery outcomes from any thread. Cheap to clone. An outcome is
+/// never refused for a full queue: it waits for room (never on the driver thread).
 #[derive(Clone)]
 pub struct AckHandle {
     commands: Sender<Command>,
+    shared: Arc<Shared>,
 }
 
 impl AckHandle {
@@ -337,15 +509,13 @@ impl AckHandle {
         send_id: SendId,
         message_ref: Option<String>,
     ) -> Result<(), DriverError> {
-        self.commands
-            .send(Command::Input {
-                id: stream,
-                input: OwnedInput::Delivered {
-                    send_id,
-                    message_ref,
-                },
-            })
-            .map_err(|_| DriverError::Closed)
+        self.ack(
+            stream,
+            OwnedInput::Delivered {
+                send_id,
+                message_ref,
+            },
+        )
     }
 
     /// Send `send_id` of `stream` failed.
@@ -356,15 +526,21 @@ impl AckHandle {
         retry_after_ms: Option<u64>,
         permanent: bool,
     ) -> Result<(), DriverError> {
-        self.commands
-            .send(Command::Input {
-                id: stream,
-                input: OwnedInput::DeliveryFailed {
-                    send_id,
-                    retry_after_ms,
-                    permanent,
-                },
-            })
-            .map_err(|_| DriverError::Closed)
+        self.ack(
+            stream,
+            OwnedInput::DeliveryFailed {
+                send_id,
+                retry_after_ms,
+                permanent,
+            },
+        )
+    }
+
+    fn ack(&self, id: StreamId, input: OwnedInput) -> Result<(), DriverError> {
+        let command = Command::Input {
+            id,
+            input: Box::new(input),
+        };
+        self.shared.send(&self.commands, command, Room::Wait)
     }
 }

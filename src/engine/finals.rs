@@ -94,27 +94,38 @@ impl Engine {
     /// Queues a final made of model text: always through the splitter (which also closes a
     /// fence left open at the end), each piece with the exact source it shows.
     fn enqueue_final(&mut self, payload: Payload, map: ContentMap) {
+        for item in self.final_pieces(payload, map) {
+            self.dispatcher.enqueue(item);
+        }
+    }
+
+    /// The final sends of a text of model text, not queued: token rules applied, split to
+    /// the platform limit, the response prefix on the first piece it belongs to, each piece
+    /// a plain `Create` with the exact source it shows. Empty when nothing is left to send.
+    pub(super) fn final_pieces(&mut self, payload: Payload, map: ContentMap) -> Vec<Outgoing> {
         let text = normalize_text(&self.token_config, &payload.text);
         if text.trim().is_empty() {
-            return;
+            return Vec::new();
         }
         // Token stripping keeps a sub-slice: shift the map by where it starts.
         let cut = text.as_ptr() as usize - payload.text.as_ptr() as usize;
         let map = map.shifted(cut);
         let text = text.to_owned();
+        let mut out = Vec::new();
         for (piece, spans) in self.split_mapped(&text, Some(&map)) {
             let mut p = Payload {
                 text: piece,
                 ..payload.clone()
             };
             self.apply_response_prefix(&mut p);
-            self.dispatcher.enqueue(Outgoing {
+            out.push(Outgoing {
                 kind: SendKind::Final,
                 op: SendOp::CREATE,
                 payload: p,
                 spans,
             });
         }
+        out
     }
 }
 
@@ -129,6 +140,16 @@ pub(super) struct ContentMap {
 }
 
 impl ContentMap {
+    /// The map of a text that is exactly bytes `source_start..source_start + len` of
+    /// message `message`'s cleaned text.
+    pub(super) fn of_source(message: u32, source_start: usize, len: usize) -> ContentMap {
+        ContentMap {
+            message,
+            content: 0..len,
+            source_start,
+        }
+    }
+
     /// The map of a chunker block: its text is an optional reopened fence line and `\n`,
     /// then its source, then an optional `\n` and closing fence line.
     pub(super) fn of_block(message: u32, block: &Block) -> ContentMap {

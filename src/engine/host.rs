@@ -16,6 +16,8 @@ impl Engine {
             self.stats.payloads_deduped += 1;
             return;
         }
+        // A boundary: the text before the media ends the live preview's segment.
+        self.preview_boundary();
         let mut spans = SmallVec::new();
         let compatible = self.coalescer.buffered().is_some_and(|b| {
             b.meta.reply_to == payload.reply_to

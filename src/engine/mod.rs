@@ -7,6 +7,7 @@ mod finals;
 mod host;
 mod outbox;
 mod outcome;
+mod preview;
 mod reasoning;
 mod text;
 
@@ -14,6 +15,7 @@ use std::collections::VecDeque;
 
 use self::host::PayloadKey;
 pub use self::outcome::{TurnEnding, TurnOutcome, UndeliveredReason, UndeliveredSend};
+use self::preview::PreviewLane;
 use crate::action::{AbortReason, Action, SendKind};
 use crate::config::{BreakMode, Config, ReasoningMode, ResolvedConfig};
 use crate::error::Error;
@@ -27,7 +29,7 @@ use crate::stage::ledger::DeliveryLedger;
 use crate::stage::tags::TagFilter;
 use crate::stage::tokens::{TokenConfig, TokenGate};
 use crate::text::block::Block;
-use crate::text::chunker::BlockChunker;
+use crate::text::chunker::{BlockChunker, ChunkerConfig};
 use crate::text::splitter::PlatformSplitter;
 use crate::time::Time;
 
@@ -47,7 +49,54 @@ pub struct Stats {
     pub unknown_acks: u64,
     /// Delivery counters.
     pub dispatch: DispatchStats,
+    /// Live preview operations (create, edit, draft) handed to the host.
+    pub preview_updates: u64,
+    /// Live preview updates not sent because the text was identical to, or a strict prefix
+    /// of, what the platform showed.
+    pub preview_skips: u64,
 }
+
+/// A chunker built on first use: the reasoning lane's chunker is needed only when reasoning
+/// is streamed, and a fresh stream should not carry one it may never use (SPEC §14: a
+/// stream's heap after a short first delta stays within 4 KiB).
+#[derive(Debug)]
+struct LazyChunker {
+    config: ChunkerConfig,
+    chunker: Option<Box<BlockChunker>>,
+}
+
+impl LazyChunker {
+    /// Checks `config` now (as `BlockChunker::new` would), so that building the chunker
+    /// later cannot fail.
+    fn new(config: ChunkerConfig) -> Result<LazyChunker, Error> {
+        Ok(LazyChunker {
+            config: config.checked()?,
+            chunker: None,
+        })
+    }
+
+    fn push(&mut self, delta: &str, out: &mut Vec<Block>) {
+        let config = self.config;
+        self.chunker
+            .get_or_insert_with(|| Box::new(BlockChunker::from_checked(config)))
+            .push(delta, out);
+    }
+
+    fn flush(&mut self, out: &mut Vec<Block>) {
+        if let Some(chunker) = &mut self.chunker {
+            chunker.flush(out);
+        }
+    }
+
+    fn reset(&mut self) {
+        if let Some(chunker) = &mut self.chunker {
+            chunker.reset();
+        }
+    }
+}
+
+/// The most a new message's text reserves, in bytes, from the length of the one before it.
+const MESSAGE_TEXT_HINT: usize = 4096;
 
 /// Where the turn is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -130,7 +179,7 @@ pub struct Engine {
     tokens: TokenGate,
     token_config: TokenConfig,
     chunker: BlockChunker,
-    reasoning_chunker: BlockChunker,
+    reasoning_chunker: LazyChunker,
     coalescer: Coalescer,
     dispatcher: Dispatcher,
     splitter: PlatformSplitter,
@@ -151,6 +200,8 @@ pub struct Engine {
     coalesced: Vec<CoalescedText>,
     /// Keys of payloads confirmed delivered (host payload dedupe, media already sent).
     sent_keys: Vec<PayloadKey>,
+    /// The live preview, when it is on (SPEC §10).
+    preview: Option<Box<PreviewLane>>,
     /// Sends that failed for good, for [`Engine::outcome`].
     lost: Vec<(SendId, Outgoing)>,
     /// `Input::Fail` arrived.
@@ -171,7 +222,7 @@ impl Engine {
         };
         Ok(Engine {
             phase: Phase::Streaming,
-            actions: VecDeque::with_capacity(16),
+            actions: VecDeque::new(),
             last_now: Time::ZERO,
             armed: None,
             seq: SequenceFilter::new(),
@@ -181,7 +232,7 @@ impl Engine {
             tokens: TokenGate::new(&token_config),
             token_config,
             chunker: BlockChunker::new(chunk)?,
-            reasoning_chunker: BlockChunker::new(chunk)?,
+            reasoning_chunker: LazyChunker::new(chunk)?,
             coalescer: Coalescer::new(config.coalescer()),
             dispatcher: Dispatcher::new(
                 cfg.delivery_timeout_ms,
@@ -196,13 +247,14 @@ impl Engine {
             fail_error: None,
             prefix_uses: 0,
             stats: Stats::default(),
-            answer_scratch: String::with_capacity(256),
-            reasoning_scratch: String::with_capacity(256),
-            clean_scratch: String::with_capacity(256),
+            answer_scratch: String::new(),
+            reasoning_scratch: String::new(),
+            clean_scratch: String::new(),
             directive_out: DirectiveOutput::default(),
-            blocks: Vec::with_capacity(8),
-            coalesced: Vec::with_capacity(8),
+            blocks: Vec::new(),
+            coalesced: Vec::new(),
             sent_keys: Vec::new(),
+            preview: PreviewLane::new(&config).map(Box::new),
             lost: Vec::new(),
             model_failed: false,
             config,
@@ -221,7 +273,13 @@ impl Engine {
     /// Counters so far.
     #[must_use]
     pub fn stats(&self) -> Stats {
+        let (preview_updates, preview_skips) = self
+            .preview
+            .as_deref()
+            .map_or((0, 0), PreviewLane::counters);
         Stats {
+            preview_updates,
+            preview_skips,
             dispatch: self.dispatcher.stats(),
             divergences: self.assembler.divergences(),
             gaps: self.seq.gaps(),
@@ -290,13 +348,13 @@ impl Engine {
 
     fn handle(&mut self, input: Input<'_>, now: Time) -> Result<(), Error> {
         if self.phase == Phase::Cancelled {
-            return match input {
-                Input::Delivered { .. }
-                | Input::DeliveryFailed { .. }
-                | Input::Timer
-                | Input::Cancel => Ok(()),
-                other => Err(Error::TurnEnded(other.name())),
-            };
+            // Acks still go to the dispatcher: the send that was in flight may be acked, an
+            // ack of a send never made is still unknown.
+            match input {
+                Input::Delivered { .. } | Input::DeliveryFailed { .. } => {}
+                Input::Timer | Input::Cancel => return Ok(()),
+                other => return Err(Error::TurnEnded(other.name())),
+            }
         }
         match input {
             Input::MessageStart => {
@@ -384,6 +442,8 @@ impl Engine {
                 self.model_failed = true;
                 self.phase = Phase::Finishing;
             }
+            // The turn is already over: there is nothing left to stop.
+            Input::Cancel if self.phase == Phase::Idle => {}
             Input::Cancel => {
                 self.phase = Phase::Cancelled;
                 self.dispatcher.cancel();
@@ -394,8 +454,11 @@ impl Engine {
             Input::Timer => {
                 self.on_timer(now);
             }
-            Input::Delivered { send_id, .. } => match self.dispatcher.on_delivered(send_id) {
-                Ok(outcome) => self.on_ack_outcome(outcome),
+            Input::Delivered {
+                send_id,
+                message_ref,
+            } => match self.dispatcher.on_delivered(send_id, message_ref) {
+                Ok(outcome) => self.on_ack_outcome(outcome, None, now),
                 Err(e) => {
                     self.stats.unknown_acks += 1;
                     return Err(e);
@@ -406,11 +469,16 @@ impl Engine {
                 retry_after_ms,
                 permanent,
             } => {
+                let failure = outbox::Failure {
+                    retry_after_ms,
+                    permanent,
+                    in_flight: self.dispatcher.is_in_flight(send_id),
+                };
                 match self
                     .dispatcher
                     .on_failed(send_id, retry_after_ms, permanent, now)
                 {
-                    Ok(outcome) => self.on_ack_outcome(outcome),
+                    Ok(outcome) => self.on_ack_outcome(outcome, Some(failure), now),
                     Err(e) => {
                         self.stats.unknown_acks += 1;
                         return Err(e);
@@ -430,8 +498,16 @@ impl Engine {
     }
 
     fn begin_message(&mut self) {
+        // The text starts with room for as much as the previous message held (up to
+        // `MESSAGE_TEXT_HINT`): a turn's messages tend to be alike, so after the first one
+        // text is appended without reallocating. The first message starts empty, so a fresh
+        // stream costs no text buffer; `end_message` gives back what was not used.
+        let hint = self
+            .messages
+            .last()
+            .map_or(0, |m| m.text.len().min(MESSAGE_TEXT_HINT));
         self.messages.push(Message {
-            text: String::with_capacity(4096),
+            text: String::with_capacity(hint),
             ..Message::default()
         });
         self.message_open = true;
@@ -480,6 +556,11 @@ impl Engine {
         if self.cfg().reasoning == ReasoningMode::On {
             self.send_reasoning_block(now);
         }
+        // The message's text is kept for the turn (the final is reconciled against it): keep
+        // only what it holds, not the room it grew into.
+        let msg = self.current_message_mut();
+        msg.text.shrink_to_fit();
+        msg.reasoning.shrink_to_fit();
         self.message_open = false;
     }
 

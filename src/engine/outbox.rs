@@ -13,6 +13,17 @@ use crate::stage::prefix::apply_prefix;
 use crate::stage::tokens::normalize_text;
 use crate::time::Time;
 
+/// What a `DeliveryFailed` said, for [`Engine::on_ack_outcome`].
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Failure {
+    /// Retry no earlier than this many ms from now.
+    pub(super) retry_after_ms: Option<u64>,
+    /// Retrying will not help.
+    pub(super) permanent: bool,
+    /// The failed send was the one in flight (not one whose timeout had already fired).
+    pub(super) in_flight: bool,
+}
+
 impl Engine {
     /// Normalizes a payload (tokens, prefix, limits) and queues it.
     pub(super) fn enqueue(
@@ -89,13 +100,42 @@ impl Engine {
         }
     }
 
-    pub(super) fn on_ack_outcome(&mut self, outcome: AckOutcome) {
+    /// What an ack means for the ledger, the dedupe keys and the live preview. `failure`
+    /// is the `retry_after` and `permanent` of a `DeliveryFailed`.
+    pub(super) fn on_ack_outcome(
+        &mut self,
+        outcome: AckOutcome,
+        failure: Option<Failure>,
+        now: Time,
+    ) {
+        // A failure reported for a send whose timeout already fired was handled then.
+        let live_failure = failure.filter(|f| f.in_flight);
+        let late = matches!(outcome, AckOutcome::LateDelivered(_));
         match outcome {
+            AckOutcome::Delivered(item) | AckOutcome::LateDelivered(item)
+                if item.kind == SendKind::Preview =>
+            {
+                self.preview_delivered(item, late);
+            }
             AckOutcome::Delivered(item) | AckOutcome::LateDelivered(item) => {
                 for span in &item.spans {
                     self.ledger.record(span);
                 }
                 self.sent_keys.push(PayloadKey::of(&item.payload));
+            }
+            AckOutcome::Dropped(_, item) if item.kind == SendKind::Preview => {
+                // A preview update is not lost text: the final carries it.
+                if let Some(f) = live_failure {
+                    self.preview_failed(&item, f.retry_after_ms, f.permanent, now);
+                }
+            }
+            AckOutcome::Dropped(_, item)
+                if item.kind == SendKind::Final
+                    && matches!(item.op, SendOp::Edit { .. })
+                    && live_failure.is_some() =>
+            {
+                // Replaced by a delete and a new message, which carries the text.
+                self.replace_failed_final_edit(item);
             }
             AckOutcome::Dropped(id, item) => self.lost.push((id, item)),
             AckOutcome::WillRetry => {}
@@ -115,17 +155,27 @@ impl Engine {
             self.arm_timer();
             return;
         }
+        if self.preview.is_some() {
+            self.preview_step(now);
+        }
         if self.phase == Phase::Streaming && self.dispatcher.is_idle() {
             // Nothing is queued, held or in flight: `on_time` would change nothing, and the
             // finishing steps below only run after `Finish`.
             self.arm_timer();
             return;
         }
-        self.dispatcher.on_time(now, &mut self.actions);
-        if self.phase == Phase::Finishing && !self.dispatcher.has_pending(SendKind::Block) {
+        self.dispatcher_time(now);
+        // With a preview, segments were finalized while streaming: reconcile only once
+        // every send before the finals is resolved.
+        let ready = if self.preview.is_some() {
+            self.dispatcher.is_drained()
+        } else {
+            !self.dispatcher.has_pending(SendKind::Block)
+        };
+        if self.phase == Phase::Finishing && ready {
             self.queue_finals();
             self.phase = Phase::Finals;
-            self.dispatcher.on_time(now, &mut self.actions);
+            self.dispatcher_time(now);
         }
         if self.phase == Phase::Finals && self.dispatcher.is_drained() {
             // Idle is the turn's last action: cancel the timer first.
@@ -137,14 +187,30 @@ impl Engine {
         self.arm_timer();
     }
 
+    /// Lets the dispatcher act on time (timeouts, holds, queued sends); a timed-out preview
+    /// update degrades the preview, and a timed-out final edit removes the preview (its text
+    /// is sent again with the finals, as never confirmed).
+    fn dispatcher_time(&mut self, now: Time) {
+        match self.dispatcher.on_time(now, &mut self.actions) {
+            Some((SendKind::Preview, op)) => self.preview_timed_out(op),
+            Some((SendKind::Final, SendOp::Edit { key })) => self.delete_preview(key, now),
+            _ => {}
+        }
+    }
+
     pub(super) fn next_deadline(&self) -> Option<Time> {
         if matches!(self.phase, Phase::Idle | Phase::Cancelled) {
             return None;
         }
-        match (self.coalescer.deadline(), self.dispatcher.deadline()) {
+        let earliest = |a: Option<Time>, b: Option<Time>| match (a, b) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
+        };
+        let mut next = earliest(self.coalescer.deadline(), self.dispatcher.deadline());
+        if self.preview.is_some() {
+            next = earliest(next, self.preview_deadline());
         }
+        next
     }
 
     fn arm_timer(&mut self) {

@@ -100,11 +100,11 @@ impl Engine {
             .filter(|(_, item, _)| item.kind != SendKind::Preview)
             .filter_map(|(send_id, item, reason)| {
                 let mut payload = item.payload.clone();
-                // Model text of a block goes out again in the finals (not after a cancel).
-                if item.kind == SendKind::Block
-                    && !item.spans.is_empty()
-                    && ending != TurnEnding::Cancelled
-                {
+                // Model text of a block goes out again in the finals (not after a cancel), as
+                // does a live preview's final edit that timed out.
+                let resent = item.kind == SendKind::Block
+                    || matches!(item.op, crate::action::SendOp::Edit { .. });
+                if resent && !item.spans.is_empty() && ending != TurnEnding::Cancelled {
                     payload.text.clear();
                 }
                 payload.media.retain(|m| !self.media_delivered(m));

@@ -138,8 +138,10 @@ impl Engine {
         }
     }
 
+    /// Whether blocks are sent while the model writes: block streaming is on and no live
+    /// preview is (with a preview, block streaming is off for the turn, SPEC §10).
     pub(super) fn streams_blocks(&self) -> bool {
-        self.cfg().block_streaming
+        self.cfg().block_streaming && self.preview.is_none()
     }
 
     /// Forced drain of the chunker into the coalescer (the coalescer keeps its buffer).
@@ -152,8 +154,10 @@ impl Engine {
         self.coalescer.end_of_text();
     }
 
-    /// Forced drain of the chunker and the coalescer.
+    /// Forced drain of the chunker and the coalescer (a boundary: the live preview's
+    /// segment ends too).
     pub(super) fn flush_all(&mut self, now: Time) {
+        self.preview_boundary();
         self.flush_chunker(now);
         self.reasoning_chunker.flush(&mut self.blocks);
         self.route_blocks(Lane::Reasoning, now);

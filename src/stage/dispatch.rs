@@ -7,13 +7,21 @@
 //!
 //! The dispatcher is pure: it reads no clock and owns no timer. It reports the one deadline
 //! it is waiting for ([`Dispatcher::deadline`]) and is called again at or after it.
+//!
+//! Keyed messages (live previews, SPEC §10): the dispatcher remembers, per [`MessageKey`],
+//! whether the keyed `Create` (or first `Draft`) was delivered and the `message_ref` the host
+//! gave with it, and puts that ref on every later send for the key, so a host needs no map
+//! of its own. An `Edit` of a key whose message was never confirmed created (its create
+//! failed or timed out) leaves as a plain `Create`, and a `Delete` of such a key is skipped.
+//! A failed preview update (kind `Preview`, any op but `Delete`) is not retried: the preview
+//! sends its latest text instead; a `retry_after` still holds every send until then.
 
 use std::collections::VecDeque;
 
 use smallvec::SmallVec;
 
 use super::ledger::SourceSpan;
-use crate::action::{AbortReason, Action, SendKind, SendOp, SendRequest};
+use crate::action::{AbortReason, Action, MessageKey, SendKind, SendOp, SendRequest};
 use crate::config::HumanDelay;
 use crate::error::Error;
 use crate::input::SendId;
@@ -86,8 +94,21 @@ pub(crate) enum AckOutcome {
     LateDelivered(Outgoing),
     /// Failed and queued again for a retry.
     WillRetry,
-    /// Failed for good; the queue moved on. Its text was not delivered.
+    /// Failed for good (or, for a preview update, not retried); the queue moved on. Its text
+    /// was not delivered.
     Dropped(SendId, Outgoing),
+}
+
+/// What the dispatcher knows about one keyed message.
+#[derive(Debug)]
+struct KeyedMessage {
+    key: MessageKey,
+    /// Its create (or first draft) was delivered.
+    created: bool,
+    /// An edit of it left as a new message because it was not created (yet).
+    superseded: bool,
+    /// The platform's id, from the create's ack.
+    message_ref: Option<String>,
 }
 
 /// One ordered queue, one send in flight. See the module docs.
@@ -95,7 +116,8 @@ pub(crate) enum AckOutcome {
 pub(crate) struct Dispatcher {
     queue: VecDeque<(Outgoing, Option<(SendId, u32)>)>,
     in_flight: Option<InFlight>,
-    /// Sends whose timeout fired; a late ack still counts as delivered.
+    /// Sends whose timeout fired, or that were in flight at a cancel; a late ack still
+    /// counts as delivered.
     timed_out: Vec<(SendId, Outgoing)>,
     next_id: u64,
     timeout_ms: u64,
@@ -107,6 +129,8 @@ pub(crate) struct Dispatcher {
     delay_done: bool,
     aborted: bool,
     stats: DispatchStats,
+    /// Keyed messages, oldest first (one per live preview).
+    keys: Vec<KeyedMessage>,
 }
 
 impl Dispatcher {
@@ -126,12 +150,110 @@ impl Dispatcher {
             delay_done: false,
             aborted: false,
             stats: DispatchStats::default(),
+            keys: Vec::new(),
         }
     }
 
     /// Appends a send to the queue. Call [`Dispatcher::pump`] to let it leave.
     pub(crate) fn enqueue(&mut self, item: Outgoing) {
         self.queue.push_back((item, None));
+    }
+
+    /// Puts sends at the front of the queue, in the given order: they leave before anything
+    /// queued (a failed final edit's replacement takes the edit's place).
+    pub(crate) fn enqueue_front(&mut self, items: impl DoubleEndedIterator<Item = Outgoing>) {
+        for item in items.rev() {
+            self.queue.push_front((item, None));
+        }
+    }
+
+    /// Whether a send handed over now would leave at once: nothing queued or in flight, and
+    /// no hold that lasts past `now`.
+    #[inline]
+    pub(crate) fn is_free(&self, now: Time) -> bool {
+        self.queue.is_empty()
+            && self.in_flight.is_none()
+            && self.hold.is_none_or(|(until, _)| now >= until)
+    }
+
+    /// Whether `id` is the send in flight (not one whose timeout already fired).
+    pub(crate) fn is_in_flight(&self, id: SendId) -> bool {
+        self.in_flight.as_ref().is_some_and(|f| f.id == id)
+    }
+
+    /// When the current hold (a human delay or a `retry_after`) ends, if one is set.
+    pub(crate) fn hold_until(&self) -> Option<Time> {
+        self.hold.map(|(t, _)| t)
+    }
+
+    /// Whether a delivery timeout aborted streaming.
+    pub(crate) fn is_aborted(&self) -> bool {
+        self.aborted
+    }
+
+    /// Whether the keyed message's edits would replace a new message: its create was
+    /// overtaken by an edit sent as a new message (see the module docs).
+    pub(crate) fn is_superseded(&self, key: MessageKey) -> bool {
+        self.keyed(key).is_some_and(|k| k.superseded)
+    }
+
+    fn keyed(&self, key: MessageKey) -> Option<&KeyedMessage> {
+        self.keys.iter().rev().find(|k| k.key == key)
+    }
+
+    fn keyed_mut(&mut self, key: MessageKey) -> &mut KeyedMessage {
+        match self.keys.iter().rposition(|k| k.key == key) {
+            Some(i) => &mut self.keys[i],
+            None => {
+                self.keys.push(KeyedMessage {
+                    key,
+                    created: false,
+                    superseded: false,
+                    message_ref: None,
+                });
+                self.keys.last_mut().expect("just pushed")
+            }
+        }
+    }
+
+    /// A keyed send was delivered: a create (or draft) makes its message known, with the
+    /// platform's id.
+    fn record_delivered(&mut self, op: SendOp, message_ref: Option<&str>) {
+        match op {
+            SendOp::Create { key: Some(key) } => {
+                let k = self.keyed_mut(key);
+                k.created = true;
+                k.message_ref = message_ref.map(str::to_owned);
+            }
+            SendOp::Draft { key } => {
+                let k = self.keyed_mut(key);
+                k.created = true;
+                if let Some(r) = message_ref {
+                    k.message_ref = Some(r.to_owned());
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The operation a queued send leaves with (`None`: skip it), given what is known of its
+    /// keyed message, and the ref to put on it.
+    fn resolve(&mut self, op: SendOp) -> Option<(SendOp, Option<String>)> {
+        let key = match op {
+            SendOp::Edit { key } | SendOp::Delete { key } | SendOp::Draft { key } => key,
+            _ => return Some((op, None)),
+        };
+        let (created, message_ref) = self
+            .keyed(key)
+            .map_or((false, None), |k| (k.created, k.message_ref.clone()));
+        match op {
+            SendOp::Edit { .. } if !created => {
+                self.keyed_mut(key).superseded = true;
+                Some((SendOp::CREATE, None))
+            }
+            SendOp::Delete { .. } if !created => None,
+            _ => Some((op, message_ref)),
+        }
     }
 
     /// Whether nothing is queued, held or in flight.
@@ -181,13 +303,20 @@ impl Dispatcher {
     }
 
     /// Handles time passing: a fired delivery timeout aborts streaming. Then lets queued
-    /// sends leave. Calls before a deadline change nothing.
-    pub(crate) fn on_time(&mut self, now: Time, actions: &mut VecDeque<Action>) {
+    /// sends leave. Calls before a deadline change nothing. Returns the kind and operation
+    /// of the send whose timeout fired, if one did.
+    pub(crate) fn on_time(
+        &mut self,
+        now: Time,
+        actions: &mut VecDeque<Action>,
+    ) -> Option<(SendKind, SendOp)> {
+        let mut fired = None;
         if let Some(f) = &self.in_flight
             && f.timeout_at.is_some_and(|t| now >= t)
         {
             let f = self.in_flight.take().expect("checked");
             self.stats.timeouts += 1;
+            fired = Some((f.item.kind, f.item.op));
             self.timed_out.push((f.id, f.item));
             if !self.aborted {
                 self.aborted = true;
@@ -197,6 +326,7 @@ impl Dispatcher {
             }
         }
         self.pump(now, actions);
+        fired
     }
 
     /// Lets queued sends leave while nothing is in flight and nothing holds the queue.
@@ -233,8 +363,13 @@ impl Dispatcher {
                     return;
                 }
             }
-            let (item, retry) = self.queue.pop_front().expect("front exists");
+            let (mut item, retry) = self.queue.pop_front().expect("front exists");
             self.delay_done = false;
+            let Some((op, message_ref)) = self.resolve(item.op) else {
+                // A delete of a message that was never created: nothing to do.
+                continue;
+            };
+            item.op = op;
             let (id, attempts) = retry.unwrap_or_else(|| {
                 let id = SendId(self.next_id);
                 self.next_id += 1;
@@ -249,7 +384,7 @@ impl Dispatcher {
                 kind: item.kind,
                 op: item.op,
                 payload: item.payload.clone(),
-                message_ref: None,
+                message_ref,
             }));
             let timeout_at = (self.timeout_ms > 0).then(|| now.plus_millis(self.timeout_ms));
             self.in_flight = Some(InFlight {
@@ -261,16 +396,22 @@ impl Dispatcher {
         }
     }
 
-    /// The host delivered send `id`.
-    pub(crate) fn on_delivered(&mut self, id: SendId) -> Result<AckOutcome, Error> {
+    /// The host delivered send `id`; `message_ref` is the platform's id for the message.
+    pub(crate) fn on_delivered(
+        &mut self,
+        id: SendId,
+        message_ref: Option<&str>,
+    ) -> Result<AckOutcome, Error> {
         if self.in_flight.as_ref().is_some_and(|f| f.id == id) {
             let f = self.in_flight.take().expect("checked");
             self.stats.delivered += 1;
+            self.record_delivered(f.item.op, message_ref);
             return Ok(AckOutcome::Delivered(f.item));
         }
         if let Some(i) = self.timed_out.iter().position(|(t, _)| *t == id) {
             let (_, item) = self.timed_out.swap_remove(i);
             self.stats.delivered += 1;
+            self.record_delivered(item.op, message_ref);
             return Ok(AckOutcome::LateDelivered(item));
         }
         Err(Error::UnknownSend(id))
@@ -295,6 +436,19 @@ impl Dispatcher {
         }
         let f = self.in_flight.take().expect("checked");
         self.stats.failures += 1;
+        let preview_update =
+            f.item.kind == SendKind::Preview && !matches!(f.item.op, SendOp::Delete { .. });
+        if preview_update {
+            // Not retried: the preview sends its latest text next. A rate limit still holds
+            // every send until exactly its end.
+            if let Some(wait) = retry_after_ms {
+                let until = now.plus_millis(wait);
+                let until = self.hold.map_or(until, |(t, _)| t.max(until));
+                self.hold = Some((until, Hold::Retry));
+            }
+            self.stats.dropped += 1;
+            return Ok(AckOutcome::Dropped(f.id, f.item));
+        }
         if permanent || f.attempts >= MAX_RETRIES {
             self.stats.dropped += 1;
             return Ok(AckOutcome::Dropped(f.id, f.item));
@@ -310,7 +464,11 @@ impl Dispatcher {
     /// Drops everything queued and forgets the send in flight (the turn was cancelled).
     pub(crate) fn cancel(&mut self) {
         self.queue.clear();
-        self.in_flight = None;
+        // The host may still ack the send it was delivering: keep its id known, like a send
+        // whose timeout fired (its ack then counts, an ack of any other id stays unknown).
+        if let Some(f) = self.in_flight.take() {
+            self.timed_out.push((f.id, f.item));
+        }
         self.hold = None;
     }
 }
@@ -347,15 +505,39 @@ mod tests {
         d.pump(Time::ZERO, &mut actions);
         assert_eq!(sent_ids(&mut actions), [1]);
         assert!(matches!(
-            d.on_delivered(SendId(1)),
+            d.on_delivered(SendId(1), None),
             Ok(AckOutcome::Delivered(_))
         ));
         d.pump(Time::ZERO, &mut actions);
         assert_eq!(sent_ids(&mut actions), [2]);
         assert!(matches!(
-            d.on_delivered(SendId(7)),
+            d.on_delivered(SendId(7), None),
             Err(Error::UnknownSend(SendId(7)))
         ));
+    }
+
+    #[test]
+    fn after_cancel_only_the_send_in_flight_is_known() {
+        let mut d = Dispatcher::new(0, HumanDelay::Off, fastrand::Rng::with_seed(1));
+        let mut actions = VecDeque::new();
+        d.enqueue(block("a"));
+        d.enqueue(block("b"));
+        d.pump(Time::ZERO, &mut actions);
+        assert_eq!(sent_ids(&mut actions), [1]);
+        d.cancel();
+        // Send 2 was never made; send 1 was in flight and its ack still counts.
+        assert!(matches!(
+            d.on_delivered(SendId(2), None),
+            Err(Error::UnknownSend(SendId(2)))
+        ));
+        assert!(matches!(
+            d.on_delivered(SendId(1), None),
+            Ok(AckOutcome::LateDelivered(_))
+        ));
+        assert_eq!(d.stats().delivered, 1);
+        assert!(d.on_delivered(SendId(1), None).is_err(), "acked once only");
+        d.pump(Time::ZERO, &mut actions);
+        assert!(actions.is_empty(), "nothing is sent after a cancel");
     }
 
     #[test]
@@ -397,8 +579,114 @@ mod tests {
         assert!(actions.is_empty(), "block b is skipped");
         assert_eq!(d.stats().skipped_blocks, 1);
         assert!(matches!(
-            d.on_delivered(SendId(1)),
+            d.on_delivered(SendId(1), None),
             Ok(AckOutcome::LateDelivered(_))
         ));
+    }
+
+    fn keyed(kind: SendKind, op: SendOp) -> Outgoing {
+        Outgoing {
+            kind,
+            op,
+            payload: Payload::text("x"),
+            spans: SmallVec::new(),
+        }
+    }
+
+    fn sent(actions: &mut VecDeque<Action>) -> Vec<SendRequest> {
+        actions
+            .drain(..)
+            .filter_map(|a| match a {
+                Action::Send(s) => Some(s),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_create_s_ref_travels_on_later_sends_for_its_key() {
+        let mut d = Dispatcher::new(0, HumanDelay::Off, fastrand::Rng::with_seed(1));
+        let mut actions = VecDeque::new();
+        let key = MessageKey(4);
+        d.enqueue(keyed(SendKind::Preview, SendOp::Create { key: Some(key) }));
+        d.enqueue(keyed(SendKind::Preview, SendOp::Edit { key }));
+        d.enqueue(keyed(SendKind::Preview, SendOp::Delete { key }));
+        d.pump(Time::ZERO, &mut actions);
+        assert_eq!(sent(&mut actions)[0].message_ref, None);
+        d.on_delivered(SendId(1), Some("m-77")).unwrap();
+        for id in [2, 3] {
+            d.pump(Time::ZERO, &mut actions);
+            let s = sent(&mut actions);
+            assert_eq!(s[0].message_ref.as_deref(), Some("m-77"));
+            d.on_delivered(SendId(id), None).unwrap();
+        }
+    }
+
+    #[test]
+    fn an_edit_of_a_message_never_created_leaves_as_a_new_one() {
+        let mut d = Dispatcher::new(0, HumanDelay::Off, fastrand::Rng::with_seed(1));
+        let mut actions = VecDeque::new();
+        let key = MessageKey(1);
+        d.enqueue(keyed(SendKind::Preview, SendOp::Create { key: Some(key) }));
+        d.enqueue(keyed(SendKind::Final, SendOp::Edit { key }));
+        d.enqueue(keyed(SendKind::Preview, SendOp::Delete { key }));
+        d.enqueue(keyed(SendKind::Final, SendOp::CREATE));
+        d.pump(Time::ZERO, &mut actions);
+        sent(&mut actions);
+        assert!(matches!(
+            d.on_failed(SendId(1), None, true, Time::ZERO),
+            Ok(AckOutcome::Dropped(..))
+        ));
+        d.pump(Time::ZERO, &mut actions);
+        let s = sent(&mut actions);
+        assert_eq!(s[0].op, SendOp::CREATE, "the edit leaves as a create");
+        assert!(d.is_superseded(key));
+        d.on_delivered(SendId(2), Some("m1")).unwrap();
+        d.pump(Time::ZERO, &mut actions);
+        let s = sent(&mut actions);
+        assert_eq!(
+            s[0].send_id,
+            SendId(3),
+            "the delete of no message is skipped"
+        );
+        assert_eq!(s[0].op, SendOp::CREATE);
+    }
+
+    #[test]
+    fn a_failed_preview_update_is_not_retried_but_its_retry_after_holds_everything() {
+        let mut d = Dispatcher::new(0, HumanDelay::Off, fastrand::Rng::with_seed(1));
+        let mut actions = VecDeque::new();
+        let key = MessageKey(1);
+        d.enqueue(keyed(SendKind::Preview, SendOp::Create { key: Some(key) }));
+        d.pump(Time::ZERO, &mut actions);
+        sent(&mut actions);
+        let t = Time::from_millis(100);
+        let outcome = d.on_failed(SendId(1), Some(2000), false, t).unwrap();
+        assert!(
+            matches!(outcome, AckOutcome::Dropped(_, item) if item.op == SendOp::Create { key: Some(key) })
+        );
+        assert_eq!(d.hold_until(), Some(Time::from_millis(2100)));
+        assert!(!d.is_free(Time::from_millis(2099)));
+        assert!(d.is_free(Time::from_millis(2100)));
+        d.enqueue(block("a"));
+        d.pump(Time::from_millis(2099), &mut actions);
+        assert!(actions.is_empty(), "every send waits for the pause");
+        d.pump(Time::from_millis(2100), &mut actions);
+        assert_eq!(sent_ids(&mut actions), [2]);
+    }
+
+    #[test]
+    fn sends_put_at_the_front_leave_first_in_order() {
+        let mut d = Dispatcher::new(0, HumanDelay::Off, fastrand::Rng::with_seed(1));
+        let mut actions = VecDeque::new();
+        d.enqueue(block("c"));
+        d.enqueue_front([block("a"), block("b")].into_iter());
+        let mut texts = Vec::new();
+        for id in 1..=3 {
+            d.pump(Time::ZERO, &mut actions);
+            texts.extend(sent(&mut actions).into_iter().map(|s| s.payload.text));
+            d.on_delivered(SendId(id), None).unwrap();
+        }
+        assert_eq!(texts, ["a", "b", "c"]);
     }
 }

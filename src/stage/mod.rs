@@ -2,7 +2,8 @@
 //! composed by the engine. Besides the text core (`crate::text`), they are: delta assembly
 //! ([`assembly`]), the coalescer ([`coalescer`]), the dispatcher ([`dispatch`]) with its
 //! delivery ledger ([`ledger`]) and response prefix ([`prefix`]), and the text filters applied
-//! to each assistant message before chunking (SPEC §2), in the order the engine runs them:
+//! to each assistant message before chunking (SPEC §2), in the order the engine runs them
+//! (the live preview, [`preview`], sits beside the chunker when it is on):
 //!
 //! 1. [`TagFilter`]: thinking tags and `<final>` (reasoning is routed away from the answer);
 //! 2. [`DirectiveParser`]: `MEDIA:` lines, `[[media:…]]`, `[[reply_to…]]`, `[[audio_as_voice]]`;
@@ -26,6 +27,7 @@ pub(crate) mod directives;
 pub(crate) mod dispatch;
 pub(crate) mod ledger;
 pub(crate) mod prefix;
+pub(crate) mod preview;
 pub(crate) mod tags;
 pub(crate) mod tokens;
 

@@ -99,6 +99,17 @@ fn variable_value<'c>(name: &str, context: &'c PrefixContext) -> Option<&'c str>
     }
 }
 
+/// What goes between `prefix` and `text` when the prefix is applied (`" "`, or `""` when the
+/// prefix ends in whitespace), or `None` when it is not: an empty prefix, a blank text, or a
+/// text that already starts with the prefix (never twice).
+pub(crate) fn prefix_joiner(prefix: &str, text: &str) -> Option<&'static str> {
+    let bare = prefix.trim_end();
+    if bare.is_empty() || text.trim().is_empty() || text.trim_start().starts_with(bare) {
+        return None;
+    }
+    Some(if bare.len() == prefix.len() { " " } else { "" })
+}
+
 /// Prepends `prefix` to `text`: joined with one space, or directly when the prefix already
 /// ends in whitespace.
 ///
@@ -107,11 +118,9 @@ fn variable_value<'c>(name: &str, context: &'c PrefixContext) -> Option<&'c str>
 /// when `text`, ignoring leading whitespace, already starts with the prefix (ignoring the
 /// prefix's trailing whitespace), so a prefix is never applied twice.
 pub(crate) fn apply_prefix<'t>(prefix: &str, text: &'t str) -> Cow<'t, str> {
-    let bare = prefix.trim_end();
-    if bare.is_empty() || text.trim().is_empty() || text.trim_start().starts_with(bare) {
+    let Some(space) = prefix_joiner(prefix, text) else {
         return Cow::Borrowed(text);
-    }
-    let space = if bare.len() == prefix.len() { " " } else { "" };
+    };
     let mut out = String::with_capacity(prefix.len() + space.len() + text.len());
     out.push_str(prefix);
     out.push_str(space);

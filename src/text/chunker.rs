@@ -241,7 +241,11 @@ impl BlockChunker {
     /// whole ([`LengthMetric::min_limit`]: 24 chars, 29 UTF-16 units, 49 bytes, 15
     /// graphemes).
     pub fn new(config: ChunkerConfig) -> Result<Self, Error> {
-        let config = config.checked()?;
+        Ok(Self::from_checked(config.checked()?))
+    }
+
+    /// A chunker with a configuration that [`ChunkerConfig::checked`] returned.
+    pub(crate) fn from_checked(config: ChunkerConfig) -> Self {
         let mut eager: Vec<BreakClass> = match config.break_preference {
             BreakPreference::Paragraph => {
                 vec![
@@ -258,7 +262,7 @@ impl BlockChunker {
         }
         let mut forced = eager.clone();
         forced.extend(BreakClass::TEXT.iter().filter(|c| !eager.contains(c)));
-        Ok(BlockChunker {
+        BlockChunker {
             config,
             eager,
             forced,
@@ -285,7 +289,7 @@ impl BlockChunker {
             max_wait: None,
             scratch: Vec::new(),
             recheck: None,
-        })
+        }
     }
 
     /// The effective (clamped) configuration.

@@ -1,5 +1,5 @@
-/* Small helpers shared by the C tests: CHECK macros and a loop that drives an engine on a
- * synthetic clock, acking every send, until it goes idle. */
+/* Small helpers shared by the C tests: CHECK macros, view checks, and a loop that drives an
+ * engine on a synthetic clock, acking every send, until it goes idle. */
 #ifndef REPLYSTREAM_TEST_HARNESS_H
 #define REPLYSTREAM_TEST_HARNESS_H
 
@@ -34,59 +34,144 @@
         }                                                                               \
     } while (0)
 
+/* A view handed out by the library: never NULL, NUL right after its bytes, no interior
+ * NUL in UTF-8 text we pushed (the tests push none). */
+HARNESS_UNUSED static void check_view(replystream_str s) {
+    CHECK(s.ptr != NULL);
+    CHECK(s.ptr[s.len] == '\0');
+}
+
+/* The engine's last error contains `needle`. */
+HARNESS_UNUSED static void check_detail(const replystream_engine *engine, const char *needle) {
+    replystream_str s;
+    CHECK_CODE(replystream_engine_last_error(engine, &s), REPLYSTREAM_OK);
+    check_view(s);
+    if (strstr(s.ptr, needle) == NULL) {
+        fprintf(stderr, "last error \"%s\" does not mention \"%s\"\n", s.ptr, needle);
+        exit(1);
+    }
+}
+
+/* The last constructor error on this thread contains `needle`. */
+HARNESS_UNUSED static void check_new_error(const char *needle) {
+    replystream_str s;
+    CHECK_CODE(replystream_new_error(&s), REPLYSTREAM_OK);
+    check_view(s);
+    if (strstr(s.ptr, needle) == NULL) {
+        fprintf(stderr, "new error \"%s\" does not mention \"%s\"\n", s.ptr, needle);
+        exit(1);
+    }
+}
+
+/* The next deadline, REPLYSTREAM_NONE when there is none. */
+HARNESS_UNUSED static uint64_t deadline_of(const replystream_engine *engine) {
+    uint64_t deadline = 0;
+    bool has = replystream_engine_next_deadline(engine, &deadline);
+    CHECK(has == (deadline != REPLYSTREAM_NONE));
+    return deadline;
+}
+
+HARNESS_UNUSED static replystream_options *new_options(void) {
+    replystream_options *opts = NULL;
+    CHECK_CODE(replystream_options_new(&opts), REPLYSTREAM_OK);
+    CHECK(opts != NULL);
+    return opts;
+}
+
+HARNESS_UNUSED static replystream_engine *new_engine(const char *channel,
+                                                     const replystream_options *opts) {
+    replystream_engine *engine = NULL;
+    CHECK_CODE(replystream_engine_new(channel, strlen(channel), opts, 42, &engine),
+               REPLYSTREAM_OK);
+    CHECK(engine != NULL);
+    return engine;
+}
+
+/* An engine with small chunks, so short texts stream in several blocks. */
+HARNESS_UNUSED static replystream_engine *new_small_engine(const char *channel) {
+    replystream_options *opts = new_options();
+    CHECK_CODE(replystream_options_set_chunk_min(opts, 40), REPLYSTREAM_OK);
+    CHECK_CODE(replystream_options_set_chunk_max(opts, 120), REPLYSTREAM_OK);
+    replystream_engine *engine = new_engine(channel, opts);
+    replystream_options_free(opts);
+    return engine;
+}
+
 /* What a drive loop saw. */
 typedef struct {
     char text[8192]; /* every sent text, each followed by '\n' */
     size_t text_len;
     unsigned sends, media, timers_armed, timers_fired, idles, aborts;
-    unsigned kinds[3]; /* sends per replystream_send_kind */
+    unsigned kinds[4]; /* sends per replystream_send_kind */
+    size_t max_send_len;    /* the longest send text, in bytes */
+    size_t max_send_lines;  /* the most lines in one send */
     uint64_t now_ms;
 } drive_log;
 
-HARNESS_UNUSED static void log_send(drive_log *log, const replystream_action *a) {
-    CHECK(a->text.ptr != NULL);
-    CHECK(a->text.ptr[a->text.len] == '\0');
+/* Checks a SEND's views and appends its text to the log. */
+HARNESS_UNUSED static void log_send(drive_log *log, const replystream_engine *engine,
+                                    const replystream_action *a) {
+    check_view(a->text);
+    check_view(a->reply_to_id);
+    check_view(a->message_ref);
+    CHECK(a->has_message_ref || a->message_ref.len == 0);
+    CHECK(a->send_kind <= REPLYSTREAM_SEND_PREVIEW);
+    CHECK(a->op <= REPLYSTREAM_OP_DRAFT);
+    CHECK(a->op == REPLYSTREAM_OP_CREATE || a->has_message_key);
+    CHECK((a->media == NULL) == (a->media_count == 0));
+    for (size_t i = 0; i < a->media_count; i++) {
+        replystream_str m;
+        CHECK_CODE(replystream_action_media(engine, i, &m), REPLYSTREAM_OK);
+        check_view(m);
+        CHECK(m.len > 0);
+        CHECK(m.ptr == a->media[i].ptr && m.len == a->media[i].len);
+    }
+    replystream_str past;
+    CHECK_CODE(replystream_action_media(engine, a->media_count, &past), REPLYSTREAM_OUT_OF_RANGE);
     CHECK(log->text_len + a->text.len + 1 < sizeof log->text);
     memcpy(log->text + log->text_len, a->text.ptr, a->text.len);
     log->text_len += a->text.len;
     log->text[log->text_len++] = '\n';
     log->text[log->text_len] = '\0';
+    size_t lines = 1;
+    for (size_t i = 0; i < a->text.len; i++) {
+        lines += a->text.ptr[i] == '\n';
+    }
+    if (lines > log->max_send_lines) {
+        log->max_send_lines = lines;
+    }
+    if (a->text.len > log->max_send_len) {
+        log->max_send_len = a->text.len;
+    }
     log->sends++;
-    CHECK(a->send_kind <= REPLYSTREAM_SEND_FINAL);
+    log->media += (unsigned)a->media_count;
     log->kinds[a->send_kind]++;
 }
 
 /* Polls every pending action; acks each SEND `ack_delay_ms` later with a message ref. */
 HARNESS_UNUSED static void drain(replystream_engine *engine, drive_log *log, uint64_t ack_delay_ms) {
     for (;;) {
-        replystream_action a;
+        const replystream_action *a = NULL;
         replystream_result r = replystream_engine_poll_action(engine, &a);
+        CHECK(a != NULL);
         if (r == REPLYSTREAM_DONE) {
-            CHECK(a.kind == REPLYSTREAM_ACTION_NONE);
+            CHECK(a->kind == REPLYSTREAM_ACTION_NONE);
             return;
         }
         CHECK_CODE(r, REPLYSTREAM_OK);
-        switch (a.kind) {
+        switch (a->kind) {
         case REPLYSTREAM_ACTION_SEND: {
-            log_send(log, &a);
-            log->media += (unsigned)a.media_count;
-            for (size_t i = 0; i < a.media_count; i++) {
-                replystream_str m;
-                CHECK_CODE(replystream_action_media(engine, i, &m), REPLYSTREAM_OK);
-                CHECK(m.len > 0);
-            }
-            replystream_str m;
-            CHECK_CODE(replystream_action_media(engine, a.media_count, &m),
-                       REPLYSTREAM_OUT_OF_RANGE);
+            log_send(log, engine, a);
             log->now_ms += ack_delay_ms;
             char ref[32];
-            int n = snprintf(ref, sizeof ref, "msg-%llu", (unsigned long long)a.send_id);
-            CHECK_CODE(replystream_engine_push_delivered(engine, a.send_id, ref, (size_t)n,
+            int n = snprintf(ref, sizeof ref, "msg-%llu", (unsigned long long)a->send_id);
+            CHECK_CODE(replystream_engine_push_delivered(engine, a->send_id, ref, (size_t)n,
                                                          log->now_ms),
                        REPLYSTREAM_OK);
             break;
         }
         case REPLYSTREAM_ACTION_ARM_TIMER:
+            CHECK(a->has_deadline || a->deadline_ms == 0);
             log->timers_armed++;
             break;
         case REPLYSTREAM_ACTION_IDLE:
@@ -109,7 +194,7 @@ HARNESS_UNUSED static void run_until_idle(replystream_engine *engine, drive_log 
         if (log->idles > 0) {
             return;
         }
-        uint64_t deadline = replystream_engine_next_deadline(engine);
+        uint64_t deadline = deadline_of(engine);
         if (deadline == REPLYSTREAM_NONE) {
             return;
         }
@@ -120,14 +205,6 @@ HARNESS_UNUSED static void run_until_idle(replystream_engine *engine, drive_log 
         CHECK_CODE(replystream_engine_push_timer(engine, log->now_ms), REPLYSTREAM_OK);
     }
     CHECK(!"engine did not settle");
-}
-
-HARNESS_UNUSED static replystream_engine *new_engine(const char *channel, const replystream_options *opts) {
-    replystream_engine *engine = NULL;
-    CHECK_CODE(replystream_engine_new(channel, strlen(channel), opts, 42, &engine),
-               REPLYSTREAM_OK);
-    CHECK(engine != NULL);
-    return engine;
 }
 
 #endif

@@ -12,15 +12,15 @@ static char last_text[256];
 static size_t poll_all(replystream_engine *engine, replystream_action *out, size_t cap) {
     size_t n = 0;
     replystream_result r;
-    replystream_action a;
+    const replystream_action *a = NULL;
     while ((r = replystream_engine_poll_action(engine, &a)) == REPLYSTREAM_OK) {
         CHECK(n < cap);
-        if (a.kind == REPLYSTREAM_ACTION_SEND) {
-            CHECK(a.text.len < sizeof last_text);
-            memcpy(last_text, a.text.ptr, a.text.len);
-            last_text[a.text.len] = '\0';
+        if (a->kind == REPLYSTREAM_ACTION_SEND) {
+            CHECK(a->text.len < sizeof last_text);
+            memcpy(last_text, a->text.ptr, a->text.len);
+            last_text[a->text.len] = '\0';
         }
-        out[n++] = a;
+        out[n++] = *a; /* a copy of the record: its views die at the next poll */
     }
     CHECK_CODE(r, REPLYSTREAM_DONE);
     return n;
@@ -38,21 +38,29 @@ static const replystream_action *only_send(const replystream_action *actions, si
     return send;
 }
 
-/* The deadline of the last ARM_TIMER among `actions`; REPLYSTREAM_NONE if none. */
+/* The deadline of the last ARM_TIMER among `actions`: REPLYSTREAM_NONE if it cancels the
+ * earlier request, 0 if there is no ARM_TIMER. */
 static uint64_t last_armed(const replystream_action *actions, size_t n) {
-    uint64_t deadline = REPLYSTREAM_NONE;
+    uint64_t deadline = 0;
     for (size_t i = 0; i < n; i++) {
         if (actions[i].kind == REPLYSTREAM_ACTION_ARM_TIMER) {
-            deadline = actions[i].deadline_ms;
+            deadline = actions[i].has_deadline ? actions[i].deadline_ms : REPLYSTREAM_NONE;
         }
     }
     return deadline;
 }
 
+/* An engine on `channel` with this delivery timeout. */
+static replystream_engine *engine_with_timeout(const char *channel, uint64_t timeout_ms) {
+    replystream_options *opts = new_options();
+    CHECK_CODE(replystream_options_set_delivery_timeout_ms(opts, timeout_ms), REPLYSTREAM_OK);
+    replystream_engine *engine = new_engine(channel, opts);
+    replystream_options_free(opts);
+    return engine;
+}
+
 static void retry_after(void) {
-    replystream_options opts = replystream_options_default();
-    opts.delivery_timeout_ms = 2000;
-    replystream_engine *engine = new_engine("discord", &opts);
+    replystream_engine *engine = engine_with_timeout("discord", 2000);
     replystream_action acts[16];
 
     CHECK_CODE(replystream_engine_push_message_start(engine, 100), REPLYSTREAM_OK);
@@ -64,14 +72,14 @@ static void retry_after(void) {
     CHECK(send != NULL);
     uint64_t id = send->send_id;
     CHECK(last_armed(acts, n) == 150 + 2000); /* the delivery timeout */
-    CHECK(replystream_engine_next_deadline(engine) == 2150);
+    CHECK(deadline_of(engine) == 2150);
 
     /* A 429: retry no earlier than 500 ms from now. */
     CHECK_CODE(replystream_engine_push_delivery_failed(engine, id, 500, false, 200),
                REPLYSTREAM_OK);
     n = poll_all(engine, acts, 16);
     CHECK(only_send(acts, n) == NULL);
-    CHECK(replystream_engine_next_deadline(engine) == 700);
+    CHECK(deadline_of(engine) == 700);
     CHECK(last_armed(acts, n) == 700);
 
     /* Early timers do nothing. */
@@ -96,18 +104,16 @@ static void retry_after(void) {
     CHECK(idle == 1);
     CHECK(replystream_engine_is_done(engine));
     replystream_stats stats;
-    CHECK_CODE(replystream_engine_stats(engine, &stats), REPLYSTREAM_OK);
+    CHECK_CODE(replystream_engine_stats(engine, &stats, sizeof stats), REPLYSTREAM_OK);
     CHECK(stats.failures == 1 && stats.retries == 1 && stats.delivered == 1);
     CHECK(stats.sends == 2 && stats.timeouts == 0);
-    CHECK_CODE(replystream_engine_stats(engine, NULL), REPLYSTREAM_NULL_POINTER);
-    CHECK_CODE(replystream_engine_stats(NULL, &stats), REPLYSTREAM_NULL_POINTER);
+    CHECK_CODE(replystream_engine_stats(engine, NULL, sizeof stats), REPLYSTREAM_NULL_POINTER);
+    CHECK_CODE(replystream_engine_stats(NULL, &stats, sizeof stats), REPLYSTREAM_NULL_POINTER);
     replystream_engine_free(engine);
 }
 
 static void delivery_timeout(void) {
-    replystream_options opts = replystream_options_default();
-    opts.delivery_timeout_ms = 1000;
-    replystream_engine *engine = new_engine("slack", &opts);
+    replystream_engine *engine = engine_with_timeout("slack", 1000);
     replystream_action acts[16];
 
     CHECK_CODE(replystream_engine_push_message_start(engine, 0), REPLYSTREAM_OK);
@@ -117,7 +123,7 @@ static void delivery_timeout(void) {
     const replystream_action *send = only_send(acts, n);
     CHECK(send != NULL);
     uint64_t id = send->send_id;
-    uint64_t deadline = replystream_engine_next_deadline(engine);
+    uint64_t deadline = deadline_of(engine);
     CHECK(deadline == 1010);
 
     /* No ack: at the deadline the engine gives up on the send (ABORT), and what was not
@@ -148,21 +154,19 @@ static void delivery_timeout(void) {
     }
     CHECK(replystream_engine_is_done(engine));
     replystream_stats stats;
-    CHECK_CODE(replystream_engine_stats(engine, &stats), REPLYSTREAM_OK);
+    CHECK_CODE(replystream_engine_stats(engine, &stats, sizeof stats), REPLYSTREAM_OK);
     CHECK(stats.timeouts == 1);
     replystream_engine_free(engine);
 }
 
 static void no_timeout_when_off(void) {
-    replystream_options opts = replystream_options_default();
-    opts.delivery_timeout_ms = REPLYSTREAM_NONE;
-    replystream_engine *engine = new_engine("generic", &opts);
+    replystream_engine *engine = engine_with_timeout("generic", 0); /* 0: no timeout */
     replystream_action acts[16];
     CHECK_CODE(replystream_engine_push_text_delta(engine, "Hi.", 3, 0), REPLYSTREAM_OK);
     CHECK_CODE(replystream_engine_push_finish(engine, 0), REPLYSTREAM_OK);
     size_t n = poll_all(engine, acts, 16);
     CHECK(only_send(acts, n) != NULL);
-    CHECK(replystream_engine_next_deadline(engine) == REPLYSTREAM_NONE);
+    CHECK(deadline_of(engine) == REPLYSTREAM_NONE);
     replystream_engine_free(engine);
 }
 

@@ -11,6 +11,7 @@ static const char FIRST[] =
     "the cliff is unlit and the stones are slippery after rain.";
 static const char TOOL_TEXT[] = "Searched the ferry timetable: 3 results";
 static const char TOOL_MEDIA[] = "https://example.com/timetable.png";
+static const char TOOL_MEDIA_2[] = "https://example.com/map.png";
 static const char SECOND[] =
     "According to the timetable, the last ferry leaves at 18:40. "
     "If you miss it, the footbridge two kilometres upstream stays open all night.";
@@ -41,11 +42,12 @@ static void squeeze(const char *s, char *out, size_t cap) {
 }
 
 static void run_turn(drive_log *log) {
-    replystream_options opts = replystream_options_default();
-    opts.chunk_min = 40;
-    opts.chunk_max = 120;
-    opts.coalesce_idle_ms = 400;
-    replystream_engine *engine = new_engine("generic", &opts);
+    replystream_options *opts = new_options();
+    CHECK_CODE(replystream_options_set_chunk_min(opts, 40), REPLYSTREAM_OK);
+    CHECK_CODE(replystream_options_set_chunk_max(opts, 120), REPLYSTREAM_OK);
+    CHECK_CODE(replystream_options_set_coalesce_idle_ms(opts, 400), REPLYSTREAM_OK);
+    replystream_engine *engine = new_engine("generic", opts);
+    replystream_options_free(opts);
 
     memset(log, 0, sizeof *log);
     log->now_ms = 1000;
@@ -53,7 +55,7 @@ static void run_turn(drive_log *log) {
     stream(engine, log, FIRST, 9, 20);
 
     /* A pause in the stream: fire whatever deadline is armed (the coalescer's idle timer). */
-    uint64_t deadline = replystream_engine_next_deadline(engine);
+    uint64_t deadline = deadline_of(engine);
     if (deadline != REPLYSTREAM_NONE) {
         log->now_ms = deadline > log->now_ms ? deadline : log->now_ms;
         log->timers_fired++;
@@ -70,8 +72,9 @@ static void run_turn(drive_log *log) {
     CHECK_CODE(replystream_engine_push_tool_start(engine, "search", 6, log->now_ms),
                REPLYSTREAM_OK);
     drain(engine, log, 3);
-    CHECK_CODE(replystream_engine_push_tool_result(engine, TOOL_TEXT, strlen(TOOL_TEXT),
-                                                   TOOL_MEDIA, strlen(TOOL_MEDIA),
+    const replystream_str media[] = {{TOOL_MEDIA, strlen(TOOL_MEDIA)},
+                                     {TOOL_MEDIA_2, strlen(TOOL_MEDIA_2)}};
+    CHECK_CODE(replystream_engine_push_tool_result(engine, TOOL_TEXT, strlen(TOOL_TEXT), media, 2,
                                                    log->now_ms),
                REPLYSTREAM_OK);
     drain(engine, log, 3);
@@ -91,14 +94,12 @@ static void run_turn(drive_log *log) {
     CHECK(log->kinds[REPLYSTREAM_SEND_TOOL] == 1);
 
     /* After IDLE: nothing pending, model events refused, an old ack refused. */
-    replystream_action a;
+    const replystream_action *a = NULL;
     CHECK_CODE(replystream_engine_poll_action(engine, &a), REPLYSTREAM_DONE);
-    CHECK(a.kind == REPLYSTREAM_ACTION_NONE);
+    CHECK(a->kind == REPLYSTREAM_ACTION_NONE);
     CHECK_CODE(replystream_engine_push_text_delta(engine, "late", 4, log->now_ms),
                REPLYSTREAM_TURN_ENDED);
-    replystream_str detail;
-    CHECK_CODE(replystream_engine_last_error(engine, &detail), REPLYSTREAM_OK);
-    CHECK(detail.len > 0);
+    check_detail(engine, "text_delta after the turn ended");
     CHECK_CODE(replystream_engine_push_delivered(engine, 1, NULL, 0, log->now_ms),
                REPLYSTREAM_UNKNOWN_SEND);
     CHECK_CODE(replystream_engine_push_timer(engine, log->now_ms + 100000), REPLYSTREAM_OK);
@@ -135,7 +136,7 @@ int main(void) {
     /* In order: text before the tool call leaves before the tool's output. */
     CHECK(strstr(got, first_text) < strstr(got, tool_text));
     CHECK(strstr(got, tool_text) < strstr(got, second_text));
-    CHECK(first.media == 1);
+    CHECK(first.media == 2);
 
     /* Determinism: the same inputs, times and seed give the same sends. */
     run_turn(&second);

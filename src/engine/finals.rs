@@ -150,18 +150,15 @@ impl ContentMap {
         }
     }
 
-    /// The map of a chunker block: its text is an optional reopened fence line and `\n`,
-    /// then its source, then an optional `\n` and closing fence line.
+    /// The map of a chunker block: its text is an optional synthetic start (a reopened fence
+    /// line and `\n`, or 4 spaces), then its source, then an optional `\n` and closing fence
+    /// line.
     pub(super) fn of_block(message: u32, block: &Block) -> ContentMap {
-        let len = block.source.len();
-        let start = if block.fence_reopened {
-            block.text.find('\n').map_or(0, |i| i + 1)
-        } else {
-            0
-        };
+        // Synthetic text (a reopened fence line, the indentation of a continued indented
+        // code line, a closing fence line) lies outside the source.
         ContentMap {
             message,
-            content: start..(start + len).min(block.text.len()),
+            content: block.source_in_text(),
             source_start: block.source.start,
         }
     }

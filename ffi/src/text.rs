@@ -103,7 +103,8 @@ unsafe fn cut(
                 .map_err(|error| ArgError::new(code_of(&error), error.to_string()))?
                 .split(text),
             Cut::Chunk => {
-                let mut chunker = BlockChunker::new(resolved.chunker());
+                let mut chunker = BlockChunker::new(resolved.chunker())
+                    .map_err(|error| ArgError::new(code_of(&error), error.to_string()))?;
                 let mut blocks = Vec::new();
                 chunker.push(text, &mut blocks);
                 chunker.flush(&mut blocks);

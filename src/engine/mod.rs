@@ -66,17 +66,19 @@ struct LazyChunker {
 }
 
 impl LazyChunker {
-    fn new(config: ChunkerConfig) -> LazyChunker {
-        LazyChunker {
-            config,
+    /// Checks `config` now (as `BlockChunker::new` would), so that building the chunker
+    /// later cannot fail.
+    fn new(config: ChunkerConfig) -> Result<LazyChunker, Error> {
+        Ok(LazyChunker {
+            config: config.checked()?,
             chunker: None,
-        }
+        })
     }
 
     fn push(&mut self, delta: &str, out: &mut Vec<Block>) {
         let config = self.config;
         self.chunker
-            .get_or_insert_with(|| Box::new(BlockChunker::new(config)))
+            .get_or_insert_with(|| Box::new(BlockChunker::from_checked(config)))
             .push(delta, out);
     }
 
@@ -233,8 +235,8 @@ impl Engine {
             directives: DirectiveParser::new(),
             tokens: TokenGate::new(&token_config),
             token_config,
-            chunker: BlockChunker::new(chunk),
-            reasoning_chunker: LazyChunker::new(chunk),
+            chunker: BlockChunker::new(chunk)?,
+            reasoning_chunker: LazyChunker::new(chunk)?,
             coalescer: Coalescer::new(config.coalescer()),
             dispatcher: Dispatcher::new(
                 cfg.delivery_timeout_ms,

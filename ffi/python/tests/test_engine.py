@@ -142,9 +142,10 @@ class FullTurn(unittest.TestCase):
         self.assertEqual(sent("NO_REPLY", silent_token=None), ["NO_REPLY"])
         self.assertEqual(sent("Hi.", response_prefix="[{model}]", model="acme/large-2"),
                          ["[large-2] Hi."])
-        pieces = sent("word " * 40, block_streaming=False, text_limit=30, metric="bytes")
+        # 49 bytes is the smallest limit in bytes (room for a code fence around an emoji).
+        pieces = sent("word " * 40, block_streaming=False, text_limit=49, metric="bytes")
         self.assertGreater(len(pieces), 3)
-        self.assertTrue(all(len(p.encode()) <= 30 for p in pieces))
+        self.assertTrue(all(len(p.encode()) <= 49 for p in pieces))
         self.assertEqual(sent("plan <final>Only this.</final>", require_final_tag=True),
                          ["Only this."])
 

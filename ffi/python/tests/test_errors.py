@@ -46,7 +46,7 @@ class BadOptions(unittest.TestCase):
             ("max_lines", dict(max_lines=2)),
             ("human_delay", dict(human_delay=(10, 600_000))),
             ("silent_token", dict(silent_token=" ")),
-            ("response_prefix", dict(text_limit=20, response_prefix="[a very long prefix]")),
+            ("response_prefix", dict(text_limit=40, response_prefix="[a very long prefix]")),
         ]:
             with self.assertRaises(ReplystreamValueError) as cm:
                 Engine("generic", **options)

@@ -216,7 +216,7 @@ static void code_invalid_config(void) {
     CHECK_CODE(replystream_options_set_heartbeat_token(opts, "", 0), REPLYSTREAM_OK);
     refused(opts, "heartbeat_token");
     opts = new_options();
-    CHECK_CODE(replystream_options_set_text_limit(opts, 20), REPLYSTREAM_OK);
+    CHECK_CODE(replystream_options_set_text_limit(opts, 40), REPLYSTREAM_OK);
     CHECK_CODE(replystream_options_set_response_prefix(opts, "[a very long prefix]", 20),
                REPLYSTREAM_OK);
     refused(opts, "response_prefix");

@@ -230,7 +230,7 @@ static replystream_options *random_options(void) {
         replystream_options_set_chunk_max(o, below(400));
     }
     if (below(3) == 0) {
-        replystream_options_set_text_limit(o, 10 + below(300)); /* below 16 is refused */
+        replystream_options_set_text_limit(o, 10 + below(300)); /* below the metric's smallest limit is refused */
     }
     if (below(3) == 0) {
         replystream_options_set_metric(o, below(5)); /* 4 is refused */

@@ -1,5 +1,6 @@
-/* Small helpers shared by the C tests: CHECK macros, view checks, and a loop that drives an
- * engine on a synthetic clock, acking every send, until it goes idle. */
+/* Small helpers shared by the C tests: CHECK macros, view checks, the text core's exact
+ * rebuild, and a loop that drives an engine on a synthetic clock, acking every send, until
+ * it goes idle. */
 #ifndef REPLYSTREAM_TEST_HARNESS_H
 #define REPLYSTREAM_TEST_HARNESS_H
 
@@ -61,6 +62,48 @@ HARNESS_UNUSED static void check_new_error(const char *needle) {
         fprintf(stderr, "new error \"%s\" does not mention \"%s\"\n", s.ptr, needle);
         exit(1);
     }
+}
+
+/* The pieces alone give back `text` exactly: over all pieces, `lead`, the bytes of `text`
+ * between source_in_text_start and _end, then `sep`. Those bytes are the input's
+ * source_start.._end, and what lies outside them in `text` is synthetic, as the flags say.
+ * A text of only whitespace has no pieces. */
+HARNESS_UNUSED static void rebuilds_exactly(const replystream_blocks *blocks, const char *text,
+                                            size_t len) {
+    size_t n = replystream_blocks_count(blocks);
+    if (n == 0) {
+        for (size_t i = 0; i < len; i++) {
+            CHECK(text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r');
+        }
+        return;
+    }
+    char *rebuilt = malloc(len + 1);
+    CHECK(rebuilt != NULL);
+    size_t at = 0;
+    for (size_t i = 0; i < n; i++) {
+        const replystream_block *b = replystream_blocks_get(blocks, i);
+        check_view(b->lead);
+        check_view(b->sep);
+        size_t start = b->source_in_text_start, end = b->source_in_text_end;
+        CHECK(start <= end && end <= b->text.len);
+        CHECK(end - start == b->source_end - b->source_start);
+        CHECK(memcmp(b->text.ptr + start, text + b->source_start, end - start) == 0);
+        /* Synthetic text only where a flag says so. */
+        CHECK((start > 0) == (b->fence_reopened || b->indent_reopened));
+        CHECK(!b->indent_reopened || (start == 4 && memcmp(b->text.ptr, "    ", 4) == 0));
+        CHECK((end < b->text.len) == b->fence_closed);
+        CHECK(at + b->lead.len + (end - start) + b->sep.len <= len);
+        memcpy(rebuilt + at, b->lead.ptr, b->lead.len);
+        at += b->lead.len;
+        CHECK(at == b->source_start); /* the lead ends where the source starts */
+        memcpy(rebuilt + at, b->text.ptr + start, end - start);
+        at += end - start;
+        memcpy(rebuilt + at, b->sep.ptr, b->sep.len);
+        at += b->sep.len;
+    }
+    CHECK(at == len);
+    CHECK(memcmp(rebuilt, text, len) == 0);
+    free(rebuilt);
 }
 
 /* The next deadline, REPLYSTREAM_NONE when there is none. */

@@ -157,7 +157,7 @@ class Lifecycle(unittest.TestCase):
         e.close()
         self.assertTrue(e.closed)
         for call in (lambda: e.finish(0), lambda: e.text_delta("x", 0), e.poll_action,
-                     e.next_deadline, e.is_done, e.stats, lambda: e.set_seq(1)):
+                     e.next_deadline, e.is_done, e.stats, e.outcome, lambda: e.set_seq(1)):
             with self.assertRaises(ValueError) as cm:
                 call()
             self.assertIn("closed", str(cm.exception))

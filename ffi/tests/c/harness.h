@@ -114,6 +114,20 @@ HARNESS_UNUSED static uint64_t deadline_of(const replystream_engine *engine) {
     return deadline;
 }
 
+/* Moves the clock `*now_ms` to the next deadline (never back) and pushes a timer there;
+ * false (and nothing pushed) when there is no deadline. */
+HARNESS_UNUSED static bool fire_next_deadline(replystream_engine *engine, uint64_t *now_ms) {
+    uint64_t deadline = deadline_of(engine);
+    if (deadline == REPLYSTREAM_NONE) {
+        return false;
+    }
+    if (deadline > *now_ms) {
+        *now_ms = deadline;
+    }
+    CHECK_CODE(replystream_engine_push_timer(engine, *now_ms), REPLYSTREAM_OK);
+    return true;
+}
+
 HARNESS_UNUSED static replystream_options *new_options(void) {
     replystream_options *opts = NULL;
     CHECK_CODE(replystream_options_new(&opts), REPLYSTREAM_OK);
@@ -234,18 +248,10 @@ HARNESS_UNUSED static void drain(replystream_engine *engine, drive_log *log, uin
 HARNESS_UNUSED static void run_until_idle(replystream_engine *engine, drive_log *log) {
     for (int step = 0; step < 10000; step++) {
         drain(engine, log, 7);
-        if (log->idles > 0) {
+        if (log->idles > 0 || !fire_next_deadline(engine, &log->now_ms)) {
             return;
-        }
-        uint64_t deadline = deadline_of(engine);
-        if (deadline == REPLYSTREAM_NONE) {
-            return;
-        }
-        if (deadline > log->now_ms) {
-            log->now_ms = deadline;
         }
         log->timers_fired++;
-        CHECK_CODE(replystream_engine_push_timer(engine, log->now_ms), REPLYSTREAM_OK);
     }
     CHECK(!"engine did not settle");
 }

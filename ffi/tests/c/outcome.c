@@ -42,17 +42,9 @@ static void run(replystream_engine *engine, drive *d, replystream_send_kind kind
             }
         }
         CHECK_CODE(r, REPLYSTREAM_DONE);
-        if (d->idles > 0) {
+        if (d->idles > 0 || !fire_next_deadline(engine, &d->now_ms)) {
             return;
         }
-        uint64_t deadline = deadline_of(engine);
-        if (deadline == REPLYSTREAM_NONE) {
-            return;
-        }
-        if (deadline > d->now_ms) {
-            d->now_ms = deadline;
-        }
-        CHECK_CODE(replystream_engine_push_timer(engine, d->now_ms), REPLYSTREAM_OK);
     }
     CHECK(!"engine did not settle");
 }

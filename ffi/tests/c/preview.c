@@ -172,12 +172,9 @@ static void turn(uint32_t transport, unsigned fail_send, run *r) {
     CHECK_CODE(replystream_engine_push_finish(engine, r->now_ms), REPLYSTREAM_OK);
     for (int step = 0; step < 1000 && !r->idle; step++) {
         drain_chat(engine, r);
-        uint64_t deadline = deadline_of(engine);
-        if (r->idle || deadline == REPLYSTREAM_NONE) {
+        if (r->idle || !fire_next_deadline(engine, &r->now_ms)) {
             break;
         }
-        r->now_ms = deadline > r->now_ms ? deadline : r->now_ms;
-        CHECK_CODE(replystream_engine_push_timer(engine, r->now_ms), REPLYSTREAM_OK);
     }
     CHECK(r->idle);
     CHECK_CODE(replystream_engine_stats(engine, &r->stats, sizeof r->stats), REPLYSTREAM_OK);
@@ -186,10 +183,7 @@ static void turn(uint32_t transport, unsigned fail_send, run *r) {
 
 /* Fires every deadline up to `until`, draining after each. */
 static void advance(replystream_engine *engine, run *r, uint64_t until) {
-    for (uint64_t deadline = deadline_of(engine); deadline != REPLYSTREAM_NONE && deadline <= until;
-         deadline = deadline_of(engine)) {
-        r->now_ms = deadline > r->now_ms ? deadline : r->now_ms;
-        CHECK_CODE(replystream_engine_push_timer(engine, r->now_ms), REPLYSTREAM_OK);
+    while (deadline_of(engine) <= until && fire_next_deadline(engine, &r->now_ms)) {
         drain_chat(engine, r);
     }
     r->now_ms = until;

@@ -108,8 +108,10 @@ fn defect_3a_mid_line_cuts_make_no_fence_look_alikes() {
     }
 }
 
-/// 3b. An opening line longer than `max` (a long info string) is cut after its marker;
-/// the fence is reopened with a bare marker of the same kind and balanced in every block.
+/// 3b. An opening line longer than `max` (a long info string) is cut inside its info
+/// string; the next block goes on with the bare marker and the rest of the line, so the rest
+/// of the info string is read as an info string again, never as code or prose; the code
+/// after it is reopened with a bare marker of the same kind, and every block is balanced.
 #[test]
 fn defect_3b_a_long_opening_line_is_reopened_bare() {
     let text = "```javascript title=\"an info string that is long\"\nlet a = 1;\nlet b = 2;\n```\n";
@@ -117,7 +119,20 @@ fn defect_3b_a_long_opening_line_is_reopened_bare() {
         assert_every_block_balanced(&blocks);
         assert!(blocks.len() >= 2);
         assert!(blocks[0].text.starts_with("```javascript"));
-        for b in &blocks[1..] {
+        // The info string's words are only ever on an opening line.
+        for b in &blocks {
+            for line in b.text.lines() {
+                if line.contains("long") || line.contains("info") {
+                    assert!(
+                        line.starts_with("```"),
+                        "{line:?} shown as text: {:?}",
+                        texts(&blocks)
+                    );
+                }
+            }
+        }
+        assert!(blocks[1].text.starts_with("```") && !blocks[1].text.starts_with("```\n"));
+        for b in &blocks[2..] {
             assert!(b.text.starts_with("```\n"), "bare reopen: {:?}", b.text);
         }
         assert!(texts(&blocks).concat().contains("let b = 2;"));
@@ -459,5 +474,49 @@ fn defect_7b_a_cut_indented_line_keeps_its_indentation() {
         }
         assert!(blocks.iter().any(|b| b.indent_reopened));
         assert_eq!(rebuilt(text, &blocks), text);
+    }
+}
+
+#[test]
+fn utf16_smallest_limit_never_splits_a_zwj_emoji_between_empty_fences() {
+    // Found by the issue 8 work (then at min 1, max 50, now the smallest accepted UTF-16
+    // limit, 29): empty fences, stray fence-like lines and an inline span before a family
+    // emoji, fed one char at a time. No cut may split the emoji.
+    let text = "\n~~~\n\n~~~\n\n```rust\n\n````\n\n  ```\n`code span`\n~~~\n\n````md\n````\t\n````md\n👨\u{200d}👩\u{200d}👧\u{200d}👦";
+    let family = "👨\u{200d}👩\u{200d}👧\u{200d}👦";
+    for max in [29, 30, 35, 50] {
+        let blocks = chunk_with(
+            ChunkerConfig {
+                min: 1,
+                max,
+                metric: LengthMetric::Utf16,
+                ..ChunkerConfig::default()
+            },
+            text,
+        );
+        let with_family: Vec<&str> = texts(&blocks)
+            .into_iter()
+            .filter(|t| t.contains('\u{200d}'))
+            .collect();
+        assert_eq!(with_family.len(), 1, "max {max}: {:?}", texts(&blocks));
+        assert!(
+            with_family[0].contains(family),
+            "max {max}: {:?}",
+            texts(&blocks)
+        );
+        let pieces = split_with(
+            SplitConfig {
+                limit: max,
+                metric: LengthMetric::Utf16,
+                ..SplitConfig::default()
+            },
+            text,
+        );
+        assert_eq!(
+            texts(&pieces).iter().filter(|t| t.contains(family)).count(),
+            1,
+            "split to {max}: {:?}",
+            texts(&pieces)
+        );
     }
 }

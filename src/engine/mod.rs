@@ -122,6 +122,10 @@ struct Message {
     reasoning: String,
     /// Bytes of `text` already handed to the chunker (`message_end` mode feeds late).
     fed: usize,
+    /// Where a forced flush of the chunker (a tool call, a `TextEnd`, media) came in the
+    /// middle of a line of `text`: the chunker read the text after it as a new line, and so
+    /// does the remainder final.
+    line_ends: Vec<usize>,
     /// Sticky reply target (`[[reply_to…]]`).
     reply_to: Option<ReplyTarget>,
     /// `[[audio_as_voice]]` seen.

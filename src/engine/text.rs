@@ -152,6 +152,13 @@ impl Engine {
             return;
         }
         self.chunker.flush(&mut self.blocks);
+        if self.streams_blocks() {
+            let msg = self.messages.last_mut().expect("a message is open");
+            let end = msg.text.len();
+            if end > 0 && !msg.text.ends_with('\n') && msg.line_ends.last() != Some(&end) {
+                msg.line_ends.push(end);
+            }
+        }
         self.route_blocks(Lane::Answer, now);
         self.coalescer.end_of_text();
     }

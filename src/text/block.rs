@@ -7,7 +7,9 @@ use std::ops::Range;
 /// `text` is what is displayed: `source` from the original text, plus synthetic text where a
 /// cut fell inside code. A piece cut inside a fenced code block ends with `"\n"` and a
 /// synthetic closing fence line (`fence_closed`), and the next piece starts with a synthetic
-/// opening fence line and `"\n"` (`fence_reopened`); a piece that continues an indented code
+/// opening fence line and `"\n"` (`fence_reopened`; when the cut fell in the middle of the
+/// fence's opening line, a long info string, only the bare marker, with the rest of that
+/// line right after it); a piece that continues an indented code
 /// line cut in its middle starts with 4 synthetic spaces (`indent_reopened`).
 ///
 /// The whitespace between pieces is kept, not lost: `sep` is the original text between this
@@ -28,7 +30,8 @@ pub struct Block {
     pub sep: String,
     /// The byte range of the original text that `text` shows (synthetic text excluded).
     pub source: Range<usize>,
-    /// `text` starts with a synthetic fence opening line and a `"\n"`.
+    /// `text` starts with a synthetic fence opening line and a `"\n"`, or, where the
+    /// source starts in the middle of the fence's opening line, with the bare marker.
     pub fence_reopened: bool,
     /// `text` starts with 4 synthetic spaces: an indented code line cut in its middle goes
     /// on here.
@@ -41,14 +44,13 @@ impl Block {
     /// The byte range of `text` that shows `source`: `text` without its synthetic start and
     /// end.
     pub fn source_in_text(&self) -> Range<usize> {
-        let start = if self.fence_reopened {
-            self.text.find('\n').map_or(0, |i| i + 1)
-        } else if self.indent_reopened {
-            4
-        } else {
-            0
+        // `text` is the synthetic start, the source, then the synthetic close: counted from
+        // the end, the start's length need not be known (a reopened line, a bare marker
+        // going on with the rest of a cut opening line, 4 spaces).
+        let end = match self.fence_closed {
+            true => self.text.rfind('\n').unwrap_or(self.text.len()),
+            false => self.text.len(),
         };
-        let end = (start + self.source.len()).min(self.text.len());
-        start..end
+        end.saturating_sub(self.source.len())..end
     }
 }

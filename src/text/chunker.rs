@@ -135,6 +135,8 @@ enum Prev {
 enum ReopenKind {
     /// A fence reopened with its saved opening line, or with its bare marker.
     Fence { marker: FenceMarker, bare: bool },
+    /// A fence whose opening line was cut: its bare marker, the rest of the line after it.
+    Marker(FenceMarker, bool),
     /// An indented code line continued after 4 spaces.
     Indent,
 }
@@ -414,6 +416,7 @@ impl BlockChunker {
                 marker,
                 line: (!bare).then_some(self.reopen_line.as_str()),
             },
+            ReopenKind::Marker(marker, space) => Reopen::Marker { marker, space },
             ReopenKind::Indent => Reopen::Indent,
         })
     }
@@ -1084,7 +1087,7 @@ impl BlockChunker {
             lead: self.buffer[self.lead_from..self.start].to_owned(),
             sep: self.buffer[end..sep_end].to_owned(),
             source: self.base + self.start..self.base + end,
-            fence_reopened: matches!(reopen, Some(Reopen::Fence { .. })),
+            fence_reopened: matches!(reopen, Some(Reopen::Fence { .. } | Reopen::Marker { .. })),
             indent_reopened: matches!(reopen, Some(Reopen::Indent)),
             fence_closed: close.is_some(),
         });
@@ -1106,6 +1109,11 @@ impl BlockChunker {
                     marker: f.marker,
                     bare: bare || !line_fits,
                 });
+            }
+            NextStart::OpenLine { space } => {
+                if let Some(m) = close {
+                    self.set_reopen(ReopenKind::Marker(m, space));
+                }
             }
             NextStart::Indent => self.set_reopen(ReopenKind::Indent),
             _ => {}

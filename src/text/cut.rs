@@ -796,6 +796,16 @@ pub(crate) enum Reopen<'a> {
         /// The original opening line, or `None` for the bare marker.
         line: Option<&'a str>,
     },
+    /// A fence whose opening line was cut in its middle (a long info string): the next
+    /// piece starts with the bare marker and goes on with the rest of that line, so the rest
+    /// is read as the info string again, never as code or prose.
+    Marker {
+        /// The fence's marker.
+        marker: FenceMarker,
+        /// A space after the marker, as the rest of the line starts with the marker's
+        /// char (glued, it would lengthen the marker run).
+        space: bool,
+    },
     /// An indented code line cut in its middle continues after 4 spaces of indentation,
     /// so that it still reads as code.
     Indent,
@@ -811,6 +821,7 @@ impl Reopen<'_> {
             Reopen::Fence { marker, line } => {
                 line.map_or(marker.close_len(), |l| metric.len(l)) + 1
             }
+            Reopen::Marker { marker, space } => marker.close_len() + usize::from(*space),
             Reopen::Indent => Self::INDENT.len(),
         }
     }
@@ -819,14 +830,14 @@ impl Reopen<'_> {
     pub(crate) fn lines(&self) -> usize {
         match self {
             Reopen::Fence { .. } => 1,
-            Reopen::Indent => 0,
+            Reopen::Marker { .. } | Reopen::Indent => 0,
         }
     }
 
     /// The cost of the closing line the piece may need (a reopened fence can be cut again).
     pub(crate) fn close_cost(&self) -> usize {
         match self {
-            Reopen::Fence { marker, .. } => marker.close_len() + 1,
+            Reopen::Fence { marker, .. } | Reopen::Marker { marker, .. } => marker.close_len() + 1,
             Reopen::Indent => 0,
         }
     }
@@ -840,6 +851,12 @@ impl Reopen<'_> {
                     None => marker.push_close(out),
                 }
                 out.push('\n');
+            }
+            Reopen::Marker { marker, space } => {
+                marker.push_close(out);
+                if *space {
+                    out.push(' ');
+                }
             }
             Reopen::Indent => out.push_str(Self::INDENT),
         }
@@ -875,6 +892,13 @@ pub(crate) enum NextStart {
     Fence {
         /// Reopen with the bare marker.
         bare: bool,
+    },
+    /// With the bare marker of the fence whose opening line the cut fell in, the rest of
+    /// that line right after it (after a space when the rest starts with the marker's
+    /// char).
+    OpenLine {
+        /// A space between the marker and the rest.
+        space: bool,
     },
     /// With the indentation of an indented code line cut in its middle.
     Indent,
@@ -943,6 +967,10 @@ impl<'a> Planner<'a> {
             (NextStart::Fence { bare }, Some(f)) => Some(Reopen::Fence {
                 marker: f.marker,
                 line: (!bare).then(|| self.open_line(&f)),
+            }),
+            (NextStart::OpenLine { space }, Some(f)) => Some(Reopen::Marker {
+                marker: f.marker,
+                space,
             }),
             (NextStart::Indent, _) => Some(Reopen::Indent),
             _ => None,
@@ -1053,7 +1081,9 @@ impl<'a> Planner<'a> {
         // plainly (the limit wins).
         if let Some(fence) = self.scanner.fence_at(hard).copied() {
             if self.repair(&fence).is_some() {
-                let planned = self.plan_in_fence(start, reopen, &fence, bounds);
+                let planned = self
+                    .plan_in_fence(start, reopen, &fence, bounds)
+                    .map(|p| in_opening_line(text, p));
                 if planned.is_some() || bounds.is_some() {
                     return planned;
                 }
@@ -1325,6 +1355,26 @@ pub(crate) fn build_piece(
         out.push('\n');
         m.push_close(out);
     }
+}
+
+/// A cut inside a fence that falls in the middle of the fence's opening line (before its
+/// end, `\r` excluded): the next piece starts with the bare marker and the rest of the
+/// line, not with a line of its own.
+fn in_opening_line(text: &str, mut planned: Planned) -> Planned {
+    // A continued fence keeps what is left of its opening line (nothing, once drained).
+    if let Some(f) = planned.close
+        && planned.cut.end > f.start
+    {
+        let line = &text[f.start..f.open_end.min(text.len())];
+        let line_end = f.start + line.strip_suffix('\r').unwrap_or(line).len();
+        // The next piece starts in the line only if more than whitespace is left of it.
+        let rest = text.get(planned.cut.sep_end..line_end).unwrap_or("");
+        if planned.cut.end < line_end && !rest.bytes().all(is_ws) {
+            let space = rest.as_bytes()[0] == f.marker.ch;
+            planned.next = NextStart::OpenLine { space };
+        }
+    }
+    planned
 }
 
 /// The least room a piece keeps after a synthetic start `reopen`: the synthetic text, and

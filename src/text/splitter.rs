@@ -256,7 +256,10 @@ impl<'a> SplitRun<'a, '_> {
             lead,
             sep: self.text[end..sep_end].to_owned(),
             source: start..end,
-            fence_reopened: matches!(self.reopen, Some(Reopen::Fence { .. })),
+            fence_reopened: matches!(
+                self.reopen,
+                Some(Reopen::Fence { .. } | Reopen::Marker { .. })
+            ),
             indent_reopened: matches!(self.reopen, Some(Reopen::Indent)),
             fence_closed: close.is_some(),
         });

@@ -328,8 +328,53 @@ fn opener_too_long(text: &str, r: &std::ops::Range<usize>, e: Expect) -> bool {
     units > e.max || e.max_lines.is_some_and(|m| lines > m)
 }
 
-/// Whether the synthetic start of block `b` is well-formed, and its length in bytes.
-fn synthetic_start(b: &Block) -> Result<usize, String> {
+/// The fence whose opening line holds byte `p` of `text` past its start (a piece starting
+/// there goes on with the rest of that line).
+fn opening_line_around(text: &str, p: usize) -> Option<Fence> {
+    let mut open: Option<Fence> = None;
+    let mut at = 0;
+    for line in text.split('\n') {
+        let end = at + line.len();
+        match open {
+            Some(f) if closes(f, line) => open = None,
+            Some(_) => {}
+            None => {
+                open = opening(line);
+                if open.is_some() && at < p && p <= end {
+                    return open;
+                }
+            }
+        }
+        if p <= end {
+            return None;
+        }
+        at = end + 1;
+    }
+    None
+}
+
+/// Whether the synthetic start of block `b` of `text` is well-formed, and its length in
+/// bytes: a reopened fence line, 4 spaces, or, for a block that starts in the middle of an
+/// opening line, the fence's bare marker (the rest of the line follows it).
+fn synthetic_start(text: &str, b: &Block) -> Result<usize, String> {
+    if b.fence_reopened
+        && let Some(f) = opening_line_around(text, b.source.start)
+    {
+        let marker: String = " "
+            .repeat(f.indent)
+            .chars()
+            .chain(std::iter::repeat_n(f.ch, f.len))
+            .collect();
+        if !b.text.starts_with(&marker) {
+            return Err(format!(
+                "no bare marker {marker:?} before the rest of its line"
+            ));
+        }
+        // A space keeps the rest from lengthening the marker run.
+        let spaced =
+            text[b.source.start..].starts_with(f.ch) && b.text[marker.len()..].starts_with(' ');
+        return Ok(marker.len() + usize::from(spaced));
+    }
     if b.fence_reopened {
         let nl = b.text.find('\n').ok_or("no reopened fence line")?;
         opening(&b.text[..nl]).ok_or_else(|| format!("bad reopened line {:?}", &b.text[..nl]))?;
@@ -390,7 +435,7 @@ pub(crate) fn check_blocks(text: &str, blocks: &[Block], e: Expect) -> Result<()
             .ok_or_else(|| format!("{}: source {:?} out of range", ctx(), b.source))?;
         rebuilt.push_str(source);
         rebuilt.push_str(&b.sep);
-        let from = synthetic_start(b).map_err(|err| format!("{}: {err}", ctx()))?;
+        let from = synthetic_start(text, b).map_err(|err| format!("{}: {err}", ctx()))?;
         let mut shown = &b.text[from..];
         if b.fence_closed {
             let nl = shown

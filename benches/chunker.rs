@@ -64,7 +64,7 @@ fn throughput(c: &mut Criterion) {
         group.throughput(Throughput::Bytes(text.len() as u64));
         for &(label, size) in DELTA_SIZES {
             let deltas = deltas(text, size);
-            let mut chunker = BlockChunker::new(ChunkerConfig::default());
+            let mut chunker = BlockChunker::new(ChunkerConfig::default()).expect("valid config");
             let mut out = Vec::new();
             group.bench_with_input(BenchmarkId::new(label, name), &deltas, |b, deltas| {
                 b.iter(|| chunk_message(&mut chunker, deltas, &mut out))
@@ -81,7 +81,7 @@ fn per_delta(c: &mut Criterion) {
     for &(name, text) in TEXTS {
         let deltas = deltas(text, 4);
         group.throughput(Throughput::Elements(deltas.len() as u64));
-        let mut chunker = BlockChunker::new(ChunkerConfig::default());
+        let mut chunker = BlockChunker::new(ChunkerConfig::default()).expect("valid config");
         let mut out = Vec::new();
         group.bench_with_input(BenchmarkId::from_parameter(name), &deltas, |b, deltas| {
             b.iter(|| chunk_message(&mut chunker, deltas, &mut out))
@@ -98,7 +98,7 @@ fn linearity(c: &mut Criterion) {
         let text = base.repeat(times);
         let deltas = deltas(&text, 64);
         group.throughput(Throughput::Bytes(text.len() as u64));
-        let mut chunker = BlockChunker::new(ChunkerConfig::default());
+        let mut chunker = BlockChunker::new(ChunkerConfig::default()).expect("valid config");
         let mut out = Vec::new();
         group.bench_with_input(
             BenchmarkId::new("node-events", format!("x{times}")),

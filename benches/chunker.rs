@@ -5,10 +5,12 @@
 //! Run with `cargo bench --bench chunker`.
 
 use std::hint::black_box;
-use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use replystream::{Block, BlockChunker, ChunkerConfig};
+
+mod common;
+use common::deltas;
 
 /// The corpus texts the chunker is measured on: prose, fenced code, long real Markdown and
 /// multi-byte text.
@@ -21,22 +23,6 @@ const TEXTS: &[(&str, &str)] = &[
     ("node-events", include_str!("../tests/data/node-events.md")),
     ("unicode-mix", include_str!("../tests/data/unicode-mix.md")),
 ];
-
-/// `text` cut into deltas of `size` bytes, each moved forward to the next char boundary (a
-/// delta is never empty and never splits a char). `usize::MAX` gives the whole text.
-fn deltas(text: &str, size: usize) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    while start < text.len() {
-        let mut end = start.saturating_add(size).min(text.len());
-        while !text.is_char_boundary(end) {
-            end += 1;
-        }
-        out.push(&text[start..end]);
-        start = end;
-    }
-    out
-}
 
 /// One full message through a reused chunker: every delta, then the forced drain. Returns
 /// the number of blocks so the work cannot be optimised away.
@@ -64,7 +50,7 @@ fn throughput(c: &mut Criterion) {
         group.throughput(Throughput::Bytes(text.len() as u64));
         for &(label, size) in DELTA_SIZES {
             let deltas = deltas(text, size);
-            let mut chunker = BlockChunker::new(ChunkerConfig::default());
+            let mut chunker = BlockChunker::new(ChunkerConfig::default()).expect("valid config");
             let mut out = Vec::new();
             group.bench_with_input(BenchmarkId::new(label, name), &deltas, |b, deltas| {
                 b.iter(|| chunk_message(&mut chunker, deltas, &mut out))
@@ -81,7 +67,7 @@ fn per_delta(c: &mut Criterion) {
     for &(name, text) in TEXTS {
         let deltas = deltas(text, 4);
         group.throughput(Throughput::Elements(deltas.len() as u64));
-        let mut chunker = BlockChunker::new(ChunkerConfig::default());
+        let mut chunker = BlockChunker::new(ChunkerConfig::default()).expect("valid config");
         let mut out = Vec::new();
         group.bench_with_input(BenchmarkId::from_parameter(name), &deltas, |b, deltas| {
             b.iter(|| chunk_message(&mut chunker, deltas, &mut out))
@@ -98,7 +84,7 @@ fn linearity(c: &mut Criterion) {
         let text = base.repeat(times);
         let deltas = deltas(&text, 64);
         group.throughput(Throughput::Bytes(text.len() as u64));
-        let mut chunker = BlockChunker::new(ChunkerConfig::default());
+        let mut chunker = BlockChunker::new(ChunkerConfig::default()).expect("valid config");
         let mut out = Vec::new();
         group.bench_with_input(
             BenchmarkId::new("node-events", format!("x{times}")),
@@ -109,16 +95,9 @@ fn linearity(c: &mut Criterion) {
     group.finish();
 }
 
-fn settings() -> Criterion {
-    Criterion::default()
-        .sample_size(20)
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(2))
-}
-
 criterion_group! {
     name = benches;
-    config = settings();
+    config = common::short_runs();
     targets = throughput, per_delta, linearity
 }
 criterion_main!(benches);

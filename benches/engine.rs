@@ -4,26 +4,8 @@
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use replystream::{Action, ChannelProfile, Config, Engine, Input, Time};
 
-const TEXT: &str = concat!(
-    include_str!("../tests/data/prose-paragraphs.md"),
-    include_str!("../tests/data/code-heavy.md"),
-    include_str!("../tests/data/lists-tables.md"),
-);
-
-/// `text` cut into deltas of about `size` bytes, on char boundaries.
-fn deltas(text: &str, size: usize) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut at = 0;
-    while at < text.len() {
-        let mut end = (at + size).min(text.len());
-        while !text.is_char_boundary(end) {
-            end += 1;
-        }
-        out.push(&text[at..end]);
-        at = end;
-    }
-    out
-}
+mod common;
+use common::{MIXED_REPLY as TEXT, deltas};
 
 /// Pushes every delta, acking each send at once, then finishes the turn.
 fn run_turn(engine: &mut Engine, deltas: &[&str]) {

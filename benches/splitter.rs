@@ -5,10 +5,11 @@
 //! Run with `cargo bench --bench splitter`.
 
 use std::hint::black_box;
-use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use replystream::{LengthMetric, PlatformSplitter, SplitConfig};
+
+mod common;
 
 /// Documents long enough to need several pieces: real Markdown, fenced code, and the
 /// reference notes (box drawing, tables, multi-byte text).
@@ -79,16 +80,9 @@ fn linearity(c: &mut Criterion) {
     group.finish();
 }
 
-fn settings() -> Criterion {
-    Criterion::default()
-        .sample_size(20)
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(2))
-}
-
 criterion_group! {
     name = benches;
-    config = settings();
+    config = common::short_runs();
     targets = documents, linearity
 }
 criterion_main!(benches);

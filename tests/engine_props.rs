@@ -76,17 +76,17 @@ const WORDS: &[&str] = &[
     "v1.2.3",
 ];
 const ENDS: &[&str] = &[".", ".", "!", "?", "…", "。", "！", ":"];
-// needs i7-text: a cut inside a fence opening line longer than the room left (issue 7, 3b)
-// leaves an opener look-alike plus a synthetic close; the long info string
-// `javascript title="an info string that is long enough to matter here"` comes back here
-// once the cut planner handles long opening lines.
-const INFOS: &[&str] = &["", "rust", "python", "js", "js title=\"short\""];
+/// Info strings, one longer than small limits leave room for beside any code.
+const INFOS: &[&str] = &[
+    "",
+    "rust",
+    "python",
+    "js",
+    "js title=\"short\"",
+    "javascript title=\"an info string that is long enough to matter here\"",
+];
 
 fn pick<'a>(rng: &mut fastrand::Rng, from: &[&'a str]) -> &'a str {
-    from[rng.usize(..from.len())]
-}
-
-fn pick_u8(rng: &mut fastrand::Rng, from: &[u8]) -> u8 {
     from[rng.usize(..from.len())]
 }
 
@@ -187,15 +187,8 @@ fn indented_code(rng: &mut fastrand::Rng, out: &mut String) {
             out.push_str(if rng.u8(..5) == 0 { "\n\n" } else { "\n" });
         }
         out.push_str("    ");
-        let line = out.len();
+        // Fence-like lines too: indented by 4, they are code, not fences.
         code_line(rng, b'`', out);
-        // needs i7-text: a hard cut inside the indentation of an indented-code line (issue
-        // 7, item 7) leaves "```" or "~~~" near column 0, a fence opener; fence-like lines
-        // in indented code come back here once a cut keeps the indentation.
-        if out[line..].starts_with(['`', '~']) || out.ends_with("    ") {
-            out.truncate(line);
-            out.push_str("x = 1");
-        }
     }
 }
 
@@ -208,15 +201,7 @@ fn markdown(seed: u64, blocks: usize, crlf: bool) -> String {
             out.push_str(pick(&mut rng, &["\n\n", "\n\n", "\n\n", "\n", "\n\n\n"]));
         }
         let last = i + 1 == blocks;
-        // needs i7-text: with CRLF, the scanner ends a fence at its LF, not its CR, and
-        // indented code after CRLF blank lines is cut oddly (issue 7, item 5); CRLF replies
-        // are prose only (paragraphs, CJK, lists, headings, inline code) until then.
-        let kind = if crlf {
-            pick_u8(&mut rng, &[0, 1, 4, 5, 6, 11])
-        } else {
-            rng.u8(..12)
-        };
-        match kind {
+        match rng.u8(..12) {
             0..=3 => paragraph(&mut rng, &mut out),
             4 => cjk(&mut rng, &mut out),
             5 => list(&mut rng, &mut out),
@@ -291,8 +276,13 @@ fn script() -> impl Strategy<Value = Script> {
         preference(),
         prop::bool::weighted(0.15),
         prop::bool::weighted(0.15),
-        prop::option::of((10usize..300, 0usize..400, 1usize..600)),
-        prop::option::weighted(0.2, 120usize..800),
+        prop::option::of(prop_oneof![
+            3 => (10usize..300, 0usize..400, 1usize..600),
+            // Down to the smallest limits the metrics accept (15 graphemes .. 49 bytes)
+            // and a little below (refused at construction).
+            1 => (1usize..40, 0usize..40, 1usize..100),
+        ]),
+        prop::option::weighted(0.2, prop_oneof![120usize..800, 12usize..120]),
         prop::option::weighted(
             0.25,
             prop::sample::select(vec![
@@ -346,10 +336,7 @@ fn script() -> impl Strategy<Value = Script> {
             } else {
                 BreakMode::TextEnd
             },
-            // needs i7-text: a chunk_max too small to close and reopen a fence around any
-            // code (10) is accepted and then cuts fences without repair (issue 7, item 4:
-            // refuse it). Until `Config::validate` refuses such settings, max >= 40 here.
-            sizes: sizes.map(|(min, extra, cmin)| (min, (min + extra).max(40), cmin)),
+            sizes: sizes.map(|(min, extra, cmin)| (min, min + extra, cmin)),
             text_limit,
             metric,
             idle_ms,
@@ -365,6 +352,15 @@ fn script() -> impl Strategy<Value = Script> {
     )
 }
 
+/// The smallest limit that holds a reopened fence line `"   ```"`, a closing one and the
+/// longest emoji sequence (👩🏻‍❤️‍💋‍👨🏼), counted here: what the configuration must accept.
+fn smallest_limit(metric: LengthMetric) -> usize {
+    let widest =
+        "\u{1F469}\u{1F3FB}\u{200D}\u{2764}\u{FE0F}\u{200D}\u{1F48B}\u{200D}\u{1F468}\u{1F3FC}";
+    let fence = "   ```\n\n   ```";
+    common::reconstruct::units(metric, fence) + common::reconstruct::units(metric, widest)
+}
+
 fn config(s: &Script) -> Config {
     let profile = ChannelProfile::ALL[s.channel];
     let mut c = Config::for_channel(&profile);
@@ -377,14 +373,8 @@ fn config(s: &Script) -> Config {
         c.coalesce_min = Some(cmin);
     }
     if let Some(limit) = s.text_limit {
+        // Chunk sizes above it are brought down by the configuration (min in proportion).
         c.text_limit = limit;
-        // needs i7-text: a text limit below the chunk sizes resolves to min = max, so every
-        // block is a hard cut, also inside indentation (issue 7, item 4: min must scale down
-        // with max). Until then the chunk sizes are kept below the limit here.
-        let (min, max, cmin) = s.sizes.unwrap_or((c.chunk_min, c.chunk_max, c.chunk_min));
-        c.chunk_max = max.min(limit);
-        c.chunk_min = min.min(c.chunk_max / 2).max(1);
-        c.coalesce_min = Some(cmin);
     }
     if let Some(metric) = s.metric {
         c.metric = metric;
@@ -420,10 +410,7 @@ fn seam_positions(text: &str) -> Vec<usize> {
         }
         let line_end = memchr_nl(bytes, i);
         let line = &text[line_start..line_end];
-        // needs i8: the tag filter holds a possible tag start ("</t" of "</td>") across a
-        // TextEnd, so the joiner lands before it; lines with '<' come back once the tag
-        // filter lets go of held text at a text boundary, as the token gate does.
-        if line.contains(['`', '~', '<']) || common::reconstruct::is_fence_line(line) {
+        if line.contains(['`', '~']) || common::reconstruct::is_fence_line(line) {
             continue;
         }
         if src.in_code(i) {
@@ -441,23 +428,16 @@ fn memchr_nl(bytes: &[u8], from: usize) -> usize {
         .map_or(bytes.len(), |k| from + k)
 }
 
-/// Positions where a tool call may come: at a line start, or where a `TextEnd` may.
-// needs i7-text: a forced flush in the middle of a fence line (a tool call right after
-// "```" of "`````js") leaves an opener look-alike before the synthetic close (issue 7, 3a),
-// and a flush right after a fence's opening line leaves a block of fence lines only (3c);
-// any ASCII position comes back here once the chunker's flush is fence-safe.
+/// Positions where a tool call may come: any grapheme boundary (a tool call flushes what
+/// came before it, wherever that ends: in the middle of a fence line, right after an opening
+/// line, inside code). Not inside a cluster: what the model wrote before a tool call is
+/// sent before it, so a cluster the model itself split by a tool call cannot be kept whole.
 fn tool_positions(text: &str) -> Vec<usize> {
-    let bytes = text.as_bytes();
-    let after_opener = |i: usize| {
-        let line_start = text[..i - 1].rfind('\n').map_or(0, |k| k + 1);
-        common::reconstruct::is_fence_line(&text[line_start..i - 1])
-    };
-    let mut out: Vec<usize> = (1..bytes.len())
-        .filter(|&i| bytes[i - 1] == b'\n' && !after_opener(i))
-        .collect();
-    out.extend(seam_positions(text));
-    out.sort_unstable();
-    out
+    use unicode_segmentation::UnicodeSegmentation;
+    text.grapheme_indices(true)
+        .map(|(i, _)| i)
+        .filter(|&i| i > 0)
+        .collect()
 }
 
 fn choose(positions: &[usize], per_mille: &[u16]) -> Vec<usize> {
@@ -534,7 +514,11 @@ fn run(s: &Script) -> Option<Run> {
             BreakMode::TextEnd => text_ends,
             _ => Vec::new(),
         };
-        sources.push(Source::new(text, joiner_seams));
+        // Every forced flush in the middle of a line ends that line for the chunker.
+        let mut line_ends = tools.clone();
+        line_ends.extend(&joiner_seams);
+        line_ends.sort_unstable();
+        sources.push(Source::with_line_ends(text, joiner_seams, &line_ends));
     }
     sim.push(Input::Finish).run_until_idle();
     let rule = Rule {
@@ -591,9 +575,15 @@ proptest! {
     #[test]
     fn every_send_is_an_exact_span_of_the_reply(s in script()) {
         let Some(r) = run(&s) else {
-            // Refused at construction: the settings cannot keep the invariants.
+            // Refused at construction: only settings under which a fence cannot be closed
+            // and reopened around the widest cluster kept whole.
+            let c = config(&s);
+            let smallest = c.text_limit.min(c.chunk_max.max(c.chunk_min));
+            prop_assert!(smallest < smallest_limit(c.metric), "refused: {c:?}");
             return Ok(());
         };
+        let c = config(&s);
+        prop_assert!(c.text_limit.min(c.chunk_max.max(c.chunk_min)) >= smallest_limit(c.metric));
         if let Err(e) = check(&r) {
             // The whole story goes to a file; the assertion message stays readable.
             let path = concat!(env!("CARGO_TARGET_TMPDIR"), "/engine_props_failure.txt");

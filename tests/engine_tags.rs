@@ -180,3 +180,42 @@ fn require_final_tag_sends_only_the_final() {
     .run_until_idle();
     assert_eq!(sim.sent_texts(), ["The answer."]);
 }
+
+#[test]
+fn a_stray_backtick_stops_at_its_block_so_later_tags_still_hide() {
+    // A code span never crosses a block boundary (CommonMark): a stray backtick in a heading
+    // or a list item is literal once that block ends, so a tag on the next line is a tag.
+    // A real span after the stray run, in the same block, still holds text.
+    let cases = [
+        (
+            "# Title `stray\n<think>secret</think>Visible.",
+            "# Title `stray\nVisible.",
+        ),
+        ("- a `stray\n- <think>secret</think>b", "- a `stray\n- b"),
+        (
+            "> a `` stray `<think>`\n\n<think>secret</think>after",
+            "> a `` stray `<think>`\n\nafter",
+        ),
+    ];
+    for (reply, shown) in cases {
+        for size in [1, 3, reply.len()] {
+            let mut sim = Sim::new(engine(config("generic")));
+            let mut rest = reply;
+            while !rest.is_empty() {
+                let mut k = size.min(rest.len());
+                while !rest.is_char_boundary(k) {
+                    k += 1;
+                }
+                sim.push(Input::TextDelta(&rest[..k]));
+                rest = &rest[k..];
+            }
+            sim.push(Input::Finish).run_until_idle();
+            assert_eq!(
+                sim.sent_texts().join("|"),
+                shown,
+                "{reply:?} in {size}-byte deltas"
+            );
+            assert!(!sim.sent_texts().join("").contains("secret"));
+        }
+    }
+}

@@ -378,11 +378,11 @@ fn invalid_values_are_refused_with_their_path_and_position() {
     let cases: &[(&str, &str)] = &[
         (
             "{ channels: { telegram: { textChunkLimit: 0 } } }",
-            "line 1, column 43: channels.telegram.textChunkLimit: expected a whole number of at least 16, got 0",
+            "line 1, column 43: channels.telegram.textChunkLimit: expected a whole number of at least 15, got 0",
         ),
         (
             "{ channels: { telegram: { textChunkLimit: '4000' } } }",
-            "channels.telegram.textChunkLimit: expected a whole number of at least 16, got \"4000\"",
+            "channels.telegram.textChunkLimit: expected a whole number of at least 15, got \"4000\"",
         ),
         (
             "{ channels: { telegram: { maxLinesPerMessage: 2 } } }",
@@ -472,9 +472,10 @@ fn invalid_values_are_refused_with_their_path_and_position() {
 
 #[test]
 fn a_setting_the_library_refuses_is_an_error_at_resolve_time() {
-    // The file is well formed, but the prefix leaves no room in a 16-unit message.
+    // The file is well formed, but the prefix leaves less than the smallest limit (29 UTF-16
+    // units) of a 40-unit message.
     let text = "{ messages: { responsePrefix: 'A very long response prefix' }, \
-                channels: { telegram: { textChunkLimit: 16 } } }";
+                channels: { telegram: { textChunkLimit: 40 } } }";
     let s = OpenClawConfig::parse(text)
         .unwrap()
         .settings(&Selection::channel("telegram"))

@@ -31,7 +31,7 @@ fn perf_probe() {
             ..Default::default()
         };
         let t = std::time::Instant::now();
-        let mut c = BlockChunker::new(cfg);
+        let mut c = BlockChunker::new(cfg).expect("valid config");
         let mut out = Vec::new();
         let mut at = 0;
         while at < big.len() {
@@ -50,7 +50,7 @@ fn perf_probe() {
             out.len()
         );
         let t = std::time::Instant::now();
-        let mut c = BlockChunker::new(cfg);
+        let mut c = BlockChunker::new(cfg).expect("valid config");
         out.clear();
         let mut at = 0;
         let mut n = 0;

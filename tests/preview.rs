@@ -104,7 +104,8 @@ fn block_preview_advances_by_preview_blocks() {
         max: 800,
         metric: LengthMetric::Utf16,
         ..Default::default()
-    });
+    })
+    .expect("a valid configuration");
     let mut blocks = Vec::new();
     for piece in PROSE.as_bytes().chunks(4) {
         chunker.push(std::str::from_utf8(piece).unwrap(), &mut blocks);

@@ -1,11 +1,11 @@
-//! Golden digests of the text core's output: the chunker and the platform splitter over
-//! every `tests/data/*.md` file and a few generated stress texts, for many configurations
-//! and every metric. The digests were recorded from the code before the performance work;
-//! any change to a block's text, separator, source range, fence flags or (for the chunker)
-//! the delta after which it came out changes a digest.
+//! Reviewed output of the text core, pinned as readable snapshots (`tests/snapshots/`): the
+//! blocks of the chunker and the pieces of the platform splitter for a few representative
+//! inputs, in every metric, at the smallest accepted limits and at ordinary ones. Each
+//! block is shown as its display text with its lead, separator, length and synthetic
+//! lines, so a change of output shows up as a diff a reviewer can read.
 //!
-//! To see the current digests (e.g. after an intended change of output), run
-//! `GOLDEN_PRINT=1 cargo test --release --test text_golden -- --nocapture`.
+//! After an intended change, review the new output with `cargo insta review`, or write it
+//! with `INSTA_UPDATE=always cargo test --test text_golden` and read the diff in git.
 
 mod text_checks;
 
@@ -13,280 +13,170 @@ use replystream::{
     Block, BlockChunker, BreakPreference, ChunkerConfig, LengthMetric, PlatformSplitter,
     SplitConfig, SplitMode,
 };
-use text_checks::corpus;
+use text_checks::{Expect, KISS, check_blocks};
 
-/// 64-bit FNV-1a, fed field by field.
-struct Fnv(u64);
-
-impl Fnv {
-    fn new() -> Self {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-
-    fn bytes(&mut self, data: &[u8]) {
-        for &b in data {
-            self.0 ^= u64::from(b);
-            self.0 = self.0.wrapping_mul(0x0000_0100_0000_01b3);
-        }
-    }
-
-    /// A field: its length first, so that field boundaries are part of the digest.
-    fn field(&mut self, data: &[u8]) {
-        self.bytes(&(data.len() as u64).to_le_bytes());
-        self.bytes(data);
-    }
-
-    fn num(&mut self, n: usize) {
-        self.bytes(&(n as u64).to_le_bytes());
-    }
-
-    fn block(&mut self, b: &Block) {
-        self.field(b.text.as_bytes());
-        self.field(b.sep.as_bytes());
-        self.num(b.source.start);
-        self.num(b.source.end);
-        self.num(usize::from(b.fence_reopened) * 2 + usize::from(b.fence_closed));
-    }
+/// Markdown that exercises every rule: paragraphs, a list with a stray backtick, a fence with
+/// a long info string, a tilde fence with CRLF line ends, indented code, inline code,
+/// combining marks after a space, a ZWJ family, flags, CJK sentences, and an empty unclosed
+/// fence at the end.
+fn sample() -> String {
+    [
+        "Intro paragraph with `inline code` and a sentence. Then another one!\n\n",
+        "- a stray `backtick here.\n- item `one` and `two`\n- item three\n\n",
+        "```javascript title=\"an info string that is rather long\"\n",
+        "const answer = 42;\nconsole.log(answer);\n```\n\n",
+        "~~~~py\r\nprint('crlf')\r\n~~~~\r\n\r\n",
+        "Indented code follows:\n\n    let x = 1;\n\n    let y = 2;\n\n",
+        "Marks: cafe\u{301} and a space with a mark: x \u{301}y. ",
+        "Family 👨\u{200d}👩\u{200d}👧\u{200d}👦, flags 🇫🇷🇩🇪, kiss ",
+        KISS,
+        ".\n\n今日は晴れ。明日は雨！\n\n~~~~\n",
+    ]
+    .concat()
 }
 
-/// `text` cut into deltas of `size` bytes, each end moved forward to a char boundary.
-fn deltas(text: &str, size: usize) -> Vec<&str> {
+/// A long single line of code inside a fence: hard cuts inside a fence, reopened each time.
+fn long_code_line() -> String {
+    format!("```rust\nlet data = \"{}\";\n```", "x".repeat(120))
+}
+
+/// The blocks as a reviewer reads them.
+fn render(blocks: &[Block], metric: LengthMetric) -> String {
+    let mut out = String::new();
+    for (k, b) in blocks.iter().enumerate() {
+        let mut flags = Vec::new();
+        if b.fence_reopened {
+            flags.push("fence reopened");
+        }
+        if b.indent_reopened {
+            flags.push("indent reopened");
+        }
+        if b.fence_closed {
+            flags.push("fence closed");
+        }
+        out.push_str(&format!(
+            "--- {k}: {} units, lead {:?}, sep {:?}{}{}\n{}\n",
+            metric.len(&b.text),
+            b.lead,
+            b.sep,
+            if flags.is_empty() { "" } else { ", " },
+            flags.join(", "),
+            b.text
+        ));
+    }
+    out
+}
+
+fn chunk(text: &str, config: ChunkerConfig) -> String {
+    let mut c = BlockChunker::new(config).expect("valid config");
     let mut out = Vec::new();
+    // A few characters at a time, as a model streams.
     let mut at = 0;
     while at < text.len() {
-        let mut end = at.saturating_add(size).min(text.len());
+        let mut end = (at + 5).min(text.len());
         while !text.is_char_boundary(end) {
             end += 1;
         }
-        out.push(&text[at..end]);
+        c.push(&text[at..end], &mut out);
         at = end;
     }
-    out
+    c.flush(&mut out);
+    let expect = Expect::for_text(text, config.metric, config.max, None);
+    // Every snapshot also holds every invariant.
+    check_blocks(text, &out, expect).expect("invariants");
+    render(&out, config.metric)
 }
 
-fn chunker_configs() -> Vec<ChunkerConfig> {
-    let mut out = Vec::new();
-    let shapes: [(usize, usize, BreakPreference, bool); 7] = [
-        (1, 8, BreakPreference::Paragraph, false),
-        (3, 30, BreakPreference::Sentence, false),
-        (20, 60, BreakPreference::Newline, false),
-        (50, 120, BreakPreference::Sentence, true),
-        (40, 200, BreakPreference::Paragraph, false),
-        (300, 500, BreakPreference::Paragraph, true),
-        (800, 1200, BreakPreference::Paragraph, false),
-    ];
-    for metric in LengthMetric::ALL {
-        for &(min, max, break_preference, flush_on_paragraph) in &shapes {
-            out.push(ChunkerConfig {
-                min,
-                max,
-                break_preference,
-                flush_on_paragraph,
-                metric,
-            });
-        }
-    }
-    out
+fn split(text: &str, config: SplitConfig) -> String {
+    let pieces = PlatformSplitter::new(config)
+        .expect("valid config")
+        .split(text);
+    let expect = Expect::for_text(text, config.metric, config.limit, config.max_lines);
+    check_blocks(text, &pieces, expect).expect("invariants");
+    render(&pieces, config.metric)
 }
-
-fn split_configs() -> Vec<SplitConfig> {
-    let mut out = Vec::new();
-    for metric in LengthMetric::ALL {
-        for (limit, mode, max_lines) in [
-            (8, SplitMode::Length, None),
-            (24, SplitMode::Length, Some(3)),
-            (100, SplitMode::Length, None),
-            (100, SplitMode::Newline, Some(17)),
-            (300, SplitMode::Newline, None),
-            (2000, SplitMode::Length, Some(17)),
-            (2000, SplitMode::Length, None),
-            (4000, SplitMode::Length, None),
-        ] {
-            out.push(SplitConfig {
-                limit,
-                metric,
-                mode,
-                max_lines,
-            });
-        }
-    }
-    out
-}
-
-/// Chunker output for 1-byte (so 1-char), 7-byte, 257-byte and whole deltas, with the index of the
-/// push after which each block came out (`usize::MAX` for the flush).
-fn chunker_digest(text: &str) -> u64 {
-    let mut h = Fnv::new();
-    for config in chunker_configs() {
-        for size in [1, 7, 257, usize::MAX] {
-            let mut c = BlockChunker::new(config);
-            let mut out = Vec::new();
-            for (k, d) in deltas(text, size).into_iter().enumerate() {
-                c.push(d, &mut out);
-                for b in out.drain(..) {
-                    h.num(k);
-                    h.block(&b);
-                }
-            }
-            c.flush(&mut out);
-            for b in out.drain(..) {
-                h.num(usize::MAX);
-                h.block(&b);
-            }
-            h.num(0xB10C);
-        }
-    }
-    h.0
-}
-
-fn splitter_digest(text: &str) -> u64 {
-    let mut h = Fnv::new();
-    for config in split_configs() {
-        let s = PlatformSplitter::new(config).expect("valid config");
-        for b in s.split(text) {
-            h.block(&b);
-        }
-        h.num(0x5917);
-    }
-    h.0
-}
-
-/// A deterministic Markdown-ish stress text: fences, inline code, CRLF, CJK marks,
-/// combining marks, ZWJ sequences, flags, long words, indented code.
-fn generated(seed: u64, len: usize) -> String {
-    const PIECES: &[&str] = &[
-        "word",
-        "lorem",
-        "x",
-        " ",
-        " ",
-        " ",
-        "  ",
-        "\t",
-        "\n",
-        "\n\n",
-        "\n \n",
-        "\r\n",
-        ". ",
-        "! ",
-        "? ",
-        "…",
-        ".",
-        ")",
-        "\"",
-        "”",
-        "3.14",
-        "```rust\n",
-        "```\n",
-        "\n```\n",
-        "~~~~ info\n",
-        "~~~~\n",
-        "````\n",
-        "`",
-        "``",
-        "`code`",
-        "e\u{301}",
-        "👨\u{200d}👩\u{200d}👧",
-        "🇫🇷",
-        "🇩🇪🇯🇵",
-        "日本語",
-        "。",
-        "！",
-        "？」",
-        "    indented code\n",
-        "supercalifragilisticexpialidocious",
-        "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyz",
-        "é",
-        "\u{1F600}",
-        "- item\n",
-        "# Title\n\n",
-    ];
-    let mut state = seed | 1;
-    let mut out = String::new();
-    while out.len() < len {
-        // xorshift64*
-        state ^= state >> 12;
-        state ^= state << 25;
-        state ^= state >> 27;
-        let r = state.wrapping_mul(0x2545_f491_4f6c_dd1d);
-        out.push_str(PIECES[(r >> 33) as usize % PIECES.len()]);
-    }
-    out
-}
-
-fn inputs() -> Vec<(String, String)> {
-    let mut all = corpus();
-    for (i, seed) in [1u64, 7, 42].into_iter().enumerate() {
-        all.push((format!("generated-{i}"), generated(seed, 6000)));
-    }
-    all
-}
-
-/// (name, chunker digest, splitter digest), recorded before the performance work.
-const GOLDEN: &[(&str, u64, u64)] = &[
-    ("README.md", 0x2c2c2537c3723e8d, 0x297935c092561339),
-    ("code-heavy.md", 0x3b9d62af27a6cd84, 0xfdea46ed0c94bfef),
-    (
-        "directives-and-thinking.md",
-        0xcd5d653f951bf355,
-        0xbf542ba35a0251f5,
-    ),
-    ("lists-tables.md", 0x77a2919f10eddb6a, 0xa2537679b93d32eb),
-    ("no-breaks.md", 0x249c2b1e9542ee7d, 0xb1ae1094c395f35d),
-    ("node-events.md", 0xfca745715bc1bbb5, 0x6afc4ea7bd372e6b),
-    ("node-readline.md", 0x0f16be7d1c4a54c9, 0x84134b668d4f83e5),
-    (
-        "openclaw-streaming-notes.md",
-        0xa039898ba2e720e7,
-        0x6979a839326d0591,
-    ),
-    (
-        "prose-paragraphs.md",
-        0x0569fd4894d9862d,
-        0x8b11f3f2b212af7d,
-    ),
-    (
-        "reasoning-stream-design.md",
-        0xe962acfcdb9b923c,
-        0x4ddcd5945066bc94,
-    ),
-    (
-        "silent-and-heartbeat.md",
-        0xfa5bb1b701492735,
-        0x99a606bc8d218825,
-    ),
-    ("silent-reply.md", 0xb82aa81ec0ad7195, 0xf26e31c520b04605),
-    ("unclosed-fence.md", 0xe8ad2f155f180783, 0xfb980443797e8e3f),
-    ("unicode-mix.md", 0xb4ab0d8962a3684a, 0x2e0953e414df16ba),
-    ("generated-0", 0x9c27c7e51b3829e4, 0xd29aa18cf72ae74f),
-    ("generated-1", 0xa2bc9e7651eab171, 0xfbddd1df8a10ad1b),
-    ("generated-2", 0x881dc50fd1387a5f, 0xaa140ee3b078f46e),
-];
 
 #[test]
-fn text_core_output_matches_the_golden_digests() {
-    let print = std::env::var_os("GOLDEN_PRINT").is_some();
-    let mut mismatches = Vec::new();
-    let mut seen = 0;
-    for (name, text) in inputs() {
-        let c = chunker_digest(&text);
-        let s = splitter_digest(&text);
-        if print {
-            println!("    (\"{name}\", 0x{c:016x}, 0x{s:016x}),");
-        }
-        match GOLDEN.iter().find(|(n, _, _)| *n == name) {
-            Some(&(_, gc, gs)) => {
-                seen += 1;
-                if gc != c {
-                    mismatches.push(format!("{name}: chunker 0x{c:016x} != 0x{gc:016x}"));
-                }
-                if gs != s {
-                    mismatches.push(format!("{name}: splitter 0x{s:016x} != 0x{gs:016x}"));
-                }
-            }
-            None => mismatches.push(format!("{name}: no golden digest")),
-        }
+fn chunker_at_the_smallest_limits() {
+    for metric in LengthMetric::ALL {
+        let max = metric.min_limit();
+        let config = ChunkerConfig {
+            min: max / 2,
+            max,
+            metric,
+            ..ChunkerConfig::default()
+        };
+        insta::assert_snapshot!(
+            format!("chunker_smallest_{}", metric.name()),
+            chunk(&sample(), config)
+        );
     }
-    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
-    assert_eq!(seen, GOLDEN.len(), "every golden input is still there");
+}
+
+#[test]
+fn chunker_at_ordinary_limits() {
+    for (name, pref, flush_on_paragraph) in [
+        ("paragraph", BreakPreference::Paragraph, false),
+        ("newline", BreakPreference::Newline, true),
+        ("sentence", BreakPreference::Sentence, false),
+    ] {
+        let config = ChunkerConfig {
+            min: 120,
+            max: 200,
+            break_preference: pref,
+            flush_on_paragraph,
+            metric: LengthMetric::Chars,
+        };
+        insta::assert_snapshot!(format!("chunker_200_{name}"), chunk(&sample(), config));
+    }
+}
+
+#[test]
+fn chunker_cuts_a_long_code_line() {
+    for metric in [LengthMetric::Utf16, LengthMetric::Bytes] {
+        let config = ChunkerConfig {
+            min: 30,
+            max: 60,
+            metric,
+            ..ChunkerConfig::default()
+        };
+        insta::assert_snapshot!(
+            format!("chunker_long_code_line_{}", metric.name()),
+            chunk(&long_code_line(), config)
+        );
+    }
+}
+
+#[test]
+fn splitter_at_the_smallest_limits() {
+    for metric in LengthMetric::ALL {
+        let config = SplitConfig {
+            limit: metric.min_limit(),
+            metric,
+            mode: SplitMode::Length,
+            max_lines: None,
+        };
+        insta::assert_snapshot!(
+            format!("splitter_smallest_{}", metric.name()),
+            split(&sample(), config)
+        );
+    }
+}
+
+#[test]
+fn splitter_with_a_line_cap_and_in_newline_mode() {
+    let capped = SplitConfig {
+        limit: 2000,
+        metric: LengthMetric::Chars,
+        mode: SplitMode::Length,
+        max_lines: Some(4),
+    };
+    insta::assert_snapshot!("splitter_4_lines", split(&sample(), capped));
+    let newline = SplitConfig {
+        limit: 4000,
+        metric: LengthMetric::Utf16,
+        mode: SplitMode::Newline,
+        max_lines: None,
+    };
+    insta::assert_snapshot!("splitter_newline_mode", split(&sample(), newline));
 }

@@ -58,7 +58,7 @@ pub(crate) struct EngineArgs {
 #[derive(Args, Debug, Default)]
 #[command(next_help_heading = "Engine settings (default: the channel's)")]
 pub(crate) struct EngineSettings {
-    /// The longest message, in the metric's units [16..=1000000; generic 4000, discord 2000]
+    /// The longest message, in the metric's units [15..=1000000; generic 4000, discord 2000]
     #[arg(long, value_name = "N",
           value_parser = values::units(MIN_TEXT_LIMIT as u64, MAX_UNITS))]
     pub text_limit: Option<usize>,

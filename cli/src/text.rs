@@ -16,11 +16,13 @@ use crate::{CliError, read_input};
 #[derive(Serialize)]
 struct Record<'a> {
     text: &'a str,
+    lead: &'a str,
     sep: &'a str,
     len: usize,
     start: usize,
     end: usize,
     fence_reopened: bool,
+    indent_reopened: bool,
     fence_closed: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     flushed: Option<bool>,
@@ -36,11 +38,13 @@ impl<W: Write> JsonLines<W> {
     fn write(&mut self, block: &Block, flushed: Option<bool>) -> Result<(), CliError> {
         let record = Record {
             text: &block.text,
+            lead: &block.lead,
             sep: &block.sep,
             len: self.metric.len(&block.text),
             start: block.source.start,
             end: block.source.end,
             fence_reopened: block.fence_reopened,
+            indent_reopened: block.indent_reopened,
             fence_closed: block.fence_closed,
             flushed,
         };
@@ -76,7 +80,8 @@ pub(crate) struct ChunkArgs {
           value_parser = values::units(0, MAX_UNITS))]
     min: usize,
 
-    /// No block longer than N units, fence lines included [0..=1000000; raised to --min]
+    /// No block longer than N units, fence lines included [0..=1000000; raised to --min, then
+    /// refused below 24 chars, 29 utf16, 49 bytes or 15 graphemes, as by the library]
     #[arg(long, value_name = "N", default_value_t = 1200,
           value_parser = values::units(0, MAX_UNITS))]
     max: usize,
@@ -104,10 +109,12 @@ pub(crate) struct ChunkArgs {
 const OUTPUT_FIELDS: &str = "\
 Output: one JSON object per line, one per block (chunk) or piece (split):
   text            the piece as displayed (synthetic fence lines included)
+  lead            whitespace before it that no sep holds (leading whitespace of FILE)
   sep             the source text between this piece and the next
   len             the length of text in the metric
   start, end      the byte range of FILE that text shows (synthetic lines excluded)
   fence_reopened  text starts with a synthetic fence opening line
+  indent_reopened text starts with 4 synthetic spaces (an indented code line goes on)
   fence_closed    text ends with a synthetic fence closing line
   flushed         (chunk) the block came from the final forced drain";
 
@@ -121,8 +128,11 @@ pub(crate) fn run_chunk(args: ChunkArgs) -> Result<(), CliError> {
         flush_on_paragraph: args.flush_on_paragraph,
         metric: args.metric,
     };
+    // An invalid configuration is the caller's mistake: report it before reading input,
+    // exactly as the library refuses it.
+    let mut chunker =
+        BlockChunker::new(config).map_err(|err| CliError::usage(format!("chunk: {err}")))?;
     let text = read_input(&args.file)?;
-    let mut chunker = BlockChunker::new(config);
     let mut out = json_lines(config.metric);
     let mut blocks = Vec::new();
     for delta in char_deltas(&text, args.token) {
@@ -160,7 +170,8 @@ pub(crate) struct SplitArgs {
     #[arg(value_name = "FILE")]
     file: String,
 
-    /// The platform's text limit, fence lines included [1..=1000000]
+    /// The platform's text limit, fence lines included [1..=1000000; refused below 24 chars,
+    /// 29 utf16, 49 bytes or 15 graphemes, as by the library]
     #[arg(long, value_name = "N", default_value_t = 4000,
           value_parser = values::units(1, MAX_UNITS))]
     limit: usize,
@@ -173,9 +184,9 @@ pub(crate) struct SplitArgs {
     #[arg(long, value_name = "MODE", default_value = "length", value_parser = SPLIT_MODES)]
     mode: SplitMode,
 
-    /// At most N lines per piece (Discord: 17), or none [1..=1000000]
+    /// At most N lines per piece (Discord: 17), or none [3..=1000000]
     #[arg(long, value_name = "N|none",
-          value_parser = values::line_cap(1))]
+          value_parser = values::line_cap(replystream::MIN_MAX_LINES as u64))]
     max_lines: Option<LineCap>,
 }
 

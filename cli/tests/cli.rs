@@ -656,7 +656,7 @@ fn negative_and_absurd_numbers_are_invalid_values() {
         2,
         "MAX 60001 is above 60000",
     );
-    assert_fails(&["demo", f, "--text-limit", "15"], 2, "from 16 to 1000000");
+    assert_fails(&["demo", f, "--text-limit", "14"], 2, "from 15 to 1000000");
     assert_fails(
         &["demo", f, "--max-lines", "2"],
         2,
@@ -1407,7 +1407,7 @@ fn bad_openclaw_files_and_selections_are_usage_errors() {
     assert_fails(
         &["demo", &reply, "--config", &bad, "--channel", "telegram"],
         2,
-        "line 2, column 43: channels.telegram.textChunkLimit: expected a whole number of at least 16, got \"many\"",
+        "line 2, column 43: channels.telegram.textChunkLimit: expected a whole number of at least 15, got \"many\"",
     );
     std::fs::write(&bad, "{ channels: { telegram: { } }").unwrap();
     assert_fails(

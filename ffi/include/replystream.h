@@ -324,6 +324,61 @@ typedef uint32_t replystream_abort_reason;
 #endif // __cplusplus
 
 /**
+ * How the turn ended (`replystream_outcome.ending`).
+ */
+enum replystream_turn_ending
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * `replystream_engine_push_finish`, and every send was answered.
+     */
+    REPLYSTREAM_TURN_FINISHED = 0,
+    /**
+     * `replystream_engine_push_fail`: what the model wrote and the error were sent.
+     */
+    REPLYSTREAM_TURN_FAILED = 1,
+    /**
+     * `replystream_engine_push_cancel`: nothing more was sent after it.
+     */
+    REPLYSTREAM_TURN_CANCELLED = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum replystream_turn_ending replystream_turn_ending;
+#else
+typedef uint32_t replystream_turn_ending;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * Why a send did not reach the user (`replystream_undelivered.reason`).
+ */
+enum replystream_undelivered_reason
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * The host reported a permanent failure, or the retries ran out.
+     */
+    REPLYSTREAM_UNDELIVERED_FAILED = 0,
+    /**
+     * No ack came within the delivery timeout (a late delivered ack still counts and
+     * removes it from the list of a later outcome).
+     */
+    REPLYSTREAM_UNDELIVERED_TIMED_OUT = 1,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum replystream_undelivered_reason replystream_undelivered_reason;
+#else
+typedef uint32_t replystream_undelivered_reason;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
  * How a channel counts text length (`replystream_options_set_metric`).
  */
 enum replystream_metric
@@ -578,7 +633,8 @@ typedef struct replystream_engine replystream_engine;
  * Setters check what they can on their own (an enum number, a text's UTF-8) and return
  * `REPLYSTREAM_INVALID_CONFIG` (unknown number) or `REPLYSTREAM_INVALID_UTF8`;
  * `replystream_options_last_error` tells why. Ranges and combinations (a text limit below
- * 16, chunk bounds, a prefix too long for the limit) are checked when the options are used,
+ * `replystream_min_limit`, chunk bounds, a prefix too long for the limit) are checked when
+ * the options are used,
  * by `replystream_engine_new`, `replystream_split` and `replystream_chunk`, which then return
  * `REPLYSTREAM_INVALID_CONFIG` with the field named in `replystream_new_error`.
  *
@@ -755,16 +811,103 @@ typedef struct replystream_stats {
      * Block sends skipped after an abort (their text goes to the final).
      */
     uint64_t skipped_blocks;
+    /**
+     * Live preview operations (create, edit, draft) handed to the host; the final's edit of
+     * the preview message is a FINAL send and not counted here.
+     */
+    uint64_t preview_updates;
+    /**
+     * Live preview updates not sent because the preview text was identical to, or a strict
+     * prefix of, what the platform already showed.
+     */
+    uint64_t preview_skips;
 } replystream_stats;
+
+/**
+ * A send that did not reach the user, in a `replystream_outcome`. Its views point into the
+ * outcome and stay valid until `replystream_outcome_free`.
+ */
+typedef struct replystream_undelivered {
+    /**
+     * The id it was sent with.
+     */
+    uint64_t send_id;
+    /**
+     * Tool, block or final (previews are never listed: the final supersedes them).
+     */
+    replystream_send_kind send_kind;
+    /**
+     * Failed for good, or timed out.
+     */
+    replystream_undelivered_reason reason;
+    /**
+     * The text that did not arrive (empty for a streamed block, whose text goes out again
+     * in the final: only its media are listed).
+     */
+    struct replystream_str text;
+    /**
+     * The media URLs that did not arrive, `media_count` views (NULL when there are none).
+     */
+    const struct replystream_str *media;
+    /**
+     * How many media URLs.
+     */
+    size_t media_count;
+    /**
+     * The send reported an error (the model failed).
+     */
+    bool is_error;
+    /**
+     * One of `replystream_lane`.
+     */
+    replystream_lane lane;
+} replystream_undelivered;
+
+/**
+ * How a turn ended, from `replystream_engine_outcome`: whether everything reached the user,
+ * and what did not. Read-only; owned by the caller until `replystream_outcome_free` (every
+ * view in it stays valid until then). The library allocates it, so later versions may add
+ * fields at its end without breaking programs built against this header.
+ */
+typedef struct replystream_outcome {
+    /**
+     * Finished, failed or cancelled.
+     */
+    replystream_turn_ending ending;
+    /**
+     * The user got the whole reply: the turn was not cancelled and nothing is undelivered.
+     */
+    bool all_delivered;
+    /**
+     * No final message is listed as undelivered.
+     */
+    bool final_delivered;
+    /**
+     * What never reached the user, in send order, `undelivered_count` records (NULL when
+     * there are none): sends that failed for good, or were still unanswered after their
+     * delivery timeout when the outcome was taken.
+     */
+    const struct replystream_undelivered *undelivered;
+    /**
+     * How many undelivered sends.
+     */
+    size_t undelivered_count;
+} replystream_outcome;
 
 /**
  * One piece of a text, in a `replystream_blocks` result. Views point into the result and
  * stay valid until `replystream_blocks_free`.
+ *
+ * Rebuilding the input: over all pieces in order, `lead`, then the bytes
+ * `text.ptr[source_in_text_start..source_in_text_end]`, then `sep`, concatenated, give back
+ * the input exactly, byte for byte (leading blank lines, CR LF and trailing whitespace
+ * included). Those bytes are also the input's `source_start..source_end`. A text of only
+ * whitespace has no pieces.
  */
 typedef struct replystream_block {
     /**
-     * What to display: the source text of the piece, plus a synthetic fence line at an edge
-     * where a code fence was cut (see `fence_reopened`, `fence_closed`).
+     * What to display: the source text of the piece, plus synthetic text at an edge where
+     * code was cut (see `fence_reopened`, `indent_reopened`, `fence_closed`).
      */
     struct replystream_str text;
     /**
@@ -788,6 +931,27 @@ typedef struct replystream_block {
      * The piece ends with a synthetic line closing a fence cut after it.
      */
     bool fence_closed;
+    /**
+     * Whitespace before the piece's source that no earlier `sep` holds: the input's leading
+     * whitespace on the first piece (and, for `replystream_chunk`, after a flush); usually
+     * empty.
+     */
+    struct replystream_str lead;
+    /**
+     * The piece starts with 4 synthetic spaces: it continues an indented code line cut in
+     * its middle.
+     */
+    bool indent_reopened;
+    /**
+     * The byte offset in `text` where the piece's source text starts (after a synthetic
+     * reopening fence line or the 4 synthetic spaces).
+     */
+    size_t source_in_text_start;
+    /**
+     * The byte offset in `text` where it ends (exclusive; before a synthetic closing fence
+     * line). `source_in_text_end - source_in_text_start == source_end - source_start`.
+     */
+    size_t source_in_text_end;
 } replystream_block;
 
 #ifdef __cplusplus
@@ -832,8 +996,8 @@ const char *replystream_version(void);
  * - `REPLYSTREAM_INVALID_UTF8`: the channel name is not UTF-8;
  * - `REPLYSTREAM_UNKNOWN_CHANNEL`: the channel name is not a built-in profile;
  * - `REPLYSTREAM_INVALID_CONFIG`: the options, layered over the channel, are refused by the
- *   configuration check (e.g. a text limit below 16, a line cap below 3, an empty silent
- *   token, a response prefix leaving less than 16 units of text);
+ *   configuration check (e.g. a text limit below `replystream_min_limit`, a line cap below
+ *   3, an empty silent token, a response prefix leaving less than that limit of text);
  * - `REPLYSTREAM_POISONED`: `options` is poisoned by an earlier panic;
  * - `REPLYSTREAM_PANIC`: a bug.
  *
@@ -915,7 +1079,19 @@ replystream_result replystream_options_last_error(const struct replystream_optio
                                                   struct replystream_str *out);
 
 /**
- * The longest message text (channel default; generic 4000). At least 16 (checked on use).
+ * The smallest text limit accepted in `metric` (one of `replystream_metric`), for the text
+ * limit, the preview limit, chunk max and the preview's block max: room to close and
+ * reopen a fenced code block (at its widest standard form, three spaces and three
+ * backticks) around the widest grapheme cluster kept whole (a 10-code-point emoji
+ * sequence). 24 chars, 29 UTF-16 units, 49 bytes, 15 graphemes. A smaller limit is refused
+ * with `REPLYSTREAM_INVALID_CONFIG` by `replystream_engine_new`, `replystream_split` and
+ * `replystream_chunk`. Returns 0 for a number that is not a `replystream_metric`.
+ */
+size_t replystream_min_limit(uint32_t metric);
+
+/**
+ * The longest message text (channel default; generic 4000). At least
+ * `replystream_min_limit(metric)` (checked on use).
  *
  * # Safety
  * `options` is NULL or a live options handle that no other call is using.
@@ -934,7 +1110,8 @@ replystream_result replystream_options_set_metric(struct replystream_options *op
                                                   uint32_t metric);
 
 /**
- * The longest text a live preview may show (channel default; generic 4000). At least 16.
+ * The longest text a live preview may show (channel default; generic 4000). At least
+ * `replystream_min_limit(metric)` (checked on use).
  *
  * # Safety
  * As for `replystream_options_set_text_limit`.
@@ -963,7 +1140,8 @@ replystream_result replystream_options_set_chunk_min(struct replystream_options 
                                                      size_t chunk_min);
 
 /**
- * The chunker's maximum block length (1200); lowered to the text limit on use.
+ * The chunker's maximum block length (1200); lowered to the text limit on use, and then at
+ * least `replystream_min_limit(metric)` (checked on use).
  *
  * # Safety
  * As for `replystream_options_set_text_limit`.
@@ -1558,10 +1736,37 @@ replystream_result replystream_engine_stats(const struct replystream_engine *eng
                                             size_t out_size);
 
 /**
+ * How the turn ended, once it has. Writes to `*out` a new outcome (free it with
+ * `replystream_outcome_free`) after the turn went idle (the IDLE action) or was cancelled,
+ * and NULL while it runs. A late ack for a send whose timeout fired still counts: take the
+ * outcome again to see it.
+ *
+ * Returns `REPLYSTREAM_OK` (with the outcome or NULL), `REPLYSTREAM_NULL_POINTER` (`engine`
+ * or `out` NULL), `REPLYSTREAM_POISONED`, or `REPLYSTREAM_PANIC`; `*out` is NULL on every
+ * error. Reads only: the last error is left alone.
+ *
+ * # Safety
+ * `engine` is NULL or a live handle that no non-`const` call is using; `out` is NULL or
+ * points to writable storage for a pointer.
+ */
+replystream_result replystream_engine_outcome(const struct replystream_engine *engine,
+                                              struct replystream_outcome **out);
+
+/**
+ * Frees an outcome and every view into it. NULL is allowed and does nothing.
+ *
+ * # Safety
+ * `outcome` is NULL or an outcome from `replystream_engine_outcome` not freed yet and not in
+ * use.
+ */
+void replystream_outcome_free(struct replystream_outcome *outcome);
+
+/**
  * Splits a whole text (a final reply, a tool result) into pieces that fit the channel's
  * text limit, counted in its metric, with its line cap; in newline chunk mode, at every
  * paragraph first. Pieces never break a code fence without closing and reopening it, never
- * split a grapheme cluster, and with their separators give back the text.
+ * split a grapheme cluster, and with their leads and separators give back the text exactly
+ * (see `replystream_block`).
  *
  * `channel` and `options` configure it as for `replystream_engine_new` (text limit, metric,
  * max lines, chunk mode, and the response prefix's room). `text`/`len` is UTF-8, read during
@@ -1570,8 +1775,9 @@ replystream_result replystream_engine_stats(const struct replystream_engine *eng
  * Returns `REPLYSTREAM_OK`, or `REPLYSTREAM_NULL_POINTER` (`out` NULL, or a NULL pointer with
  * a non-zero length), `REPLYSTREAM_INVALID_ARGUMENT` (a length above `PTRDIFF_MAX`),
  * `REPLYSTREAM_INVALID_UTF8` (the text or channel name), `REPLYSTREAM_UNKNOWN_CHANNEL`,
- * `REPLYSTREAM_INVALID_CONFIG`, `REPLYSTREAM_POISONED` (options), `REPLYSTREAM_PANIC`;
- * `replystream_new_error` tells why.
+ * `REPLYSTREAM_INVALID_CONFIG` (e.g. a text limit below `replystream_min_limit`, too small
+ * to close and reopen a code fence; the detail names the field), `REPLYSTREAM_POISONED`
+ * (options), `REPLYSTREAM_PANIC`; `replystream_new_error` tells why.
  *
  * # Safety
  * `channel` and `text` are NULL or point to their lengths of readable bytes; `options` is

@@ -245,8 +245,8 @@ pub(crate) fn constructor(f: impl FnOnce() -> Result<(), ArgError>) -> replystre
 /// - `REPLYSTREAM_INVALID_UTF8`: the channel name is not UTF-8;
 /// - `REPLYSTREAM_UNKNOWN_CHANNEL`: the channel name is not a built-in profile;
 /// - `REPLYSTREAM_INVALID_CONFIG`: the options, layered over the channel, are refused by the
-///   configuration check (e.g. a text limit below 16, a line cap below 3, an empty silent
-///   token, a response prefix leaving less than 16 units of text);
+///   configuration check (e.g. a text limit below `replystream_min_limit`, a line cap below
+///   3, an empty silent token, a response prefix leaving less than that limit of text);
 /// - `REPLYSTREAM_POISONED`: `options` is poisoned by an earlier panic;
 /// - `REPLYSTREAM_PANIC`: a bug.
 ///

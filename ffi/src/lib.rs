@@ -11,7 +11,8 @@
 //! Modules by concern: [`result`] (codes and version), [`types`] (views, the action record,
 //! counters), `handle` (the engine handle, the panic boundary, lifecycle), `args` (argument
 //! conversion and the UTF-8 carry of streamed text), `push` (inputs), `poll` (the poll loop
-//! and getters), `options` (the options handle), `text` (split and chunk).
+//! and getters), `outcome` (how a turn ended), `options` (the options handle), `text`
+//! (split and chunk).
 #![warn(missing_docs)]
 // The exported names are C names.
 #![allow(non_camel_case_types)]
@@ -28,6 +29,8 @@ mod options;
 mod push;
 // Outputs.
 mod poll;
+// How a turn ended.
+mod outcome;
 // The text core.
 mod text;
 // Argument conversion (no exports).
@@ -35,6 +38,7 @@ mod args;
 
 pub use handle::*;
 pub use options::*;
+pub use outcome::*;
 pub use poll::*;
 pub use push::*;
 pub use result::*;

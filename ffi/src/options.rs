@@ -23,7 +23,8 @@ use crate::types::replystream_str;
 /// Setters check what they can on their own (an enum number, a text's UTF-8) and return
 /// `REPLYSTREAM_INVALID_CONFIG` (unknown number) or `REPLYSTREAM_INVALID_UTF8`;
 /// `replystream_options_last_error` tells why. Ranges and combinations (a text limit below
-/// 16, chunk bounds, a prefix too long for the limit) are checked when the options are used,
+/// `replystream_min_limit`, chunk bounds, a prefix too long for the limit) are checked when
+/// the options are used,
 /// by `replystream_engine_new`, `replystream_split` and `replystream_chunk`, which then return
 /// `REPLYSTREAM_INVALID_CONFIG` with the field named in `replystream_new_error`.
 ///
@@ -352,12 +353,28 @@ pub unsafe extern "C" fn replystream_options_last_error(
     unsafe { write_detail(options.as_ref().map(|o| o.last_error.as_str()), out) }
 }
 
+/// The smallest text limit accepted in `metric` (one of `replystream_metric`), for the text
+/// limit, the preview limit, chunk max and the preview's block max: room to close and
+/// reopen a fenced code block (at its widest standard form, three spaces and three
+/// backticks) around the widest grapheme cluster kept whole (a 10-code-point emoji
+/// sequence). 24 chars, 29 UTF-16 units, 49 bytes, 15 graphemes. A smaller limit is refused
+/// with `REPLYSTREAM_INVALID_CONFIG` by `replystream_engine_new`, `replystream_split` and
+/// `replystream_chunk`. Returns 0 for a number that is not a `replystream_metric`.
+#[unsafe(no_mangle)]
+pub extern "C" fn replystream_min_limit(metric: u32) -> usize {
+    usize::try_from(metric)
+        .ok()
+        .and_then(|i| METRICS.get(i))
+        .map_or(0, |m| m.min_limit())
+}
+
 // ---------------------------------------------------------------------------------------------
 // Setters. Every one returns `REPLYSTREAM_OK`, `REPLYSTREAM_NULL_POINTER` (NULL options, or a
 // NULL text with a non-zero length), `REPLYSTREAM_POISONED`, or the error its doc names.
 // Lengths and limits are in the channel's metric units, times in milliseconds.
 
-/// The longest message text (channel default; generic 4000). At least 16 (checked on use).
+/// The longest message text (channel default; generic 4000). At least
+/// `replystream_min_limit(metric)` (checked on use).
 ///
 /// # Safety
 /// `options` is NULL or a live options handle that no other call is using.
@@ -388,7 +405,8 @@ pub unsafe extern "C" fn replystream_options_set_metric(
     }
 }
 
-/// The longest text a live preview may show (channel default; generic 4000). At least 16.
+/// The longest text a live preview may show (channel default; generic 4000). At least
+/// `replystream_min_limit(metric)` (checked on use).
 ///
 /// # Safety
 /// As for `replystream_options_set_text_limit`.
@@ -430,7 +448,8 @@ pub unsafe extern "C" fn replystream_options_set_chunk_min(
     unsafe { set(options, |o| o.chunk_min = Some(chunk_min)) }
 }
 
-/// The chunker's maximum block length (1200); lowered to the text limit on use.
+/// The chunker's maximum block length (1200); lowered to the text limit on use, and then at
+/// least `replystream_min_limit(metric)` (checked on use).
 ///
 /// # Safety
 /// As for `replystream_options_set_text_limit`.

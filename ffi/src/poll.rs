@@ -1,6 +1,8 @@
 //! Outputs: the poll loop (`replystream_engine_poll_action`) and the read-only getters.
 
-use replystream::{AbortReason, Action, Lane, ReplyTarget, SendKind, SendOp, SendRequest, Time};
+use replystream::{
+    AbortReason, Action, Lane, Payload, ReplyTarget, SendKind, SendOp, SendRequest, Time,
+};
 
 use crate::handle::{read_engine, replystream_engine, with_engine};
 use crate::result::replystream_result::{self, *};
@@ -10,17 +12,49 @@ use crate::types::{
     replystream_stats, replystream_str,
 };
 
-/// NUL-terminates every string of a send, so the action's views can point into it.
-fn nul_terminate(send: &mut SendRequest) {
-    send.payload.text.push('\0');
-    for url in &mut send.payload.media {
+/// NUL-terminates every string of a payload, so views can point into it.
+pub(crate) fn nul_terminate_payload(payload: &mut Payload) {
+    payload.text.push('\0');
+    for url in &mut payload.media {
         url.push('\0');
     }
-    if let Some(ReplyTarget::Id(id)) = &mut send.payload.reply_to {
+    if let Some(ReplyTarget::Id(id)) = &mut payload.reply_to {
         id.push('\0');
     }
+}
+
+/// NUL-terminates every string of a send, so the action's views can point into it.
+fn nul_terminate(send: &mut SendRequest) {
+    nul_terminate_payload(&mut send.payload);
     if let Some(message_ref) = &mut send.message_ref {
         message_ref.push('\0');
+    }
+}
+
+/// Views of a NUL-terminated payload's media URLs.
+pub(crate) fn media_views(payload: &Payload) -> impl Iterator<Item = replystream_str> + '_ {
+    payload
+        .media
+        .iter()
+        .map(|url| replystream_str::of_nul_terminated(url))
+}
+
+/// The C kind of a send.
+pub(crate) fn send_kind_of(kind: SendKind) -> replystream_send_kind {
+    match kind {
+        SendKind::Tool => replystream_send_kind::REPLYSTREAM_SEND_TOOL,
+        SendKind::Block => replystream_send_kind::REPLYSTREAM_SEND_BLOCK,
+        SendKind::Final => replystream_send_kind::REPLYSTREAM_SEND_FINAL,
+        SendKind::Preview | _ => replystream_send_kind::REPLYSTREAM_SEND_PREVIEW,
+    }
+}
+
+/// The C lane of a payload.
+pub(crate) fn lane_of(lane: Lane) -> replystream_lane {
+    match lane {
+        Lane::Answer => replystream_lane::REPLYSTREAM_LANE_ANSWER,
+        Lane::Reasoning => replystream_lane::REPLYSTREAM_LANE_REASONING,
+        Lane::Status | _ => replystream_lane::REPLYSTREAM_LANE_STATUS,
     }
 }
 
@@ -35,12 +69,7 @@ fn fill_action(h: &mut replystream_engine, action: Action) {
             let send = h.last_send.insert(send);
             out.kind = REPLYSTREAM_ACTION_SEND;
             out.send_id = send.send_id.0;
-            out.send_kind = match send.kind {
-                SendKind::Tool => replystream_send_kind::REPLYSTREAM_SEND_TOOL,
-                SendKind::Block => replystream_send_kind::REPLYSTREAM_SEND_BLOCK,
-                SendKind::Final => replystream_send_kind::REPLYSTREAM_SEND_FINAL,
-                SendKind::Preview | _ => replystream_send_kind::REPLYSTREAM_SEND_PREVIEW,
-            };
+            out.send_kind = send_kind_of(send.kind);
             out.op = match send.op {
                 SendOp::Create { .. } => replystream_send_op::REPLYSTREAM_OP_CREATE,
                 SendOp::Edit { .. } => replystream_send_op::REPLYSTREAM_OP_EDIT,
@@ -57,23 +86,14 @@ fn fill_action(h: &mut replystream_engine, action: Action) {
             }
             let payload = &send.payload;
             out.text = replystream_str::of_nul_terminated(&payload.text);
-            h.media_views.extend(
-                payload
-                    .media
-                    .iter()
-                    .map(|url| replystream_str::of_nul_terminated(url)),
-            );
+            h.media_views.extend(media_views(payload));
             out.media_count = h.media_views.len();
             if out.media_count > 0 {
                 out.media = h.media_views.as_ptr();
             }
             out.is_error = payload.is_error;
             out.audio_as_voice = payload.audio_as_voice;
-            out.lane = match payload.lane {
-                Lane::Answer => replystream_lane::REPLYSTREAM_LANE_ANSWER,
-                Lane::Reasoning => replystream_lane::REPLYSTREAM_LANE_REASONING,
-                Lane::Status | _ => replystream_lane::REPLYSTREAM_LANE_STATUS,
-            };
+            out.lane = lane_of(payload.lane);
             (out.reply_to, out.reply_to_id) = match &payload.reply_to {
                 Some(ReplyTarget::Current) => (
                     replystream_reply_to::REPLYSTREAM_REPLY_CURRENT,
@@ -270,6 +290,8 @@ pub unsafe extern "C" fn replystream_engine_stats(
                 dropped: d.dropped,
                 timeouts: d.timeouts,
                 skipped_blocks: d.skipped_blocks,
+                preview_updates: s.preview_updates,
+                preview_skips: s.preview_skips,
             };
             let n = out_size.min(size_of::<replystream_stats>());
             // SAFETY: `out` points to `out_size >= n` writable bytes (caller contract); the

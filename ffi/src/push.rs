@@ -206,6 +206,30 @@ unsafe fn payload(
     Ok(payload)
 }
 
+/// A push of a host payload (tool result, final reply): text plus media URLs, wrapped into
+/// its input by `input`.
+///
+/// # Safety
+/// As for [`push_with`] and [`payload`].
+#[allow(clippy::too_many_arguments)]
+unsafe fn push_payload(
+    engine: *mut replystream_engine,
+    what: &str,
+    text: *const c_char,
+    text_len: usize,
+    media: *const replystream_str,
+    media_count: usize,
+    now_ms: u64,
+    input: fn(Payload) -> Input<'static>,
+) -> replystream_result {
+    // SAFETY: forwarded from the caller.
+    unsafe {
+        push_with(engine, now_ms, Ends::Neither, what, || {
+            Ok(input(payload(text, text_len, media, media_count)?))
+        })
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // The exports.
 
@@ -403,14 +427,16 @@ pub unsafe extern "C" fn replystream_engine_push_tool_result(
 ) -> replystream_result {
     // SAFETY: caller contract.
     unsafe {
-        push_with(engine, now_ms, Ends::Neither, "tool_result", || {
-            Ok(Input::ToolResult(payload(
-                text,
-                text_len,
-                media,
-                media_count,
-            )?))
-        })
+        push_payload(
+            engine,
+            "tool_result",
+            text,
+            text_len,
+            media,
+            media_count,
+            now_ms,
+            Input::ToolResult,
+        )
     }
 }
 
@@ -481,14 +507,16 @@ pub unsafe extern "C" fn replystream_engine_push_final_reply(
 ) -> replystream_result {
     // SAFETY: caller contract.
     unsafe {
-        push_with(engine, now_ms, Ends::Neither, "final_reply", || {
-            Ok(Input::FinalReply(payload(
-                text,
-                text_len,
-                media,
-                media_count,
-            )?))
-        })
+        push_payload(
+            engine,
+            "final_reply",
+            text,
+            text_len,
+            media,
+            media_count,
+            now_ms,
+            Input::FinalReply,
+        )
     }
 }
 

@@ -452,6 +452,12 @@ fn a_panic_poisons_the_handle() {
             replystream_engine_stats(engine, &mut stats, size_of::<replystream_stats>()),
             REPLYSTREAM_POISONED
         );
+        let mut outcome: *mut replystream_outcome = ptr::dangling_mut();
+        assert_eq!(
+            replystream_engine_outcome(engine, &mut outcome),
+            REPLYSTREAM_POISONED
+        );
+        assert!(outcome.is_null());
         assert_eq!(last_error(engine), "panic: boom");
         replystream_engine_free(engine);
     }

@@ -13,11 +13,17 @@ use crate::types::replystream_str;
 
 /// One piece of a text, in a `replystream_blocks` result. Views point into the result and
 /// stay valid until `replystream_blocks_free`.
+///
+/// Rebuilding the input: over all pieces in order, `lead`, then the bytes
+/// `text.ptr[source_in_text_start..source_in_text_end]`, then `sep`, concatenated, give back
+/// the input exactly, byte for byte (leading blank lines, CR LF and trailing whitespace
+/// included). Those bytes are also the input's `source_start..source_end`. A text of only
+/// whitespace has no pieces.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct replystream_block {
-    /// What to display: the source text of the piece, plus a synthetic fence line at an edge
-    /// where a code fence was cut (see `fence_reopened`, `fence_closed`).
+    /// What to display: the source text of the piece, plus synthetic text at an edge where
+    /// code was cut (see `fence_reopened`, `indent_reopened`, `fence_closed`).
     pub text: replystream_str,
     /// The source text between this piece and the next (e.g. "\n\n", " ", or empty after a
     /// hard cut).
@@ -30,6 +36,19 @@ pub struct replystream_block {
     pub fence_reopened: bool,
     /// The piece ends with a synthetic line closing a fence cut after it.
     pub fence_closed: bool,
+    /// Whitespace before the piece's source that no earlier `sep` holds: the input's leading
+    /// whitespace on the first piece (and, for `replystream_chunk`, after a flush); usually
+    /// empty.
+    pub lead: replystream_str,
+    /// The piece starts with 4 synthetic spaces: it continues an indented code line cut in
+    /// its middle.
+    pub indent_reopened: bool,
+    /// The byte offset in `text` where the piece's source text starts (after a synthetic
+    /// reopening fence line or the 4 synthetic spaces).
+    pub source_in_text_start: usize,
+    /// The byte offset in `text` where it ends (exclusive; before a synthetic closing fence
+    /// line). `source_in_text_end - source_in_text_start == source_end - source_start`.
+    pub source_in_text_end: usize,
 }
 
 /// The pieces of a text from `replystream_split` or `replystream_chunk`. Opaque; read with
@@ -46,19 +65,27 @@ pub struct replystream_blocks {
 
 impl replystream_blocks {
     fn new(mut blocks: Vec<Block>) -> replystream_blocks {
+        // Taken before the NULs go in (`source_in_text` looks at the text's end).
+        let shown: Vec<_> = blocks.iter().map(Block::source_in_text).collect();
         for block in &mut blocks {
             block.text.push('\0');
             block.sep.push('\0');
+            block.lead.push('\0');
         }
         let views = blocks
             .iter()
-            .map(|b| replystream_block {
+            .zip(shown)
+            .map(|(b, shown)| replystream_block {
                 text: replystream_str::of_nul_terminated(&b.text),
                 sep: replystream_str::of_nul_terminated(&b.sep),
                 source_start: b.source.start,
                 source_end: b.source.end,
                 fence_reopened: b.fence_reopened,
                 fence_closed: b.fence_closed,
+                lead: replystream_str::of_nul_terminated(&b.lead),
+                indent_reopened: b.indent_reopened,
+                source_in_text_start: shown.start,
+                source_in_text_end: shown.end,
             })
             .collect();
         replystream_blocks { blocks, views }
@@ -103,7 +130,8 @@ unsafe fn cut(
                 .map_err(|error| ArgError::new(code_of(&error), error.to_string()))?
                 .split(text),
             Cut::Chunk => {
-                let mut chunker = BlockChunker::new(resolved.chunker());
+                let mut chunker = BlockChunker::new(resolved.chunker())
+                    .map_err(|error| ArgError::new(code_of(&error), error.to_string()))?;
                 let mut blocks = Vec::new();
                 chunker.push(text, &mut blocks);
                 chunker.flush(&mut blocks);
@@ -120,7 +148,8 @@ unsafe fn cut(
 /// Splits a whole text (a final reply, a tool result) into pieces that fit the channel's
 /// text limit, counted in its metric, with its line cap; in newline chunk mode, at every
 /// paragraph first. Pieces never break a code fence without closing and reopening it, never
-/// split a grapheme cluster, and with their separators give back the text.
+/// split a grapheme cluster, and with their leads and separators give back the text exactly
+/// (see `replystream_block`).
 ///
 /// `channel` and `options` configure it as for `replystream_engine_new` (text limit, metric,
 /// max lines, chunk mode, and the response prefix's room). `text`/`len` is UTF-8, read during
@@ -129,8 +158,9 @@ unsafe fn cut(
 /// Returns `REPLYSTREAM_OK`, or `REPLYSTREAM_NULL_POINTER` (`out` NULL, or a NULL pointer with
 /// a non-zero length), `REPLYSTREAM_INVALID_ARGUMENT` (a length above `PTRDIFF_MAX`),
 /// `REPLYSTREAM_INVALID_UTF8` (the text or channel name), `REPLYSTREAM_UNKNOWN_CHANNEL`,
-/// `REPLYSTREAM_INVALID_CONFIG`, `REPLYSTREAM_POISONED` (options), `REPLYSTREAM_PANIC`;
-/// `replystream_new_error` tells why.
+/// `REPLYSTREAM_INVALID_CONFIG` (e.g. a text limit below `replystream_min_limit`, too small
+/// to close and reopen a code fence; the detail names the field), `REPLYSTREAM_POISONED`
+/// (options), `REPLYSTREAM_PANIC`; `replystream_new_error` tells why.
 ///
 /// # Safety
 /// `channel` and `text` are NULL or point to their lengths of readable bytes; `options` is

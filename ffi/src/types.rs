@@ -238,4 +238,10 @@ pub struct replystream_stats {
     pub timeouts: u64,
     /// Block sends skipped after an abort (their text goes to the final).
     pub skipped_blocks: u64,
+    /// Live preview operations (create, edit, draft) handed to the host; the final's edit of
+    /// the preview message is a FINAL send and not counted here.
+    pub preview_updates: u64,
+    /// Live preview updates not sent because the preview text was identical to, or a strict
+    /// prefix of, what the platform already showed.
+    pub preview_skips: u64,
 }

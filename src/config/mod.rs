@@ -19,6 +19,7 @@ use crate::stage::coalescer::CoalescerConfig;
 use crate::stage::prefix::{PrefixContext, prefix_cost, render_prefix};
 use crate::stage::preview::render::RenderConfig;
 use crate::text::chunker::{BreakPreference, ChunkerConfig};
+use crate::text::limits::check_limit;
 use crate::text::splitter::{SplitConfig, SplitMode};
 use crate::{Error, LengthMetric};
 
@@ -117,15 +118,15 @@ named_enum!(ReasoningMode { Off => "off", On => "on", Stream => "stream" });
 named_enum!(PreviewMode { Off => "off", Partial => "partial", Block => "block" });
 named_enum!(PreviewTransport { Edit => "edit" | "message", Draft => "draft" });
 
-/// The smallest text limit (and preview limit) accepted, in the channel's units: room for a
-/// reopened fence line, one unit of content and a closing fence line (`"```\n"` + content +
-/// `"\n```"`, 9 units) with headroom for a 4-byte character under the `bytes` metric and a
-/// slightly longer marker. Smaller limits are an [`Error::InvalidConfig`].
-pub const MIN_TEXT_LIMIT: usize = 16;
+/// The smallest text limit (and preview limit, chunk max) accepted in any metric: 15, in
+/// graphemes. The smallest in a given metric is [`LengthMetric::min_limit`] (24 chars, 29
+/// UTF-16 units, 49 bytes, 15 graphemes): room to close and reopen a code fence around the
+/// widest grapheme cluster kept whole. Smaller limits are an [`Error::InvalidConfig`].
+pub const MIN_TEXT_LIMIT: usize = LengthMetric::Graphemes.min_limit();
 
 /// The smallest line cap accepted: a reopened fence line, one line of content and a closing
 /// fence line.
-pub const MIN_MAX_LINES: usize = 3;
+pub const MIN_MAX_LINES: usize = crate::text::limits::MIN_LINES;
 
 /// The longest idle time of the coalescer, in ms; larger values are clamped to it.
 pub const MAX_IDLE_MS: u64 = 60_000;
@@ -147,19 +148,22 @@ pub const MAX_PREVIEW_THROTTLE_MS: u64 = 60_000;
 ///
 /// let config = Config {
 ///     chunk_min: 300,
-///     chunk_max: 5000, // above Telegram's limit: lowered to it
+///     chunk_max: 5000, // above Telegram's limit: lowered to it, and min in proportion
 ///     break_mode: BreakMode::MessageEnd,
 ///     ..Config::for_channel(&ChannelProfile::TELEGRAM)
 /// };
 /// let resolved = config.validate().expect("a valid configuration");
 /// assert_eq!(resolved.config().metric, LengthMetric::Utf16);
-/// assert_eq!((resolved.config().chunk_min, resolved.config().chunk_max), (300, 4000));
+/// assert_eq!((resolved.config().chunk_min, resolved.config().chunk_max), (240, 4000));
 ///
+/// // Too small to close and reopen a code fence around an emoji: refused, with the
+/// // smallest value that works.
 /// let broken = Config { text_limit: 3, ..Config::default() };
-/// assert_eq!(
-///     broken.validate().unwrap_err().to_string(),
-///     "invalid configuration: text_limit must be at least 16 (got 3)"
-/// );
+/// assert!(broken
+///     .validate()
+///     .unwrap_err()
+///     .to_string()
+///     .starts_with("invalid configuration: text_limit must be at least 24, counted in chars (got 3)"));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
@@ -432,11 +436,15 @@ impl Config {
 
     /// Clamps every value to its sane range and checks what cannot be clamped.
     ///
-    /// Errors ([`Error::InvalidConfig`], naming the field):
-    /// - `text_limit` or `preview_limit` below [`MIN_TEXT_LIMIT`] (0 included);
+    /// Errors ([`Error::InvalidConfig`], naming the field and the smallest value that
+    /// works):
+    /// - `text_limit` or `preview_limit` below the metric's smallest limit,
+    ///   [`LengthMetric::min_limit`] (24 chars, 29 UTF-16 units, 49 bytes, 15 graphemes:
+    ///   room to close and reopen a code fence around the widest grapheme cluster kept
+    ///   whole);
+    /// - a rendered `response_prefix` so long that less than that remains of `text_limit`;
+    /// - `chunk_max` or `preview_block_max` (once raised to their `min`) below that limit;
     /// - `max_lines` below [`MIN_MAX_LINES`] (0 included);
-    /// - a rendered `response_prefix` so long that less than [`MIN_TEXT_LIMIT`] units of
-    ///   text would fit beside it;
     /// - a custom `human_delay` bound above [`HumanDelay::CUSTOM_LIMIT_MS`];
     /// - a `silent_token` or `heartbeat_token` that is empty or only whitespace (use `None`
     ///   to disable a token);
@@ -446,7 +454,9 @@ impl Config {
     /// Clamps, in this order, with the *text budget* being `text_limit` minus the room the
     /// response prefix takes (its length plus a joining space, see
     /// `prefix_cost`), so that a prefixed message still fits:
-    /// - chunk: `min >= 1`, `max >= min`, `max <= budget`, then `min <= max`;
+    /// - chunk: `min >= 1`, `max >= min`; when the budget forces `max` down, `min` comes
+    ///   down in proportion (800/1200 under a budget of 500 gives 333/500), so that cuts
+    ///   still fall at breaks rather than at `max` mid-word;
     /// - coalesce: the same, with `min` defaulting to the channel's coalesce minimum or else
     ///   the clamped `chunk_min`, and `max` defaulting to the budget;
     /// - `coalesce_idle_ms <= 60 000`;
@@ -457,18 +467,8 @@ impl Config {
     /// Tokens are trimmed; an empty prefix or cursor becomes `None`.
     pub fn validate(&self) -> Result<ResolvedConfig, Error> {
         let mut c = self.clone();
-        if c.text_limit < MIN_TEXT_LIMIT {
-            return Err(invalid(format!(
-                "text_limit must be at least {MIN_TEXT_LIMIT} (got {})",
-                c.text_limit
-            )));
-        }
-        if c.preview_limit < MIN_TEXT_LIMIT {
-            return Err(invalid(format!(
-                "preview_limit must be at least {MIN_TEXT_LIMIT} (got {})",
-                c.preview_limit
-            )));
-        }
+        check_limit("text_limit", c.text_limit, c.metric)?;
+        check_limit("preview_limit", c.preview_limit, c.metric)?;
         if let Some(lines) = c.max_lines
             && lines < MIN_MAX_LINES
         {
@@ -498,15 +498,18 @@ impl Config {
         }
         let cost = prefix.as_deref().map_or(0, |p| prefix_cost(p, c.metric));
         let budget = c.text_limit.saturating_sub(cost);
-        if budget < MIN_TEXT_LIMIT {
+        let smallest = c.metric.min_limit();
+        if budget < smallest {
             return Err(invalid(format!(
                 "response_prefix takes {cost} of the {} units of text_limit; at least \
-                 {MIN_TEXT_LIMIT} must remain",
-                c.text_limit
+                 {smallest} must remain (a text_limit of at least {} with this prefix)",
+                c.text_limit,
+                smallest + cost
             )));
         }
 
         (c.chunk_min, c.chunk_max) = clamp_range(c.chunk_min, c.chunk_max, budget);
+        check_limit("chunk_max", c.chunk_max, c.metric)?;
         let coalesce_min = c.coalesce_min.unwrap_or(c.chunk_min);
         let coalesce_max = c.coalesce_max.unwrap_or(budget);
         let (coalesce_min, coalesce_max) = clamp_range(coalesce_min, coalesce_max, budget);
@@ -518,6 +521,7 @@ impl Config {
             .clamp(MIN_PREVIEW_THROTTLE_MS, MAX_PREVIEW_THROTTLE_MS);
         (c.preview_block_min, c.preview_block_max) =
             clamp_range(c.preview_block_min, c.preview_block_max, c.preview_limit);
+        check_limit("preview_block_max", c.preview_block_max, c.metric)?;
         c.preview_min_initial_units = c.preview_min_initial_units.min(c.preview_limit);
         if c.preview != PreviewMode::Off {
             let floor = RenderConfig::overhead_floor(c.metric, c.preview_cursor.as_deref());
@@ -579,12 +583,19 @@ fn invalid(message: String) -> Error {
     Error::InvalidConfig(Cow::Owned(message))
 }
 
-/// `1 <= min <= max <= limit`, raising `max` to `min` first (the SPEC's `max >= min`), then
-/// lowering both to `limit`. `limit` must be at least 1.
+/// `1 <= min <= max <= limit`, raising `max` to `min` first (the SPEC's `max >= min`).
+/// When `limit` forces `max` down, `min` comes down in proportion, so that the range keeps
+/// its shape (a `min` equal to `max` would make every cut a hard cut at `max`). `limit`
+/// must be at least 1.
 fn clamp_range(min: usize, max: usize, limit: usize) -> (usize, usize) {
     let min = min.max(1);
-    let max = max.max(min).min(limit);
-    (min.min(max), max)
+    let max = max.max(min);
+    if max <= limit {
+        return (min, max);
+    }
+    // `min * limit / max`, in u128 so that it cannot overflow.
+    let scaled = (min as u128 * limit as u128 / max as u128) as usize;
+    (scaled.clamp(1, limit), limit)
 }
 
 fn checked_token(field: &str, token: Option<String>) -> Result<Option<String>, Error> {

@@ -73,17 +73,10 @@ impl ChannelProfile {
         expandable_quote: false,
     };
 
-    /// Signal: 4000 characters; coalesce to 1500.
+    /// Signal: the same limits as Slack (4000 characters; coalesce to 1500).
     pub const SIGNAL: ChannelProfile = ChannelProfile {
         name: "signal",
-        text_limit: 4000,
-        metric: LengthMetric::Chars,
-        preview_limit: 4000,
-        max_lines: None,
-        coalesce_min: Some(1500),
-        coalesce_idle_ms: Some(1000),
-        supports_preview: false,
-        expandable_quote: false,
+        ..Self::SLACK
     };
 
     /// WhatsApp: 4000 UTF-16 units.

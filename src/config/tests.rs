@@ -156,8 +156,8 @@ fn every_override_applies() {
         metric: Some(LengthMetric::Bytes),
         preview_limit: Some(3500),
         max_lines: Some(Some(40)),
-        chunk_min: Some(10),
-        chunk_max: Some(20),
+        chunk_min: Some(50),
+        chunk_max: Some(60),
         break_preference: Some(BreakPreference::Sentence),
         chunk_mode: Some(ChunkMode::Newline),
         break_mode: Some(BreakMode::MessageEnd),
@@ -195,7 +195,7 @@ fn every_override_applies() {
         (c.text_limit, c.metric, c.preview_limit, c.max_lines),
         (3000, LengthMetric::Bytes, 3500, Some(40))
     );
-    assert_eq!((c.chunk_min, c.chunk_max), (10, 20));
+    assert_eq!((c.chunk_min, c.chunk_max), (50, 60));
     assert_eq!(c.break_preference, BreakPreference::Sentence);
     assert_eq!(c.chunk_mode, ChunkMode::Newline);
     assert_eq!(c.break_mode, BreakMode::MessageEnd);
@@ -246,13 +246,13 @@ fn every_override_applies() {
 fn clamping() {
     let o = ConfigOverrides {
         chunk_min: Some(0),
-        chunk_max: Some(0),
+        chunk_max: Some(24),
         coalesce_idle_ms: Some(10_000_000),
         preview_throttle_ms: Some(10),
         ..ConfigOverrides::default()
     };
     let r = resolve(&ChannelProfile::GENERIC, &[&o]);
-    assert_eq!((r.chunker().min, r.chunker().max), (1, 1));
+    assert_eq!((r.chunker().min, r.chunker().max), (1, 24));
     assert_eq!(r.coalescer().idle_ms, MAX_IDLE_MS);
     assert_eq!(r.config().preview_throttle_ms, MIN_PREVIEW_THROTTLE_MS);
 
@@ -278,7 +278,8 @@ fn clamping() {
         ..ConfigOverrides::default()
     };
     let r = resolve(&ChannelProfile::DISCORD, &[&o]);
-    assert_eq!((r.chunker().min, r.chunker().max), (2000, 2000));
+    // The limit forces max down: min comes down in proportion (5000/9000 of 2000).
+    assert_eq!((r.chunker().min, r.chunker().max), (1111, 2000));
     assert_eq!((r.coalescer().min, r.coalescer().max), (2000, 2000));
     assert_eq!(r.config().preview_throttle_ms, MAX_PREVIEW_THROTTLE_MS);
     assert_eq!(r.config().preview_min_initial_units, 2000);
@@ -295,17 +296,23 @@ fn clamping() {
     let r = resolve(&ChannelProfile::DISCORD, &[&o]);
     assert_eq!((r.coalescer().min, r.coalescer().max), (1500, 1500));
 
-    // The smallest valid limit works and clamps everything under it.
-    let o = ConfigOverrides {
-        text_limit: Some(MIN_TEXT_LIMIT),
-        preview_limit: Some(MIN_TEXT_LIMIT),
-        max_lines: Some(Some(MIN_MAX_LINES)),
-        ..ConfigOverrides::default()
-    };
-    let r = resolve(&ChannelProfile::GENERIC, &[&o]);
-    assert_eq!(r.chunker().max, MIN_TEXT_LIMIT);
-    assert_eq!(r.coalescer().max, MIN_TEXT_LIMIT);
-    assert_eq!(r.splitter().limit, MIN_TEXT_LIMIT);
+    // The smallest valid limit of each metric works and clamps everything under it.
+    for metric in LengthMetric::ALL {
+        let smallest = metric.min_limit();
+        let o = ConfigOverrides {
+            metric: Some(metric),
+            text_limit: Some(smallest),
+            preview_limit: Some(smallest),
+            max_lines: Some(Some(MIN_MAX_LINES)),
+            ..ConfigOverrides::default()
+        };
+        let r = resolve(&ChannelProfile::GENERIC, &[&o]);
+        assert_eq!(r.chunker().max, smallest);
+        assert!(r.chunker().min < smallest, "min scaled down with max");
+        assert_eq!(r.coalescer().max, smallest);
+        assert_eq!(r.splitter().limit, smallest);
+    }
+    assert_eq!(MIN_TEXT_LIMIT, LengthMetric::Graphemes.min_limit());
 }
 
 #[test]
@@ -401,11 +408,15 @@ fn errors_name_the_field() {
     });
     assert!(e.contains("heartbeat_token"), "{e}");
     let e = with(ConfigOverrides {
-        text_limit: Some(20),
+        text_limit: Some(40),
         response_prefix: Some(Some("a long response prefix".into())),
         ..ConfigOverrides::default()
     });
     assert!(e.contains("response_prefix"), "{e}");
+    assert!(
+        e.contains("at least 47"),
+        "24 + 23 for the prefix and its space: {e}"
+    );
     assert!(matches!(
         Config {
             text_limit: 0,
@@ -464,7 +475,9 @@ fn enum_names() {
 fn preview_limit_must_hold_a_tail_window_with_its_cursor() {
     let mut c = Config::for_channel(&ChannelProfile::TELEGRAM);
     c.preview = PreviewMode::Partial;
-    c.preview_limit = MIN_TEXT_LIMIT;
+    // The smallest accepted limit, with a cursor too long for a tail window beside it.
+    c.preview_limit = LengthMetric::Utf16.min_limit();
+    c.preview_cursor = Some("▌".repeat(20));
     let e = error_of(c.clone());
     assert!(
         e.contains("preview_limit") && e.contains("preview_cursor"),

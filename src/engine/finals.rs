@@ -111,7 +111,11 @@ impl Engine {
             if gaps.is_empty() {
                 continue;
             }
+            // The text read as the chunker read it: a forced flush ended a line.
             let mut scanner = MarkdownScanner::new();
+            for &end in &msg.line_ends {
+                scanner.finish(&msg.text[..end]);
+            }
             scanner.finish(&msg.text);
             let mut texts = Vec::new();
             for gap in gaps {
@@ -126,7 +130,11 @@ impl Engine {
                 // A gap that starts at a fence's closing line: the send before it ended
                 // with a synthetic close, which showed that line; reopening the fence here
                 // would show an empty code block.
+                // A gap that starts in the middle of a fence's opening line goes on with the
+                // rest of that line after the bare marker (see `Block::fence_reopened`).
                 let fence = scanner.fence_at(probe).copied();
+                let in_opening_line = fence.filter(|f| !f.continued && probe < f.open_end);
+                let fence = fence.filter(|_| in_opening_line.is_none());
                 let first_line = msg.text[start..gap.end].split('\n').next().unwrap_or("");
                 let closed = fence.is_some_and(|f| f.marker.is_closed_by(first_line));
                 if closed {
@@ -148,6 +156,11 @@ impl Engine {
                 if let Some(f) = fence.filter(|f| !closed && !f.continued) {
                     text.push_str(&msg.text[f.start..f.open_end]);
                     text.push('\n');
+                } else if let Some(f) = in_opening_line {
+                    f.marker.push_close(&mut text);
+                    if slice.as_bytes()[0] == f.marker.ch {
+                        text.push(' ');
+                    }
                 }
                 let map = ContentMap {
                     message,

@@ -66,17 +66,19 @@ struct LazyChunker {
 }
 
 impl LazyChunker {
-    fn new(config: ChunkerConfig) -> LazyChunker {
-        LazyChunker {
-            config,
+    /// Checks `config` now (as `BlockChunker::new` would), so that building the chunker
+    /// later cannot fail.
+    fn new(config: ChunkerConfig) -> Result<LazyChunker, Error> {
+        Ok(LazyChunker {
+            config: config.checked()?,
             chunker: None,
-        }
+        })
     }
 
     fn push(&mut self, delta: &str, out: &mut Vec<Block>) {
         let config = self.config;
         self.chunker
-            .get_or_insert_with(|| Box::new(BlockChunker::new(config)))
+            .get_or_insert_with(|| Box::new(BlockChunker::from_checked(config)))
             .push(delta, out);
     }
 
@@ -120,6 +122,10 @@ struct Message {
     reasoning: String,
     /// Bytes of `text` already handed to the chunker (`message_end` mode feeds late).
     fed: usize,
+    /// Where a forced flush of the chunker (a tool call, a `TextEnd`, media) came in the
+    /// middle of a line of `text`: the chunker read the text after it as a new line, and so
+    /// does the remainder final.
+    line_ends: Vec<usize>,
     /// Sticky reply target (`[[reply_to…]]`).
     reply_to: Option<ReplyTarget>,
     /// `[[audio_as_voice]]` seen.
@@ -233,8 +239,8 @@ impl Engine {
             directives: DirectiveParser::new(),
             tokens: TokenGate::new(&token_config),
             token_config,
-            chunker: BlockChunker::new(chunk),
-            reasoning_chunker: LazyChunker::new(chunk),
+            chunker: BlockChunker::new(chunk)?,
+            reasoning_chunker: LazyChunker::new(chunk)?,
             coalescer: Coalescer::new(config.coalescer()),
             dispatcher: Dispatcher::new(
                 cfg.delivery_timeout_ms,

@@ -88,8 +88,9 @@ impl PreviewLane {
         if c.preview == PreviewMode::Off {
             return None;
         }
-        let chunker =
-            (c.preview == PreviewMode::Block).then(|| BlockChunker::new(config.preview_chunker()));
+        // `Config::validate` checked the preview chunker's limits as `BlockChunker::new` would.
+        let chunker = (c.preview == PreviewMode::Block)
+            .then(|| BlockChunker::from_checked(config.preview_chunker()));
         let show_reasoning = matches!(c.reasoning, ReasoningMode::On | ReasoningMode::Stream);
         Some(PreviewLane {
             state: PreviewState::new(PreviewPolicy {

@@ -152,6 +152,13 @@ impl Engine {
             return;
         }
         self.chunker.flush(&mut self.blocks);
+        if self.streams_blocks() {
+            let msg = self.messages.last_mut().expect("a message is open");
+            let end = msg.text.len();
+            if end > 0 && !msg.text.ends_with('\n') && msg.line_ends.last() != Some(&end) {
+                msg.line_ends.push(end);
+            }
+        }
         self.route_blocks(Lane::Answer, now);
         self.coalescer.end_of_text();
     }
@@ -267,24 +274,16 @@ impl Engine {
 }
 
 /// The pieces the platform splitter cut from `block.text` (a block over the line cap), as
-/// blocks of the message: source ranges in the message's text, synthetic fence lines flagged
+/// blocks of the message: source ranges in the message's text, synthetic starts (a reopened
+/// fence line, 4 spaces continuing an indented code line) and synthetic closes flagged
 /// whether the chunker or the splitter added them, and separators taken from the block's own
-/// text (the exact source between two pieces), the last piece's being the block's.
+/// text (the exact source between two pieces), the last piece's being the block's. The
+/// first piece carries the block's lead.
 fn line_cap_pieces(block: &Block, pieces: Vec<Block>) -> impl Iterator<Item = Block> + '_ {
     let text = block.text.as_str();
-    let content_start = if block.fence_reopened {
-        text.find('\n').map_or(0, |i| i + 1)
-    } else {
-        0
-    };
-    let content_end = if block.fence_closed {
-        text.rfind('\n')
-            .map_or(text.len(), |i| i.max(content_start))
-    } else {
-        text.len()
-    };
+    let content = block.source_in_text();
     let to_source = move |at: usize| {
-        block.source.start + (at.clamp(content_start, content_end) - content_start)
+        block.source.start + (at.clamp(content.start, content.end) - content.start)
     };
     let starts: Vec<usize> = pieces.iter().skip(1).map(|p| p.source.start).collect();
     pieces.into_iter().enumerate().map(move |(i, piece)| {
@@ -301,11 +300,19 @@ fn line_cap_pieces(block: &Block, pieces: Vec<Block>) -> impl Iterator<Item = Bl
             },
             None => block.sep.clone(),
         };
+        // A piece that starts in the block's synthetic start shows it as its own.
+        let in_head = piece.source.start < content.start;
+        let lead = match i {
+            0 => format!("{}{}", block.lead, piece.lead),
+            _ => piece.lead,
+        };
         Block {
-            fence_reopened: piece.fence_reopened || piece.source.start < content_start,
-            fence_closed: piece.fence_closed || piece.source.end > content_end,
+            fence_reopened: piece.fence_reopened || (in_head && block.fence_reopened),
+            indent_reopened: piece.indent_reopened || (in_head && block.indent_reopened),
+            fence_closed: piece.fence_closed || piece.source.end > content.end,
             source: to_source(piece.source.start)..to_source(piece.source.end),
             text: piece.text,
+            lead,
             sep,
         }
     })

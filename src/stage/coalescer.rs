@@ -233,11 +233,14 @@ impl Coalescer {
         now: Time,
         out: &mut Vec<CoalescedText>,
     ) {
-        let (lead, trail) = synthetic_edges(&block);
-        let closed_at = reopened_then_closed(&block.text, lead);
+        let (head, trail) = synthetic_edges(&block);
+        let closed_at = match block.fence_reopened {
+            true => reopened_then_closed(&block.text, head),
+            false => 0,
+        };
         let shown = block
             .text
-            .get(lead.max(closed_at)..block.text.len() - trail)
+            .get(head.max(closed_at)..block.text.len() - trail)
             .unwrap_or("");
         let tail = self
             .tail
@@ -248,21 +251,30 @@ impl Coalescer {
         // indentation rather than a separator.
         let line_start = match source {
             Some(text) => start == 0 || text.as_bytes().get(start - 1) == Some(&b'\n'),
+            None if !block.lead.is_empty() => block.lead.ends_with('\n'),
             None => tail.is_none_or(|_| self.tail_gap.ends_with('\n')),
         };
+        // The source between the tail block and this one is the tail's separator and this
+        // block's lead (whitespace after a flush that no separator holds).
         let contiguous = match (tail, source) {
             (Some(t), Some(text)) => match text.get(t.end..start) {
                 Some(gap) if gap.bytes().all(is_sep_ws) => Some(Seam::Source(t.end..start)),
                 _ => None,
             },
-            (Some(t), None) if t.end + self.tail_gap.len() == start => Some(Seam::CarriedSep),
+            (Some(t), None) if t.end + self.tail_gap.len() + block.lead.len() == start => {
+                Some(Seam::CarriedSep)
+            }
             _ => None,
         };
         // After a text boundary the joiner is used, except inside a fence that spans it (the
         // buffer ends with a synthetic close, the block reopens the same fence): a joiner
         // there would change the code, so the source joins them.
         let seam = match (tail, contiguous) {
-            (Some(t), Some(seam)) if t.continues || (self.buffer_trail > 0 && lead > 0) => seam,
+            (Some(t), Some(seam))
+                if t.continues || (self.buffer_trail > 0 && block.fence_reopened) =>
+            {
+                seam
+            }
             _ => Seam::Joiner,
         };
         let has_tail = tail.is_some();
@@ -272,22 +284,30 @@ impl Coalescer {
             if closed_at > 0 {
                 self.end_of_text();
             } else if has_tail && source.is_none() {
+                self.tail_gap.push_str(&block.lead);
                 self.tail_gap.push_str(shown);
                 self.tail_gap.push_str(&block.sep);
             }
             return;
         }
-        let gap = std::mem::take(&mut self.tail_gap);
+        let mut gap = std::mem::take(&mut self.tail_gap);
+        if matches!(seam, Seam::CarriedSep) {
+            gap.push_str(&block.lead);
+        }
         let seam_text = match &seam {
             Seam::Source(r) => source.and_then(|t| t.get(r.clone())),
             Seam::CarriedSep => Some(gap.as_str()),
             Seam::Joiner => None,
         };
+        // Where the block's text starts a range of its own (a new buffer, after a joiner),
+        // the range covers its lead too: that whitespace is never shown at a send's start,
+        // but it counts as delivered.
+        let lead_start = start - block.lead.len().min(start);
         self.push_piece(
             Piece {
                 text: block.text,
-                source: block.source.clone(),
-                lead,
+                source: lead_start..block.source.end,
+                head,
                 trail,
                 closed_at,
                 line_start,
@@ -297,7 +317,6 @@ impl Coalescer {
             now,
             out,
         );
-        let mut gap = gap;
         gap.clear();
         gap.push_str(&block.sep);
         self.tail_gap = gap;
@@ -347,7 +366,7 @@ impl Coalescer {
             Some(sep) => (
                 buffer.text.len() - self.buffer_trail,
                 sep,
-                &piece.text[piece.lead..],
+                &piece.text[piece.head..],
             ),
             None => {
                 let kept = if self.buffer_trail > 0 {
@@ -510,8 +529,9 @@ impl Coalescer {
 struct Piece {
     text: String,
     source: Range<usize>,
-    /// Bytes of `text` that are a synthetic reopen line and its `"\n"`.
-    lead: usize,
+    /// Bytes of `text` that are its synthetic start: a reopened fence line and its `"\n"`,
+    /// or the 4 spaces that continue an indented code line.
+    head: usize,
     /// Bytes of `text` that are `"\n"` and a synthetic closing line.
     trail: usize,
     /// When the piece's source starts with the closing line of the fence it reopens, where
@@ -531,7 +551,7 @@ impl Piece {
     /// or follows a joiner that ends a line). Fewer spaces mean nothing at a message's
     /// start (" After the chart." after a removed directive line).
     fn strip_leading(&self, indent_ok: bool) -> usize {
-        if self.lead > 0 && self.closed_at == 0 {
+        if self.head > 0 && self.closed_at == 0 {
             return 0;
         }
         let from = self.closed_at;
@@ -550,7 +570,8 @@ impl Piece {
 /// Where the first source line of a block ends when it closes the fence the block's
 /// synthetic reopen line (`lead` bytes) opens; 0 otherwise.
 fn reopened_then_closed(text: &str, lead: usize) -> usize {
-    if lead == 0 {
+    // A bare marker going on with the rest of its opening line is no line of its own.
+    if lead == 0 || text.as_bytes()[lead - 1] != b'\n' {
         return 0;
     }
     let reopen = &text[..lead - 1];
@@ -562,23 +583,12 @@ fn reopened_then_closed(text: &str, lead: usize) -> usize {
     }
 }
 
-/// The byte lengths of `block`'s synthetic reopen line (with its `"\n"`) and synthetic
-/// close (with the `"\n"` before it), 0 when absent.
+/// The byte lengths of `block`'s synthetic start (a reopened fence line with its `"\n"`,
+/// or the 4 spaces continuing an indented code line) and synthetic close (the `"\n"` and
+/// closing line), 0 when absent: what lies outside [`Block::source_in_text`].
 fn synthetic_edges(block: &Block) -> (usize, usize) {
-    let text = &block.text;
-    let lead = match block.fence_reopened {
-        true => text.find('\n').map_or(0, |i| i + 1),
-        false => 0,
-    };
-    let trail = match block.fence_closed {
-        true => text.rfind('\n').map_or(0, |i| text.len() - i),
-        false => 0,
-    };
-    // A block made only of fence lines shows nothing; keep the ranges in bounds.
-    if lead + trail > text.len() {
-        return (lead, text.len() - lead);
-    }
-    (lead, trail)
+    let shown = block.source_in_text();
+    (shown.start, block.text.len() - shown.end)
 }
 
 /// Separator whitespace, as the chunker cuts at it: space, tab, `\r`, `\n`. Other

@@ -519,13 +519,7 @@ mod tests {
     }
 
     fn sent_ids(actions: &mut VecDeque<Action>) -> Vec<u64> {
-        actions
-            .drain(..)
-            .filter_map(|a| match a {
-                Action::Send(s) => Some(s.send_id.0),
-                _ => None,
-            })
-            .collect()
+        sent(actions).into_iter().map(|s| s.send_id.0).collect()
     }
 
     #[test]

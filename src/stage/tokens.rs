@@ -217,7 +217,7 @@ impl TokenGate {
             return;
         }
         let bytes = chunk.as_bytes();
-        if !self.tokens.alphabet[bytes[bytes.len() - 1] as usize] {
+        if !self.tokens.alphabet.contains(bytes[bytes.len() - 1]) {
             // Fast path for the common case, exactly what the general path below does here:
             // the last byte cannot be part of a token run, so `region_start(bytes)` is
             // `chunk.len()` (not 0), the held text is released, and `candidate_start`
@@ -367,6 +367,22 @@ fn trim_ws_end(s: &[u8], mut end: usize) -> usize {
     end
 }
 
+/// A set of bytes, one bit each (a 256-entry `bool` table would take 256 bytes of every
+/// stream's memory; this takes 32).
+#[derive(Clone, Copy, Debug, Default)]
+struct ByteSet([u64; 4]);
+
+impl ByteSet {
+    fn insert(&mut self, b: u8) {
+        self.0[usize::from(b >> 6)] |= 1 << (b & 63);
+    }
+
+    #[inline]
+    fn contains(&self, b: u8) -> bool {
+        self.0[usize::from(b >> 6)] & (1 << (b & 63)) != 0
+    }
+}
+
 /// The usable tokens and the set of bytes a trailing token run may contain.
 #[derive(Clone, Debug)]
 struct Tokens {
@@ -374,19 +390,21 @@ struct Tokens {
     heartbeat: Option<Box<[u8]>>,
     /// Bytes that may appear in a trailing run: whitespace, punctuation, the letters of the
     /// tokens and of the markup tags, in both cases.
-    alphabet: [bool; 256],
+    alphabet: ByteSet,
     /// Bytes a token word may start with: the tokens' first letters (both cases), the
     /// markup openers' first bytes, and `*` (a glued silent token).
-    word_first: [bool; 256],
+    word_first: ByteSet,
 }
 
 impl Tokens {
     fn new(config: &TokenConfig) -> Self {
         let silent = usable(config.silent.as_deref());
         let heartbeat = usable(config.heartbeat.as_deref());
-        let mut alphabet = [false; 256];
+        let mut alphabet = ByteSet::default();
         for b in 0..=255u8 {
-            alphabet[b as usize] = is_ascii_ws(b) || b.is_ascii_punctuation();
+            if is_ascii_ws(b) || b.is_ascii_punctuation() {
+                alphabet.insert(b);
+            }
         }
         let markup = MARKUP.iter().flat_map(|(o, c)| o.iter().chain(c.iter()));
         let letters = [&silent, &heartbeat]
@@ -395,10 +413,10 @@ impl Tokens {
             .flat_map(|t| t.iter())
             .chain(markup);
         for &b in letters {
-            alphabet[b.to_ascii_lowercase() as usize] = true;
-            alphabet[b.to_ascii_uppercase() as usize] = true;
+            alphabet.insert(b.to_ascii_lowercase());
+            alphabet.insert(b.to_ascii_uppercase());
         }
-        let mut word_first = [false; 256];
+        let mut word_first = ByteSet::default();
         let firsts = [&silent, &heartbeat]
             .into_iter()
             .flatten()
@@ -406,8 +424,8 @@ impl Tokens {
             .chain(MARKUP.iter().filter_map(|(o, _)| o.first()))
             .chain([&b'*']);
         for &b in firsts {
-            word_first[b.to_ascii_lowercase() as usize] = true;
-            word_first[b.to_ascii_uppercase() as usize] = true;
+            word_first.insert(b.to_ascii_lowercase());
+            word_first.insert(b.to_ascii_uppercase());
         }
         Tokens {
             silent,
@@ -433,7 +451,7 @@ impl Tokens {
             }
             first = Some(b);
         }
-        first.is_none_or(|b| self.word_first[b as usize])
+        first.is_none_or(|b| self.word_first.contains(b))
     }
 
     fn silent_at(&self, s: &[u8], i: usize) -> Match {
@@ -448,7 +466,7 @@ impl Tokens {
         let Some(hb) = self.heartbeat.as_deref() else {
             return Match::No;
         };
-        if s.get(i).is_some_and(|&b| !self.word_first[b as usize]) {
+        if s.get(i).is_some_and(|&b| !self.word_first.contains(b)) {
             return Match::No;
         }
         let mut prefix = false;
@@ -694,7 +712,7 @@ impl Tokens {
     fn region_start(&self, s: &[u8]) -> usize {
         let floor = s.len().saturating_sub(MAX_TOKEN_HOLD);
         let mut r = s.len();
-        while r > floor && self.alphabet[s[r - 1] as usize] {
+        while r > floor && self.alphabet.contains(s[r - 1]) {
             r -= 1;
         }
         r

@@ -4,23 +4,53 @@ use std::ops::Range;
 
 /// One piece of text cut from a longer text, ready to be shown as (part of) a message.
 ///
-/// `text` is what is displayed. It is `source` from the original text, plus, when the cut fell
-/// inside a fenced code block, a synthetic opening fence line at the start (`fence_reopened`)
-/// and/or a synthetic closing fence line at the end (`fence_closed`), each joined by `"\n"`.
-/// `sep` is the original text between this piece and the next one (`"\n\n"`, `"\n"`, `" "`,
-/// `""` for a hard cut, or whatever whitespace run stood there). Concatenating
-/// `original[source] + sep` over all pieces gives back the original text exactly.
+/// `text` is what is displayed: `source` from the original text, plus synthetic text where a
+/// cut fell inside code. A piece cut inside a fenced code block ends with `"\n"` and a
+/// synthetic closing fence line (`fence_closed`), and the next piece starts with a synthetic
+/// opening fence line and `"\n"` (`fence_reopened`; when the cut fell in the middle of the
+/// fence's opening line, a long info string, only the bare marker, with the rest of that
+/// line right after it); a piece that continues an indented code
+/// line cut in its middle starts with 4 synthetic spaces (`indent_reopened`).
+///
+/// The whitespace between pieces is kept, not lost: `sep` is the original text between this
+/// piece and the next one (`"\n\n"`, `"\n"`, `" "`, `""` for a hard cut, or whatever
+/// whitespace stood there, blank lines included), and `lead` is whitespace before this
+/// piece that no separator holds (the text's leading whitespace, on the first piece).
+/// Concatenating `lead + original[source] + sep` over all pieces gives back the original
+/// text exactly.
 #[derive(Clone, Debug, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct Block {
-    /// The display text, synthetic fence lines included.
+    /// The display text, synthetic text included.
     pub text: String,
+    /// Whitespace before `source` that the previous piece's `sep` does not hold: the
+    /// leading whitespace of the text (or, for the chunker, of the text after a flush).
+    pub lead: String,
     /// The source text that separated this piece from the next one.
     pub sep: String,
-    /// The byte range of the original text that `text` shows (synthetic lines excluded).
+    /// The byte range of the original text that `text` shows (synthetic text excluded).
     pub source: Range<usize>,
-    /// `text` starts with a synthetic fence opening line and a `"\n"`.
+    /// `text` starts with a synthetic fence opening line and a `"\n"`, or, where the
+    /// source starts in the middle of the fence's opening line, with the bare marker.
     pub fence_reopened: bool,
-    /// `text` ends with a `"\n"` and a synthetic fence closing line.
+    /// `text` starts with 4 synthetic spaces: an indented code line cut in its middle goes
+    /// on here.
+    pub indent_reopened: bool,
+    /// `text` ends with a `"\n"` and a synthetic closing fence line.
     pub fence_closed: bool,
+}
+
+impl Block {
+    /// The byte range of `text` that shows `source`: `text` without its synthetic start and
+    /// end.
+    pub fn source_in_text(&self) -> Range<usize> {
+        // `text` is the synthetic start, the source, then the synthetic close: counted from
+        // the end, the start's length need not be known (a reopened line, a bare marker
+        // going on with the rest of a cut opening line, 4 spaces).
+        let end = match self.fence_closed {
+            true => self.text.rfind('\n').unwrap_or(self.text.len()),
+            false => self.text.len(),
+        };
+        end.saturating_sub(self.source.len())..end
+    }
 }

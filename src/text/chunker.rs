@@ -6,40 +6,47 @@
 //! ("eager, char by char"); a delta of any size is processed exactly that way, so the blocks
 //! never depend on how the text was split into deltas.
 //!
-//! - **Candidates.** A cut candidate is the start of a whitespace run after non-whitespace
-//!   (see [`super::cut`] for the classes), or the point right after a CJK sentence mark. A
+//! - **Candidates.** A cut candidate is the start of a breaking whitespace run after
+//!   non-whitespace (see [`super::cut`]), or the point right after a CJK sentence mark. A
 //!   candidate is *decided* only once its whitespace run is followed by a non-whitespace
 //!   char (more whitespace could still change the separator, or turn a line break into a
 //!   paragraph break), and a sentence mark at the very end of the text is not yet a sentence
 //!   end (`"3."` may become `"3.14"`). Only a forced drain treats the end of the text as the
 //!   end of a run.
 //! - **Eager cuts.** Once a decided candidate of an allowed class lies at a safe position
-//!   (outside fences and inline code) where the block holds between `min` and `max` units,
-//!   the chunker cuts at the best such candidate available at that moment (class preference,
-//!   then the last one). Allowed classes: paragraph, line and sentence breaks for
-//!   [`BreakPreference::Paragraph`]; line breaks (a paragraph break is one too) for
-//!   [`BreakPreference::Newline`]; sentence ends for [`BreakPreference::Sentence`];
-//!   `flush_on_paragraph` adds paragraph breaks to any preference.
-//! - **At max.** When the text received exceeds `max` units with no such cut, the chunker
-//!   cuts at the best safe candidate in `[min, max]` of any class, whitespace included (a
-//!   whitespace run reaching the end of the text counts); else, inside a fence, at the last
-//!   line break of the code that fits; else at the largest grapheme boundary that fits.
+//!   (outside fences, indented code and inline code) where the block holds between `min`
+//!   and `max` units, the chunker cuts at the best such candidate available at that moment
+//!   (class preference, then the last one). Allowed classes: paragraph, line and sentence
+//!   breaks for [`BreakPreference::Paragraph`]; line breaks (a paragraph break is one too)
+//!   for [`BreakPreference::Newline`]; sentence ends for [`BreakPreference::Sentence`];
+//!   `flush_on_paragraph` adds paragraph breaks to any preference. A candidate whose piece
+//!   would show only fence lines is never taken, and one followed by nothing but fence lines
+//!   so far *waits*: it is taken (if still best) at the moment content arrives after it, so
+//!   that an empty fence at the end of a message never becomes a block of its own.
+//! - **At max.** When a non-whitespace char takes the block past `max` with no such cut,
+//!   the chunker plans a cut in the window (see [`super::cut::Planner::plan`]): the best safe
+//!   candidate in `[min, max]` of any class, whitespace included; else, inside code, a line
+//!   break of the code; else a hard cut at the largest grapheme boundary that fits. While
+//!   the text's last line may still be a fence line and no cut that leaves content on both
+//!   sides exists, it waits for that line's end. Whitespace alone never triggers a cut, so
+//!   every separator is known in full when its cut is made.
 //! - **Separators.** A cut keeps its whitespace as [`Block::sep`]: through the last `\n` of
 //!   the run for a line or paragraph break (the next block keeps its indentation), the whole
-//!   run otherwise, `""` for a hard cut. `original[source] + sep` over a message's blocks
-//!   gives back the message, except whitespace that cannot be shown: blank lines at the start
-//!   of a block (so at the start of the message) are skipped, leading spaces that alone would
-//!   fill a block are dropped, and a whitespace-only remainder at a flush emits nothing.
-//! - **Fences.** A cut inside a fence or an inline code span is only made when no safe cut
-//!   exists in the window. A block cut inside a fence ends with `\n` + a synthetic closing
-//!   line, and the next block starts with the original opening line + `\n` (the bare marker if
-//!   that line leaves no room for code). Synthetic lines count toward `max`. When `max` is too
-//!   small to close and reopen a fence around any code, the cut is a plain hard cut: the
-//!   limit wins over fence balance. A fence still open at a flush is closed in the last block.
-//! - **Limits.** Every block is at most `max` units. When a single grapheme is wider than the
-//!   room left, the cut falls at a char boundary inside it (the limit wins over the grapheme).
-//!   `max` is raised to the metric's widest char (4 bytes, 2 UTF-16 units) so a char always
-//!   fits.
+//!   run otherwise, `""` for a hard cut, plus any indentation too wide to show beside the
+//!   next block's first char. Whitespace before the first block of a message, or before the
+//!   first block after a [`BlockChunker::flush`], is that block's [`Block::lead`]; a flush
+//!   gives the trailing whitespace to the last block's `sep`. So `lead + original[source] +
+//!   sep` over a message's blocks gives back the message exactly; only whitespace after the
+//!   last block, with no block after it, is in none.
+//! - **Fences.** A cut inside a fence, an indented code block or an inline code span is
+//!   only made when no safe cut exists in the window. A block cut inside a fence ends with
+//!   `\n` + a synthetic closing line, and the next block starts with the original opening
+//!   line + `\n` (the bare marker if that line leaves no room for code). A block cut in the
+//!   middle of an indented code line is continued after 4 synthetic spaces. Synthetic text
+//!   counts toward `max`. A fence still open at a flush is closed in the last block.
+//! - **Limits.** Every block is at most `max` units. [`BlockChunker::new`] refuses a `max`
+//!   below [`super::limits::min_limit`], under which a fence could not be repaired around
+//!   the widest grapheme cluster kept whole.
 //!
 //! # Cost
 //!
@@ -49,11 +56,14 @@
 
 use super::block::Block;
 use super::cut::{
-    BreakClass, Candidate, Limits, Planner, Reopen, build_piece, candidate_at, is_tail_char, is_ws,
-    may_be_candidate,
+    BreakClass, Candidate, NextStart, Planned, Planner, Reopen, ReopenCost, build_piece,
+    candidate_at, is_tail_char, is_ws, joined_ws, line_continues, may_be_candidate,
+    partial_fence_at_end, shown_start,
 };
+use super::limits::{Limits, check_limit};
 use super::markdown::{FenceMarker, MarkdownScanner};
 use super::metric::{LengthMetric, is_grapheme_boundary};
+use crate::Error;
 
 /// Where the chunker prefers to cut, in order of preference.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -95,6 +105,18 @@ impl Default for ChunkerConfig {
     }
 }
 
+impl ChunkerConfig {
+    /// The effective settings: `min >= 1`, `max >= min`; an error when `max` is below the
+    /// smallest limit that works in the metric ([`super::limits::min_limit`]).
+    pub(crate) fn checked(self) -> Result<ChunkerConfig, Error> {
+        let mut config = self;
+        config.min = config.min.max(1);
+        config.max = config.max.max(config.min);
+        check_limit("chunk max", config.max, config.metric)?;
+        Ok(config)
+    }
+}
+
 /// What the previous char was, for deciding candidates.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Prev {
@@ -108,13 +130,23 @@ enum Prev {
     Other,
 }
 
-/// The synthetic opening line of the block being built.
+/// The synthetic start of the block being built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ReopenKind {
+    /// A fence reopened with its saved opening line, or with its bare marker.
+    Fence { marker: FenceMarker, bare: bool },
+    /// A fence whose opening line was cut: its bare marker, the rest of the line after it.
+    Marker(FenceMarker, bool),
+    /// An indented code line continued after 4 spaces.
+    Indent,
+}
+
+/// The synthetic start of the block being built, with its cost.
 #[derive(Clone, Copy, Debug)]
 struct ReopenState {
-    marker: FenceMarker,
-    bare: bool,
-    /// [`Reopen::cost`] of the line, kept because it is asked for at every char.
-    cost: usize,
+    kind: ReopenKind,
+    /// What the synthetic text costs, kept because it is asked for at every char.
+    cost: ReopenCost,
 }
 
 /// Cuts a stream of text deltas into blocks. One chunker per assistant message.
@@ -128,7 +160,8 @@ struct ReopenState {
 ///     break_preference: BreakPreference::Paragraph,
 ///     flush_on_paragraph: false,
 ///     metric: LengthMetric::Chars,
-/// });
+/// })
+/// .expect("a valid configuration"); // a max too small for fence repair is refused
 /// let reply = "A short first paragraph here.\n\n```sh\necho one\necho two\n```\n\nDone.";
 /// let mut blocks = Vec::new();
 /// for delta in reply.split_inclusive(' ') {
@@ -149,46 +182,72 @@ pub struct BlockChunker {
     eager: Vec<BreakClass>,
     /// All classes for cuts at max and forced drains, best first.
     forced: Vec<BreakClass>,
-    /// Text from `base` on; `buffer[..start]` has been emitted.
+    /// Text from `base` on; `buffer[..start]` has been emitted (or is the next block's
+    /// lead, from `lead_from`).
     buffer: String,
     /// Message offset of `buffer[0]`.
     base: usize,
     /// Start of the block being built.
     start: usize,
+    /// Start of the whitespace before `start` that no emitted separator holds (the next
+    /// block's lead).
+    lead_from: usize,
     /// Bytes of `buffer` processed (the current moment).
     cursor: usize,
     /// Units from `buffer[0]` to `cursor`.
     units: usize,
     /// Units from `buffer[0]` to `start`.
     start_units: usize,
+    /// The start of the last line that began before `line_scan` (found lazily, when a
+    /// candidate in the middle of a line needs it: each byte is looked at once).
+    line_start: usize,
+    /// How far `line_start` has been searched.
+    line_scan: usize,
     /// The whitespace run ending at `cursor`, with the units before it.
     run: Option<(usize, usize)>,
     prev: Prev,
-    /// The block holds only whitespace so far.
+    /// The block holds only whitespace so far (from `lead_from`).
     leading: bool,
     /// How many regional indicators end at `cursor` (graphemes metric).
     ri_run: usize,
     scanner: MarkdownScanner,
     /// Up to where the scanner has been fed.
     scanned: usize,
+    /// The first content byte of the block (see [`MarkdownScanner::first_content`]), once
+    /// found; else how far the block is known to hold none.
+    content: Result<usize, usize>,
     reopen: Option<ReopenState>,
     /// The opening line of the fence open at the block start, once it may have left the
     /// buffer (for reopening it).
     reopen_line: String,
     /// Candidates that became eligible at the current moment.
     fresh: Vec<(Candidate, usize)>,
+    /// Eligible candidates with no content after them yet (only fence lines or an
+    /// undecided line): they join `fresh` at the moment content arrives.
+    waiting: Vec<(Candidate, usize)>,
+    /// A cut at max waits for the line starting here to be decided.
+    max_wait: Option<usize>,
+    /// Room for candidates being re-checked (kept to reuse its capacity).
+    scratch: Vec<(Candidate, usize)>,
+    /// A candidate decided while the next piece would start, mid-line, with one or two
+    /// backticks or tildes at the end of the text: it is considered again (with its units)
+    /// once that run ends, as a third would make the next piece start like a fence line.
+    recheck: Option<(usize, usize)>,
 }
 
 impl BlockChunker {
-    /// A chunker with `config`, clamped: `min >= 1`, `max >= min`, and `max` at least the
-    /// metric's widest char (4 bytes, 2 UTF-16 units, 1 otherwise).
-    pub fn new(config: ChunkerConfig) -> Self {
-        let mut config = config;
-        config.min = config.min.max(1);
-        config.max = config
-            .max
-            .max(config.min)
-            .max(Limits::widest_char(config.metric));
+    /// A chunker with `config`, clamped to `min >= 1` and `max >= min`.
+    ///
+    /// Errors with [`Error::InvalidConfig`] when `max` is below the smallest limit under
+    /// which a fence can be closed and reopened around the widest grapheme cluster kept
+    /// whole ([`LengthMetric::min_limit`]: 24 chars, 29 UTF-16 units, 49 bytes, 15
+    /// graphemes).
+    pub fn new(config: ChunkerConfig) -> Result<Self, Error> {
+        Ok(Self::from_checked(config.checked()?))
+    }
+
+    /// A chunker with a configuration that [`ChunkerConfig::checked`] returned.
+    pub(crate) fn from_checked(config: ChunkerConfig) -> Self {
         let mut eager: Vec<BreakClass> = match config.break_preference {
             BreakPreference::Paragraph => {
                 vec![
@@ -212,18 +271,26 @@ impl BlockChunker {
             buffer: String::new(),
             base: 0,
             start: 0,
+            lead_from: 0,
             cursor: 0,
             units: 0,
             start_units: 0,
+            line_start: 0,
+            line_scan: 0,
             run: None,
             prev: Prev::Space,
             leading: true,
             ri_run: 0,
             scanner: MarkdownScanner::new(),
             scanned: 0,
+            content: Err(0),
             reopen: None,
             reopen_line: String::new(),
             fresh: Vec::new(),
+            waiting: Vec::new(),
+            max_wait: None,
+            scratch: Vec::new(),
+            recheck: None,
         }
     }
 
@@ -237,55 +304,71 @@ impl BlockChunker {
         self.compact();
         self.buffer.push_str(delta);
         while self.cursor < self.buffer.len() {
-            if !self.skip_short() && !self.skip_fence() && !self.skip_plain() {
+            if !self.waiting.is_empty()
+                || self.recheck.is_some()
+                || (!self.skip_short() && !self.skip_fence() && !self.skip_plain())
+            {
                 self.step(out);
             }
         }
     }
 
-    /// Forced drain: emits everything buffered, in as few blocks as `max` allows. A fence
-    /// still open is closed in the last block (and reopened if more text follows).
+    /// Forced drain: emits everything buffered, in as few blocks as `max` allows; the
+    /// trailing whitespace becomes the last block's separator. A fence still open is closed
+    /// in the last block (and reopened if more text follows). Whitespace alone is kept: it
+    /// becomes the lead of the next block, if one comes.
     pub fn flush(&mut self, out: &mut Vec<Block>) {
         let len = self.buffer.len();
+        // The chars not yet processed (none: `push` processes all) are taken as they are.
+        debug_assert_eq!(self.cursor, len);
         self.scanner.finish(&self.buffer);
         self.scanned = len;
         let _ = self.scanner.take_newly_safe();
+        self.fresh.clear();
+        self.waiting.clear();
+        self.max_wait = None;
+        self.recheck = None;
+        if self.leading {
+            return;
+        }
         loop {
             let bytes = self.buffer.as_bytes();
             let mut end = len;
-            while end > self.start && is_ws(bytes[end - 1]) {
+            while end > self.start && is_ws(bytes[end - 1]) && !joined_ws(&self.buffer, end - 1) {
                 end -= 1;
             }
             if end <= self.start {
                 break;
             }
-            let reopen_cost = self.reopen_cost();
+            let reopen = self.reopen_cost();
             let close = self.scanner.fence_at(end).map(|f| f.marker);
             let close_cost = close.map_or(0, |m| m.close_len() + 1);
             if self
                 .limits()
-                .fits(&self.buffer, self.start, end, reopen_cost + close_cost, 0)
+                .fits(&self.buffer, self.start, end, reopen.units + close_cost, 0)
             {
                 let close = close.filter(|_| self.closable());
-                self.emit(end, len, close, out);
+                let next = match close {
+                    Some(_) => NextStart::Fence { bare: false },
+                    None => NextStart::Plain,
+                };
+                self.emit(end, len, close, next, out);
                 break;
             }
             let planned = self
-                .planner(len)
-                .plan(self.start, reopen_cost, self.config.min, true);
-            self.emit(
-                planned.cut.end,
-                planned.cut.sep_end,
-                planned.close.map(|f| f.marker),
-                out,
-            );
-            self.begin_block(planned.cut.sep_end, len);
+                .planner(len, true)
+                .plan(self.start, reopen, self.config.min, true)
+                .expect("a forced plan always has a cut");
+            self.emit_planned(&planned, out);
+            self.begin_block(planned.cut.sep_end, len, true, out);
         }
         self.start = len;
+        self.lead_from = len;
         self.start_units = self.units;
         self.leading = true;
         self.run = None;
         self.prev = Prev::Space;
+        self.content = Err(len);
     }
 
     /// Forgets everything (a new assistant message begins).
@@ -293,23 +376,30 @@ impl BlockChunker {
         self.buffer.clear();
         self.base = 0;
         self.start = 0;
+        self.lead_from = 0;
         self.cursor = 0;
         self.units = 0;
         self.start_units = 0;
+        self.line_start = 0;
+        self.line_scan = 0;
         self.run = None;
         self.prev = Prev::Space;
         self.leading = true;
         self.ri_run = 0;
         self.scanner.reset();
         self.scanned = 0;
+        self.content = Err(0);
         self.reopen = None;
         self.reopen_line.clear();
         self.fresh.clear();
+        self.waiting.clear();
+        self.max_wait = None;
+        self.recheck = None;
     }
 
     /// The text received but not yet emitted.
     pub fn buffered(&self) -> &str {
-        &self.buffer[self.start..]
+        &self.buffer[self.lead_from..]
     }
 
     fn limits(&self) -> Limits {
@@ -321,48 +411,53 @@ impl BlockChunker {
     }
 
     fn current_reopen(&self) -> Option<Reopen<'_>> {
-        self.reopen.map(|r| Reopen {
-            marker: r.marker,
-            line: (!r.bare).then_some(self.reopen_line.as_str()),
+        self.reopen.map(|r| match r.kind {
+            ReopenKind::Fence { marker, bare } => Reopen::Fence {
+                marker,
+                line: (!bare).then_some(self.reopen_line.as_str()),
+            },
+            ReopenKind::Marker(marker, space) => Reopen::Marker { marker, space },
+            ReopenKind::Indent => Reopen::Indent,
         })
     }
 
-    fn reopen_cost(&self) -> usize {
-        self.reopen.map_or(0, |r| r.cost)
+    fn reopen_cost(&self) -> ReopenCost {
+        self.reopen.map_or(ReopenCost::default(), |r| r.cost)
     }
 
-    /// Sets the synthetic opening line of the block being built, computing its cost.
-    fn set_reopen(&mut self, marker: FenceMarker, bare: bool) {
-        let line = Reopen {
-            marker,
-            line: (!bare).then_some(self.reopen_line.as_str()),
-        };
-        let cost = line.cost(self.config.metric);
-        self.reopen = Some(ReopenState { marker, bare, cost });
+    /// Sets the synthetic start of the block being built, computing its cost.
+    fn set_reopen(&mut self, kind: ReopenKind) {
+        self.reopen = Some(ReopenState {
+            kind,
+            cost: ReopenCost::default(),
+        });
+        let cost = ReopenCost::of(self.current_reopen(), self.config.metric);
+        self.reopen = Some(ReopenState { kind, cost });
     }
 
-    /// Units of the block so far, its synthetic opening line included.
+    /// Units of the block so far, its synthetic start included.
     fn display_units(&self) -> usize {
-        self.reopen_cost() + self.units - self.start_units
+        self.reopen_cost().units + self.units - self.start_units
     }
 
     /// Whether a fence open at the end of the text can be closed within the limits.
     fn closable(&self) -> bool {
         match self.scanner.open_fence() {
-            Some(f) => self.planner(self.buffer.len()).repair(f).is_some(),
+            Some(f) => self.planner(self.buffer.len(), true).repair(f).is_some(),
             None => false,
         }
     }
 
-    fn planner(&self, t: usize) -> Planner<'_> {
+    /// The planner over the text through moment `t`; `complete` at a flush.
+    fn planner(&self, t: usize, complete: bool) -> Planner<'_> {
         Planner {
             text: &self.buffer[..t],
             scanner: &self.scanner,
             limits: self.limits(),
             order: &self.forced,
-            // At max or forced, a whitespace run at the end of the text is a break.
-            trailing_run: true,
+            complete,
             continued_line: Some(&self.reopen_line),
+            breaks_only: false,
         }
     }
 
@@ -370,20 +465,32 @@ impl BlockChunker {
     /// stays (amortised: each byte is moved a bounded number of times).
     ///
     /// Text the scanner still needs is kept: the current line (a fence line is judged
-    /// whole), so the blocks never depend on when compaction happens. The opening line of a
-    /// fence that is still open is saved before it goes.
+    /// whole), so the blocks never depend on when compaction happens. The opening line of
+    /// the fence the block starts in is saved before it goes.
     fn compact(&mut self) {
-        if self.start == 0 || (self.start < 4096 && self.start < self.buffer.len() - self.start) {
+        let keep_from = self.lead_from.min(self.start);
+        if keep_from == 0 || (keep_from < 4096 && keep_from < self.buffer.len() - keep_from) {
             return;
         }
-        // The scanner must have seen what it forgets. Cuts that turned safe in text not yet
-        // scanned turned safe while the block was below `min`: they can never be used.
-        self.sync_scanner(self.cursor, false);
-        let n = self.start.min(self.scanner.line_start());
+        // The scanner must have seen what it forgets. Cuts it reports as newly safe stay
+        // reported, for the next moment that collects them (compaction happens between
+        // deltas, so it must not change what any moment sees).
+        if self.scanned < self.cursor {
+            self.scanner.scan(&self.buffer[..self.cursor]);
+            self.scanned = self.cursor;
+        }
+        let n = keep_from.min(self.scanner.line_start());
         if n == 0 {
             return;
         }
-        if let Some(f) = self.scanner.open_fence().copied()
+        // The fence the block starts in (open or not) may be reopened or repaired later:
+        // keep its opening line. (A fence whose opening line goes lies around `start`, as
+        // `n <= start`; any other fence before `start` is never asked about again.)
+        if let Some(f) = self
+            .scanner
+            .fence_at(self.start)
+            .or(self.scanner.open_fence())
+            .copied()
             && !f.continued
             && f.start < n
         {
@@ -393,9 +500,22 @@ impl BlockChunker {
         self.scanner.drain(n);
         self.base += n;
         self.start -= n;
+        self.lead_from -= n;
         self.cursor -= n;
         self.scanned -= n;
+        self.line_start = self.line_start.saturating_sub(n);
+        self.line_scan = self.line_scan.saturating_sub(n);
+        self.content = match self.content {
+            Ok(x) => Ok(x - n),
+            Err(x) => Err(x.saturating_sub(n)),
+        };
         self.run = self.run.map(|(p, u)| (p - n, u));
+        for (c, _) in &mut self.waiting {
+            c.end -= n;
+            c.sep_end -= n;
+        }
+        self.max_wait = self.max_wait.map(|p| p.saturating_sub(n));
+        self.recheck = self.recheck.map(|(p, u)| (p - n, u));
     }
 
     /// Fast path: consumes, in bulk, the text that keeps the block below `min`.
@@ -512,10 +632,14 @@ impl BlockChunker {
         // The whitespace at the end of the segment: the run still open at its last char.
         // Whitespace is ASCII, one unit per byte in these metrics.
         let bytes = seg.as_bytes();
-        let ws = bytes.iter().rev().take_while(|&&b| is_ws(b)).count();
+        let mut ws = bytes.iter().rev().take_while(|&&b| is_ws(b)).count();
         let units_before = self.units;
         self.units += added;
         self.cursor = from + len;
+        if ws > 0 && joined_ws(&self.buffer[..self.cursor], self.cursor - ws) {
+            // The run's first char belongs to the cluster before it (a prepended char).
+            ws -= 1;
+        }
         if ws == len {
             if self.run.is_none() {
                 self.run = Some((from, units_before));
@@ -573,7 +697,7 @@ impl BlockChunker {
                 self.ri_run = ri_run;
                 break;
             }
-            if is_ws_char(c) {
+            if is_ws_char(c) && (u == 1 || c == '\n') {
                 if self.run.is_none() {
                     self.run = Some((i, self.units));
                 }
@@ -618,15 +742,26 @@ impl BlockChunker {
         let units_before = self.units;
         self.units += self.char_units(i, c);
         self.cursor = t;
+        // Whitespace that is part of the cluster before it (after a prepended char) does
+        // not break; one that carries a combining mark is found when the mark arrives.
+        let ws = is_ws_char(c)
+            && !(i > 0
+                && self.buffer.as_bytes()[i - 1] >= 0x80
+                && !is_grapheme_boundary(&self.buffer[..t], i));
+        if let Some((p, p_units)) = self.recheck
+            && !self.partial_fence_after(p, t)
+        {
+            self.recheck = None;
+            self.consider(p, p_units, t);
+        }
         if self.leading {
-            if is_ws_char(c) {
-                self.lead_space(c, t);
+            if ws {
                 self.prev = Prev::Space;
                 return;
             }
-            self.leading = false;
+            self.begin_shown(i, t);
         }
-        if is_ws_char(c) {
+        if ws {
             if self.run.is_none() {
                 self.run = Some((i, units_before));
             }
@@ -645,11 +780,14 @@ impl BlockChunker {
                 self.consider(p, p_units, t);
             }
         }
+        if !self.waiting.is_empty() {
+            self.promote_waiting(t);
+        }
         if !self.fresh.is_empty() {
             self.cut_fresh(t, out);
         }
-        while !self.leading && self.display_units() > self.config.max {
-            self.cut_at_max(t, out);
+        if !ws {
+            while self.display_units() > self.config.max && self.cut_at_max(t, out) {}
         }
     }
 
@@ -677,14 +815,49 @@ impl BlockChunker {
         usize::from(boundary)
     }
 
-    /// Whitespace while the block holds nothing else: blank lines are skipped, and spaces
-    /// that alone would fill a block are dropped.
-    fn lead_space(&mut self, c: char, t: usize) {
-        let reserve = Limits::lead_reserve(self.config.metric, self.current_reopen());
-        if c == '\n' || self.units - self.start_units + reserve > self.config.max {
-            self.start = t;
-            self.start_units = self.units;
+    /// The first non-whitespace char of a block (at `i`, arrived at moment `t`) after only
+    /// whitespace since `lead_from`: the whitespace becomes the block's lead (its indentation
+    /// stays, as far as it fits).
+    fn begin_shown(&mut self, i: usize, t: usize) {
+        let s = shown_start(
+            &self.buffer[..t],
+            self.lead_from,
+            &self.limits(),
+            self.current_reopen(),
+            false,
+        );
+        self.start = s.min(i);
+        self.start_units = self.units - self.config.metric.len(&self.buffer[self.start..t]);
+        self.leading = false;
+        self.content = Err(self.start);
+    }
+
+    /// The first content byte of the block before `to` (the scanner must have seen it).
+    fn block_content(&mut self, to: usize) -> Option<usize> {
+        match self.content {
+            Ok(x) => Some(x),
+            Err(from) => match self
+                .scanner
+                .first_content(&self.buffer, from.max(self.start), to)
+            {
+                Ok(x) => {
+                    self.content = Ok(x);
+                    Some(x)
+                }
+                Err(resume) => {
+                    self.content = Err(resume);
+                    None
+                }
+            },
         }
+    }
+
+    /// Whether the next piece after a cut at `p` would start, mid-line, with one or two
+    /// backticks or tildes that end the text at moment `t` (see [`BlockChunker::recheck`]).
+    fn partial_fence_after(&self, p: usize, t: usize) -> bool {
+        let bytes = &self.buffer.as_bytes()[p..t];
+        let ws = bytes.iter().take_while(|&&b| is_ws(b)).count();
+        !bytes[..ws].contains(&b'\n') && partial_fence_at_end(&bytes[ws..])
     }
 
     /// A candidate at `p` (with `p_units` units before it) was decided at moment `t`.
@@ -692,8 +865,12 @@ impl BlockChunker {
         if p <= self.start {
             return;
         }
-        let display = self.reopen_cost() + p_units - self.start_units;
+        let display = self.reopen_cost().units + p_units - self.start_units;
         if display < self.config.min || display > self.config.max {
+            return;
+        }
+        if self.partial_fence_after(p, t) {
+            self.recheck = Some((p, p_units));
             return;
         }
         self.sync_scanner(t, true);
@@ -701,7 +878,76 @@ impl BlockChunker {
             && c.rank(&self.eager).is_some()
             && self.scanner.is_safe_cut(p)
         {
-            self.fresh.push((c, p_units));
+            self.accept(c, p_units, t, None);
+        }
+    }
+
+    /// The start of the line that moment `t` is on.
+    fn line_start_at(&mut self, t: usize) -> usize {
+        if self.line_scan < t {
+            if let Some(i) = memchr::memrchr(b'\n', &self.buffer.as_bytes()[self.line_scan..t]) {
+                self.line_start = self.line_scan + i + 1;
+            }
+            self.line_scan = t;
+        }
+        self.line_start
+    }
+
+    /// An eligible candidate `c` (with `units` before it) at moment `t`, on a line starting
+    /// at `line_start` (by default, the line of moment `t`) if it splits a line: it goes to `fresh` if its piece shows content
+    /// and the text after it holds some, to `waiting` if only the latter is missing; it is
+    /// dropped if its piece would show only fence lines or end with a line cut into a fence
+    /// look-alike.
+    fn accept(&mut self, c: Candidate, units: usize, t: usize, line_start: Option<usize>) {
+        if self.block_content(t).is_none_or(|x| x >= c.end) {
+            return;
+        }
+        if line_continues(&self.buffer.as_bytes()[..t], c.end) {
+            // The line that `c` splits starts at `line_start` (by default the line of moment
+            // `t`) unless a line ended since.
+            let line_start = match line_start {
+                Some(ls) => ls,
+                None => self.line_start_at(t),
+            };
+            let ls = if line_start <= c.end {
+                line_start.max(self.start)
+            } else {
+                memchr::memrchr(b'\n', &self.buffer.as_bytes()[self.start..c.end])
+                    .map_or(self.start, |i| self.start + i + 1)
+            };
+            if FenceMarker::parse_open(&self.buffer[ls..c.end]).is_some() {
+                return;
+            }
+        }
+        if self
+            .scanner
+            .first_content(&self.buffer, c.sep_end, t)
+            .is_ok()
+        {
+            self.fresh.push((c, units));
+        } else {
+            self.waiting.push((c, units));
+        }
+    }
+
+    /// Moves the waiting candidates that now have content after them to `fresh`.
+    fn promote_waiting(&mut self, t: usize) {
+        self.sync_scanner(t, true);
+        let mut k = 0;
+        while k < self.waiting.len() {
+            let (c, u) = self.waiting[k];
+            if c.end <= self.start {
+                self.waiting.swap_remove(k);
+            } else if self
+                .scanner
+                .first_content(&self.buffer, c.sep_end, t)
+                .is_ok()
+            {
+                self.waiting.swap_remove(k);
+                self.fresh.push((c, u));
+            } else {
+                k += 1;
+            }
         }
     }
 
@@ -718,32 +964,49 @@ impl BlockChunker {
         if !collect {
             return;
         }
-        let text = &self.buffer[..t];
-        let bytes = text.as_bytes();
         let first = self.fresh.len();
-        for j in from.max(self.start + 1)..t {
-            if may_be_candidate(bytes, j)
-                && let Some(c) = candidate_at(text, j, false)
-                && c.rank(&self.eager).is_some()
-                && self.scanner.is_safe_cut(j)
-            {
-                self.fresh.push((c, 0));
+        {
+            let text = &self.buffer[..t];
+            let bytes = text.as_bytes();
+            for j in from.max(self.start + 1)..t {
+                if may_be_candidate(bytes, j)
+                    && let Some(c) = candidate_at(text, j, false)
+                    && c.rank(&self.eager).is_some()
+                    && self.scanner.is_safe_cut(j)
+                {
+                    self.fresh.push((c, 0));
+                }
             }
         }
         // Units before each candidate, walking back from the moment's total.
         let metric = self.config.metric;
         let (mut pos, mut units) = (t, self.units);
-        for (c, u) in self.fresh[first..].iter_mut().rev() {
-            units -= metric.len(&text[c.end..pos]);
+        for k in (first..self.fresh.len()).rev() {
+            let (c, u) = &mut self.fresh[k];
+            units -= metric.len(&self.buffer[c.end..pos]);
             pos = c.end;
             *u = units;
         }
+        // Each one must pass the checks of `accept`: take them out and put them back.
+        let mut collected = std::mem::take(&mut self.scratch);
+        collected.extend(self.fresh.drain(first..));
+        let (mut ls, mut seen) = (self.start, self.start);
+        for &(c, u) in &collected {
+            if let Some(i) = memchr::memrchr(b'\n', &self.buffer.as_bytes()[seen..c.end]) {
+                ls = seen + i + 1;
+            }
+            seen = c.end;
+            self.accept(c, u, t, Some(ls));
+        }
+        collected.clear();
+        self.scratch = collected;
     }
 
     /// Cuts at the best eligible fresh candidate, again and again in what remains.
     fn cut_fresh(&mut self, t: usize, out: &mut Vec<Block>) {
         loop {
-            let reopen_cost = self.reopen_cost();
+            let reopen = self.reopen_cost().units;
+            let content = self.block_content(t);
             let (min, max, start, start_units) = (
                 self.config.min,
                 self.config.max,
@@ -754,8 +1017,12 @@ impl BlockChunker {
                 .fresh
                 .iter()
                 .filter(|(c, u)| {
-                    let display = reopen_cost + u.saturating_sub(start_units);
-                    c.end > start && *u >= start_units && display >= min && display <= max
+                    let display = reopen + u.saturating_sub(start_units);
+                    c.end > start
+                        && *u >= start_units
+                        && display >= min
+                        && display <= max
+                        && content.is_some_and(|x| x < c.end)
                 })
                 .filter_map(|(c, _)| c.rank(&self.eager).map(|r| (r, c)))
                 .min_by_key(|(r, c)| (*r, std::cmp::Reverse(c.end)))
@@ -763,62 +1030,93 @@ impl BlockChunker {
             let Some(c) = best else {
                 break;
             };
-            self.emit(c.end, c.sep_end, None, out);
-            self.begin_block(c.sep_end, t);
+            self.emit(c.end, c.sep_end, None, NextStart::Plain, out);
+            self.begin_block(c.sep_end, t, false, out);
         }
         self.fresh.clear();
     }
 
-    /// The block exceeds `max` at moment `t`: cut it.
-    fn cut_at_max(&mut self, t: usize, out: &mut Vec<Block>) {
+    /// The block exceeds `max` at moment `t`: cut it. Returns false when the cut must wait
+    /// for the last line to be decided.
+    fn cut_at_max(&mut self, t: usize, out: &mut Vec<Block>) -> bool {
         self.sync_scanner(t, false);
-        let planned = self
-            .planner(t)
-            .plan(self.start, self.reopen_cost(), self.config.min, false);
+        let text = &self.buffer[..t];
+        if self.max_wait == Some(self.scanner.line_start())
+            && self.scanner.last_line_undecided(text)
+        {
+            return false;
+        }
+        self.max_wait = None;
+        let planned =
+            self.planner(t, false)
+                .plan(self.start, self.reopen_cost(), self.config.min, false);
+        let Some(planned) = planned else {
+            self.max_wait = Some(self.scanner.line_start());
+            return false;
+        };
+        self.emit_planned(&planned, out);
+        self.begin_block(planned.cut.sep_end, t, false, out);
+        true
+    }
+
+    fn emit_planned(&mut self, planned: &Planned, out: &mut Vec<Block>) {
         self.emit(
             planned.cut.end,
             planned.cut.sep_end,
             planned.close.map(|f| f.marker),
+            planned.next,
             out,
         );
-        self.begin_block(planned.cut.sep_end, t);
     }
 
     /// Emits `buffer[start..end]` with separator `buffer[end..sep_end]`, closing the fence
-    /// `close` if given (then the next block reopens it).
+    /// open at `end` with marker `close` if given; the next block starts as `next` says.
     fn emit(
         &mut self,
         end: usize,
         sep_end: usize,
         close: Option<FenceMarker>,
+        next: NextStart,
         out: &mut Vec<Block>,
     ) {
         let mut text = String::with_capacity(end - self.start + 16);
-        build_piece(
-            &self.buffer[self.start..end],
-            self.current_reopen(),
-            close,
-            &mut text,
-        );
+        let reopen = self.current_reopen();
+        build_piece(&self.buffer[self.start..end], reopen, close, &mut text);
         out.push(Block {
             text,
+            lead: self.buffer[self.lead_from..self.start].to_owned(),
             sep: self.buffer[end..sep_end].to_owned(),
             source: self.base + self.start..self.base + end,
-            fence_reopened: self.reopen.is_some(),
+            fence_reopened: matches!(reopen, Some(Reopen::Fence { .. } | Reopen::Marker { .. })),
+            indent_reopened: matches!(reopen, Some(Reopen::Indent)),
             fence_closed: close.is_some(),
         });
+        self.lead_from = self.start;
         self.reopen = None;
-        if close.is_some()
-            && let Some(f) = self.scanner.fence_at(end).copied()
-        {
-            if !f.continued {
-                self.save_fence_line(f.start, f.open_end);
+        match next {
+            NextStart::Fence { bare } if close.is_some() => {
+                let Some(f) = self.scanner.fence_at(end).copied() else {
+                    return;
+                };
+                if !f.continued {
+                    self.save_fence_line(f.start, f.open_end);
+                }
+                let line_fits = self
+                    .limits()
+                    .repair(f.marker, &self.reopen_line)
+                    .is_some_and(|r| matches!(r, Reopen::Fence { line: Some(_), .. }));
+                self.set_reopen(ReopenKind::Fence {
+                    marker: f.marker,
+                    bare: bare || !line_fits,
+                });
             }
-            let line_fits = self
-                .limits()
-                .repair(f.marker, &self.reopen_line)
-                .is_some_and(|r| r.line.is_some());
-            self.set_reopen(f.marker, !line_fits);
+            NextStart::OpenLine { space } => {
+                if let Some(m) = close {
+                    self.set_reopen(ReopenKind::Marker(m, space));
+                }
+            }
+            NextStart::Indent => self.set_reopen(ReopenKind::Indent),
+            _ => {}
         }
     }
 
@@ -829,36 +1127,36 @@ impl BlockChunker {
         self.reopen_line.clear();
         self.reopen_line.push_str(line);
         if let Some(r) = self.reopen {
-            self.set_reopen(r.marker, r.bare);
+            self.set_reopen(r.kind);
         }
     }
 
-    /// A new block starts at `q`, with `buffer[q..t]` already arrived: replays the leading
-    /// whitespace rule (see [`BlockChunker::lead_space`]) over what has arrived.
-    fn begin_block(&mut self, q: usize, t: usize) {
+    /// A new block starts at `q`, with `buffer[q..t]` already arrived (all the text, if
+    /// `complete`): whitespace that cannot be shown at its start (blank lines, indentation
+    /// too wide) joins the separator of the block just emitted, the last of `out`.
+    fn begin_block(&mut self, q: usize, t: usize, complete: bool, out: &mut [Block]) {
         let metric = self.config.metric;
-        let reserve = Limits::lead_reserve(metric, self.current_reopen());
-        self.start = q;
-        self.start_units = self.units - metric.len(&self.buffer[q..t]);
-        let bytes = self.buffer.as_bytes();
-        let mut units = self.start_units;
-        let mut i = q;
-        while i < t && is_ws(bytes[i]) {
-            let joins = metric == LengthMetric::Graphemes
-                && bytes[i] == b'\n'
-                && i > self.start
-                && bytes[i - 1] == b'\r';
-            units += usize::from(!joins);
-            i += 1;
-            if bytes[i - 1] == b'\n' || units - self.start_units + reserve > self.config.max {
-                self.start = i;
-                self.start_units = units;
-            }
+        let s = shown_start(
+            &self.buffer[..t],
+            q,
+            &self.limits(),
+            self.current_reopen(),
+            complete,
+        );
+        if s > q
+            && let Some(last) = out.last_mut()
+        {
+            last.sep.push_str(&self.buffer[q..s]);
         }
-        self.leading = i == t;
+        self.start = s;
+        self.lead_from = s;
+        self.start_units = self.units - metric.len(&self.buffer[s..t]);
+        self.content = Err(s);
+        self.leading = s == t;
         if self.leading || self.run.is_some_and(|(p, _)| p < self.start) {
             self.run = None;
         }
+        self.waiting.retain(|(c, _)| c.end > s);
     }
 }
 
@@ -893,7 +1191,7 @@ mod tests {
     }
 
     fn chunk(config: ChunkerConfig, deltas: &[&str]) -> Vec<Block> {
-        let mut c = BlockChunker::new(config);
+        let mut c = BlockChunker::new(config).unwrap();
         let mut out = Vec::new();
         for d in deltas {
             c.push(d, &mut out);
@@ -969,7 +1267,7 @@ mod tests {
             break_preference: BreakPreference::Sentence,
             ..cfg(3, 100)
         };
-        let mut c = BlockChunker::new(config);
+        let mut c = BlockChunker::new(config).unwrap();
         let mut out = Vec::new();
         c.push("Pi is 3.", &mut out);
         assert!(out.is_empty(), "3. may become 3.14");
@@ -998,7 +1296,7 @@ mod tests {
             break_preference: BreakPreference::Newline,
             ..cfg(5, 30)
         };
-        let mut c = BlockChunker::new(config);
+        let mut c = BlockChunker::new(config).unwrap();
         let mut out = Vec::new();
         c.push("One sentence. Two sentences. Three", &mut out);
         assert_eq!(
@@ -1015,9 +1313,9 @@ mod tests {
     #[test]
     fn hard_cuts_never_split_graphemes() {
         let family = "👨\u{200d}👩\u{200d}👧\u{200d}👦";
-        let text = format!("{family}{family}🇫🇷🇩🇪🇯🇵e\u{301}{family}");
+        let text = format!("{family}{family}🇫🇷🇩🇪🇯🇵e\u{301}{family}").repeat(3);
         for metric in LengthMetric::ALL {
-            let max = metric.len(family) + 3;
+            let max = metric.min_limit();
             let config = ChunkerConfig {
                 metric,
                 ..cfg(1, max)
@@ -1040,13 +1338,14 @@ mod tests {
 
     #[test]
     fn separators_and_sources_rebuild_the_text() {
-        let text = "\n\nFirst line.\n  indented second\n\n\nThird para here.   Fourth.";
-        let blocks = chunk(cfg(5, 20), &[text]);
+        let text = "\n\nFirst line.\n  indented second\n\n\nThird para here.   Fourth.  \n";
+        let blocks = chunk(cfg(5, 24), &[text]);
         let rebuilt: String = blocks
             .iter()
-            .map(|b| format!("{}{}", &text[b.source.clone()], b.sep))
+            .map(|b| format!("{}{}{}", b.lead, &text[b.source.clone()], b.sep))
             .collect();
-        assert_eq!(rebuilt, text.trim_start_matches('\n'));
+        assert_eq!(rebuilt, text);
+        assert_eq!(blocks[0].lead, "\n\n");
         assert!(blocks.iter().any(|b| b.text.starts_with("  indented")));
     }
 

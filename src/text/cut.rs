@@ -5,19 +5,39 @@
 //! first: a paragraph break (`\n`, optional spaces/tabs, `\n`), a line break, a sentence end
 //! (`.` `!` `?` `…` followed by whitespace, or the CJK marks `。！？` with or without it;
 //! closing quotes and brackets after the mark belong to the sentence), any whitespace; inside
-//! a fenced code block that must be split, a line break of the code; and last a hard cut at
-//! the largest grapheme boundary that fits.
+//! code that must be split (a fenced block, an indented block), a line break of the code;
+//! inside an inline code span longer than a piece, a line break or whitespace inside it; and
+//! last a hard cut at the largest grapheme boundary that fits.
 //!
-//! Whitespace here is ASCII: space, tab, `\r`, `\n`. A whitespace run after a cut becomes the
-//! separator: the whole run for a cut on one line, and through the run's last `\n` when it
-//! holds line breaks, so that the next piece keeps its own indentation.
+//! Whitespace here is ASCII: space, tab, `\r`, `\n` (so a CR LF is a line break like a LF),
+//! and only when it is a grapheme cluster of its own: a space that carries a combining mark,
+//! or follows a prepended char, belongs to that cluster and is never a break. A whitespace
+//! run after a cut becomes the separator: the whole run for a cut on one line, and through
+//! the run's last `\n` when it holds line breaks, so that the next piece keeps its own
+//! indentation (see [`shown_start`] for indentation too wide to show).
+//!
+//! # What a cut must never do
+//!
+//! - **Break a fence's reading.** A piece whose last line was cut in its middle must not end
+//!   with text that reads as a fence line (three backticks or tildes after at most 3 spaces),
+//!   and the next piece must not start with such text, unless the source line is a real
+//!   fence line. Inside a fence the next piece never starts with a line of marker chars only.
+//!   The one deliberate exception: a fence opening line too long to fit beside any code is
+//!   cut after its marker; its head is shown closed, and the rest continues as code under a
+//!   bare marker.
+//! - **Leave a piece of fence lines only.** A cut must leave content (a non-whitespace byte
+//!   that is not on a fence's opening or closing line) in the piece before it and in the text
+//!   after it ([`ContentBounds`]). While the text's last line may still turn out to be a fence
+//!   line, a streaming caller waits rather than cut before it.
 //!
 //! Searches run backward from the end of the window and stop at its start, so their cost is
 //! bounded by the window, never by the text.
 
-use super::markdown::{FenceMarker, FenceSpan, MarkdownScanner};
+use super::limits::{Limits, widest_grapheme};
+use super::markdown::{FenceMarker, FenceSpan, IndentedSpan, MarkdownScanner};
 use super::metric::{
     LengthMetric, floor_char_boundary, floor_grapheme_boundary, is_grapheme_boundary,
+    next_grapheme_boundary,
 };
 
 /// What kind of break a cut falls on. Earlier variants are better breaks.
@@ -67,6 +87,17 @@ pub(crate) struct Cut {
     pub sep_end: usize,
     /// The kind of break.
     pub class: BreakClass,
+}
+
+impl Cut {
+    /// A hard cut at `at`: no separator.
+    pub(crate) fn hard(at: usize) -> Cut {
+        Cut {
+            end: at,
+            sep_end: at,
+            class: BreakClass::Hard,
+        }
+    }
 }
 
 /// A place where a text may be cut, with every break class it belongs to (a blank line
@@ -184,40 +215,59 @@ fn boundary_at(text: &str, p: usize) -> bool {
     is_grapheme_boundary(text, p)
 }
 
-/// The cut candidate at `p`, if `p` is one: the start of a whitespace run right after
-/// non-whitespace, or the position right after a CJK sentence end. A whitespace run that
-/// reaches the end of `text` is undecided (more whitespace may come) unless `trailing_run`.
-pub(crate) fn candidate_at(text: &str, p: usize, trailing_run: bool) -> Option<Candidate> {
+/// Whether the whitespace byte at `j` is joined into one grapheme cluster with the char
+/// before it (a prepended char such as U+0600) or after it (a combining mark): then it is
+/// part of that cluster and does not break.
+#[inline]
+pub(crate) fn joined_ws(text: &str, j: usize) -> bool {
+    let b = text.as_bytes();
+    (j > 0 && b[j - 1] >= 0x80 && !is_grapheme_boundary(text, j))
+        || (j + 1 < b.len() && b[j + 1] >= 0x80 && !is_grapheme_boundary(text, j + 1))
+}
+
+/// The cut candidate at `p`, if `p` is one: the start of a breaking whitespace run right
+/// after non-whitespace, or the position right after a CJK sentence end. Unless `complete`
+/// (no more text will come), a whitespace run that reaches the end of `text` is undecided
+/// (more whitespace may come), and so is a cut whose next piece would start, mid-line, with
+/// one or two backticks or tildes at the end of `text` (a third would make it read as a
+/// fence line; see [`partial_fence_at_end`]).
+pub(crate) fn candidate_at(text: &str, p: usize, complete: bool) -> Option<Candidate> {
     let bytes = text.as_bytes();
-    if p == 0 || p >= bytes.len() || !text.is_char_boundary(p) || is_ws(bytes[p - 1]) {
+    if p == 0 || p >= bytes.len() || !text.is_char_boundary(p) {
+        return None;
+    }
+    if is_ws(bytes[p - 1]) && !joined_ws(text, p - 1) {
         return None;
     }
     if is_ws(bytes[p]) {
+        if joined_ws(text, p) {
+            // Part of the cluster before (then the run starts later) or after (then there
+            // is no run).
+            return None;
+        }
         let mut r = p;
-        let mut newlines = 0usize;
-        let mut last_nl = p;
         while r < bytes.len() && is_ws(bytes[r]) {
-            if bytes[r] == b'\n' {
-                newlines += 1;
-                last_nl = r;
-            }
             r += 1;
         }
-        if r == bytes.len() && !trailing_run {
+        if r == bytes.len() && !complete {
             return None;
         }
-        if !boundary_at(text, p) {
-            return None;
+        // A whitespace char joined with the char after the run belongs to that char.
+        if r < bytes.len() && bytes[r] >= 0x80 && !is_grapheme_boundary(text, r) {
+            r -= 1;
         }
-        if newlines == 0 && starts_like_fence(&bytes[r..]) {
+        let run = &bytes[p..r];
+        let newlines = memchr::memchr_iter(b'\n', run).count();
+        if newlines == 0
+            && (starts_like_fence(&bytes[r..]) || (!complete && partial_fence_at_end(&bytes[r..])))
+        {
             // The next piece would start with a run that reads as a fence opening line.
             return None;
         }
-        let mut q = if newlines > 0 { last_nl + 1 } else { r };
-        if q < bytes.len() && bytes[q] >= 0x80 {
-            // A combining mark after the run joins its last whitespace char.
-            q = floor_grapheme_boundary(text, q).max(p);
-        }
+        let q = match memchr::memrchr(b'\n', run) {
+            Some(i) => p + i + 1,
+            None => r,
+        };
         let mut classes = BreakClass::Whitespace.bit();
         if newlines >= 1 {
             classes |= BreakClass::Line.bit();
@@ -241,6 +291,7 @@ pub(crate) fn candidate_at(text: &str, p: usize, trailing_run: bool) -> Option<C
     if is_tail_char(next)
         || sentence_tail(text, p) != Tail::Cjk
         || starts_like_fence(&bytes[p..])
+        || (!complete && partial_fence_at_end(&bytes[p..]))
         || !boundary_at(text, p)
     {
         return None;
@@ -257,26 +308,197 @@ fn starts_like_fence(rest: &[u8]) -> bool {
     rest.len() >= 3 && (rest[..3] == *b"```" || rest[..3] == *b"~~~")
 }
 
+/// Whether `rest` is one or two backticks or tildes and nothing more: at the end of a text
+/// that goes on, it may still grow into a fence-like run.
+pub(crate) fn partial_fence_at_end(rest: &[u8]) -> bool {
+    matches!(rest, [b'`'] | [b'`', b'`'] | [b'~'] | [b'~', b'~'])
+}
+
+/// Whether a line starting with `rest` reads as a fence line: at most 3 spaces, then three
+/// backticks or tildes.
+pub(crate) fn reads_as_fence_line(rest: &[u8]) -> bool {
+    let indent = rest.iter().take(4).take_while(|&&b| b == b' ').count();
+    indent < 4 && starts_like_fence(&rest[indent..])
+}
+
+/// Whether the line that `end` lies on goes on with non-whitespace after `end`: then a cut
+/// at `end` splits the line.
+pub(crate) fn line_continues(bytes: &[u8], end: usize) -> bool {
+    bytes[end..]
+        .iter()
+        .find(|&&b| !matches!(b, b' ' | b'\t' | b'\r'))
+        .is_some_and(|&b| b != b'\n')
+}
+
 /// Whether byte position `j` could hold a candidate (a cheap pre-filter for
 /// [`candidate_at`]).
 #[inline(always)]
 pub(crate) fn may_be_candidate(bytes: &[u8], j: usize) -> bool {
     j > 0
         && j < bytes.len()
-        && !is_ws(bytes[j - 1])
+        && (!is_ws(bytes[j - 1]) || (j >= 2 && bytes[j - 2] >= 0x80))
         && (is_ws(bytes[j]) || may_end_tail(bytes[j - 1]))
 }
 
-/// The best safe candidate with `lo <= end <= hi`: the first class of `order` that has one,
-/// and the last candidate of that class. Searches backward from `hi` and stops early once
-/// the best class is found.
+/// Where a piece whose separator ends at `q`, and which starts with the synthetic text
+/// `reopen`, starts showing text. The whitespace up to the last line break before the next
+/// non-whitespace belongs to the separator (a piece never starts with a blank line), and so
+/// does the part of the indentation after it that would not leave room, within `max`, for
+/// the synthetic lines (`reopen` and the closing line it may need) and the first cluster (as wide as the widest cluster kept whole while it may still grow, unless
+/// `complete`). An indentation kept before a fence-like run keeps at least 4 columns, so that
+/// the line does not start to read as a fence line. Returns `text.len()` when only
+/// whitespace follows `q`.
+pub(crate) fn shown_start(
+    text: &str,
+    q: usize,
+    limits: &Limits,
+    reopen: Option<Reopen<'_>>,
+    complete: bool,
+) -> usize {
+    let reserve = reserve_after(reopen, limits.metric);
+    let bytes = text.as_bytes();
+    let mut s = q;
+    let mut r = q;
+    while r < bytes.len() && is_ws(bytes[r]) {
+        if bytes[r] == b'\n' {
+            s = r + 1;
+        }
+        r += 1;
+    }
+    if r == bytes.len() {
+        return r;
+    }
+    if r > s && bytes[r] >= 0x80 && !is_grapheme_boundary(text, r) {
+        // The last whitespace char carries the combining mark that follows it.
+        r -= 1;
+    }
+    // Spaces, tabs and `\r` are one unit each in every metric.
+    let indent = r - s;
+    if indent == 0 {
+        return s;
+    }
+    // A cluster that the text ends in may still grow: count the widest one kept whole.
+    let next = next_grapheme_boundary(text, r);
+    let mut first = limits.metric.len(&text[r..next]);
+    if next == text.len() && !complete {
+        first = first.max(widest_grapheme(limits.metric));
+    }
+    let room = limits.max.saturating_sub(reserve + first);
+    if indent <= room {
+        return s;
+    }
+    // A line indented 4 or more is not a fence line; shown with less it might read as one:
+    // outside a fence as an opening line, inside the reopened fence as its closing line.
+    let line_end = memchr::memchr(b'\n', &bytes[r..]).map_or(bytes.len(), |i| r + i);
+    let misreads = match reopen {
+        Some(Reopen::Fence { marker, .. }) => marker.is_closed_by(&text[r..line_end]),
+        _ => starts_like_fence(&bytes[r..]),
+    };
+    let keep = if room < 4 && indent >= 4 && misreads {
+        4
+    } else {
+        room
+    };
+    r - keep
+}
+
+/// How strictly a cut must avoid code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Safety {
+    /// Outside fences, indented code, inline code spans and undecided lines.
+    Strict,
+    /// Inline code spans may be cut (for a span longer than a piece).
+    InCodeSpan,
+}
+
+/// A cut must leave content in its piece and after it: the piece must end after `first`
+/// and the next piece must start at or before `last` (byte positions of content, see
+/// [`MarkdownScanner::first_content`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ContentBounds {
+    /// The first content byte of the piece's text.
+    pub first: usize,
+    /// The last content byte of the text known.
+    pub last: usize,
+}
+
+impl ContentBounds {
+    /// Whether a cut ending the piece at `end`, the next piece starting at `sep_end`, leaves
+    /// content on both sides.
+    #[inline]
+    pub(crate) fn allows(&self, end: usize, sep_end: usize) -> bool {
+        end > self.first && sep_end <= self.last
+    }
+}
+
+/// [`ContentBounds::allows`], with no bounds allowing everything.
+#[inline]
+fn allows(bounds: Option<ContentBounds>, end: usize, sep_end: usize) -> bool {
+    bounds.is_none_or(|b| b.allows(end, sep_end))
+}
+
+/// The start of the line that positions at or below the last one asked about lie on,
+/// for searches that walk backward (each line is found once).
+struct LineStarts {
+    /// The piece's start: a line is shown from there at the earliest.
+    floor: usize,
+    known: Option<usize>,
+}
+
+impl LineStarts {
+    fn new(floor: usize) -> Self {
+        LineStarts { floor, known: None }
+    }
+
+    /// The start of the displayed line holding byte position `p` (queried at decreasing
+    /// `p`).
+    fn at(&mut self, bytes: &[u8], p: usize) -> usize {
+        match self.known {
+            Some(ls) if ls <= p => ls,
+            _ => {
+                let ls = memchr::memrchr(b'\n', &bytes[self.floor..p])
+                    .map_or(self.floor, |i| self.floor + i + 1);
+                self.known = Some(ls);
+                ls
+            }
+        }
+    }
+}
+
+/// Whether a cut at `end` leaves the piece's last line reading as a fence line it was not:
+/// the line is cut in its middle, and its shown part reads as a closing line of the fence
+/// `fence` the cut falls in, or, outside fences, as an opening line. (The source line itself
+/// is neither: a real opening line is only cut by [`Planner::plan`]'s opening-line rule.)
+fn truncates_into_fence_line(
+    text: &str,
+    lines: &mut LineStarts,
+    end: usize,
+    fence: Option<FenceMarker>,
+) -> bool {
+    let bytes = text.as_bytes();
+    line_continues(bytes, end) && {
+        let shown = &text[lines.at(bytes, end)..end];
+        match fence {
+            Some(m) => m.is_closed_by(shown),
+            None => FenceMarker::parse_open(shown).is_some(),
+        }
+    }
+}
+
+/// The best safe candidate with `lo <= end <= hi` for a piece starting at `start`: the first
+/// class of `order` that has one, and the last candidate of that class. Searches backward
+/// from `hi` and stops early once the best class is found.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn find_cut(
     text: &str,
     scanner: &MarkdownScanner,
+    start: usize,
     lo: usize,
     hi: usize,
     order: &[BreakClass],
-    trailing_run: bool,
+    complete: bool,
+    safety: Safety,
+    bounds: Option<ContentBounds>,
 ) -> Option<Cut> {
     let bytes = text.as_bytes();
     let hi = hi.min(bytes.len().saturating_sub(1));
@@ -284,6 +506,7 @@ pub(crate) fn find_cut(
     if order.is_empty() || lo > hi {
         return None;
     }
+    let mut lines = LineStarts::new(start);
     let mut best: Option<(usize, Candidate)> = None;
     let mut j = hi;
     loop {
@@ -300,10 +523,15 @@ pub(crate) fn find_cut(
             continue;
         }
         if may_be_candidate(bytes, j)
-            && let Some(c) = candidate_at(text, j, trailing_run)
+            && let Some(c) = candidate_at(text, j, complete)
             && let Some(rank) = c.rank(order)
             && best.is_none_or(|(r, _)| rank < r)
-            && scanner.is_safe_cut(j)
+            && match safety {
+                Safety::Strict => scanner.is_safe_cut(j),
+                Safety::InCodeSpan => scanner.is_safe_cut_in_code_span(j),
+            }
+            && allows(bounds, c.end, c.sep_end)
+            && !truncates_into_fence_line(text, &mut lines, c.end, None)
         {
             best = Some((rank, c));
             if rank == 0 {
@@ -322,15 +550,16 @@ pub(crate) fn find_cut(
     })
 }
 
-/// The last line break of the code inside `fence` at which a piece starting at `start` may
-/// end, with `end <= hi`: the piece keeps some code after `content_start`, and the next piece
-/// starts on a line that holds code, not just fence characters (so that it never consists
-/// of fence lines only).
+/// The last line break of code at which a piece may end, with `content_start < end <= hi`:
+/// the piece keeps some code after `content_start`, the next piece starts on a line that
+/// holds code (in a fence with marker char `marker`: not just marker chars and spaces, so
+/// that it never starts with a closing line), and `bounds` allow it.
 pub(crate) fn find_code_line_cut(
     text: &str,
-    fence: &FenceSpan,
     content_start: usize,
     hi: usize,
+    fence: Option<FenceMarker>,
+    bounds: Option<ContentBounds>,
 ) -> Option<Cut> {
     let bytes = text.as_bytes();
     let hi = hi.min(bytes.len());
@@ -351,29 +580,46 @@ pub(crate) fn find_code_line_cut(
             r += 1;
         }
         let q = last_nl + 1;
-        if p <= content_start || p > hi || !boundary_at(text, p) {
-            search_end = p;
-            continue;
-        }
-        if line_holds_code(bytes, q, fence.marker.ch) {
+        let holds_code = match fence {
+            Some(m) => starts_code(text, q, m),
+            None => r < bytes.len(),
+        };
+        if p > content_start
+            && p <= hi
+            && boundary_at(text, p)
+            && !(p > 0 && is_ws(bytes[p - 1]))
+            && holds_code
+            && allows(bounds, p, q)
+        {
             return Some(Cut {
                 end: p,
                 sep_end: q,
                 class: BreakClass::CodeLine,
             });
         }
-        search_end = p;
+        search_end = p.min(nl);
     }
     None
 }
 
-/// Whether the (possibly unfinished) line starting at `at` holds a byte that can be neither
-/// whitespace nor part of a closing fence line.
-fn line_holds_code(bytes: &[u8], at: usize, marker: u8) -> bool {
-    bytes[at..]
-        .iter()
-        .take_while(|&&b| b != b'\n')
-        .any(|&b| !is_ws(b) && b != marker)
+/// Whether the line starting at `at`, inside the fence with marker `fence`, is a line of
+/// code: not blank and not one that closes the fence. A line that the text ends in the middle
+/// of counts as code only once it can no longer become a closing line.
+fn starts_code(text: &str, at: usize, fence: FenceMarker) -> bool {
+    let rest = &text[at..];
+    match rest.find('\n') {
+        Some(nl) => {
+            let line = &rest[..nl];
+            !line.trim_matches([' ', '\t', '\r']).is_empty() && !fence.is_closed_by(line)
+        }
+        None => rest.bytes().any(|b| !is_ws(b) && b != fence.ch),
+    }
+}
+
+/// Whether `text[from..end]` holds non-whitespace.
+#[inline]
+fn shows(text: &str, from: usize, end: usize) -> bool {
+    end > from && text.as_bytes()[from..end].iter().any(|&b| !is_ws(b))
 }
 
 /// The largest grapheme boundary `<= hi` after `start` that leaves some non-whitespace after
@@ -382,20 +628,17 @@ fn line_holds_code(bytes: &[u8], at: usize, marker: u8) -> bool {
 /// one char does not fit, progress wins: the end of the first non-whitespace char.
 pub(crate) fn hard_cut(text: &str, start: usize, shown_from: usize, hi: usize) -> usize {
     let hi = hi.min(text.len());
-    let shows = |end: usize| {
-        end > shown_from && text.as_bytes()[shown_from..end].iter().any(|&b| !is_ws(b))
-    };
     if hi > start {
         let g = start + floor_grapheme_boundary(&text[start..], hi - start);
-        if shows(g) {
+        if shows(text, shown_from, g) {
             return g;
         }
         let c = floor_char_boundary(text, hi);
-        if shows(c) {
+        if shows(text, shown_from, c) {
             return c;
         }
     }
-    let first = text.as_bytes()[shown_from..]
+    let first = text.as_bytes()[shown_from.min(text.len())..]
         .iter()
         .position(|&b| !is_ws(b))
         .map_or(text.len(), |i| shown_from + i);
@@ -405,123 +648,282 @@ pub(crate) fn hard_cut(text: &str, start: usize, shown_from: usize, hi: usize) -
         .map_or(text.len(), |c| first + c.len_utf8())
 }
 
-/// A synthetic opening line for a fence that continues from the previous piece: the
-/// original opening line (info string included), or the bare marker when that line is too
-/// long to leave room for code.
+/// The largest hard cut of a piece starting at `start`, at most `hi`, that shows something
+/// after `shown_from`, that `bounds` allow, whose cut line reads as it does in the text (no
+/// fence line made by the cut, at either side), and inside the fence with marker `fence`
+/// does not start the next piece with a line of marker chars only. With `whole_clusters`, a
+/// cluster wider than the room is not cut into (`None` instead). Steps back one cluster at a
+/// time.
+#[allow(clippy::too_many_arguments)]
+fn checked_hard_cut(
+    text: &str,
+    start: usize,
+    shown_from: usize,
+    hi: usize,
+    fence: Option<FenceMarker>,
+    bounds: Option<ContentBounds>,
+    whole_clusters: bool,
+    complete: bool,
+) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let hi = bounds.map_or(hi, |b| hi.min(b.last));
+    if hi <= shown_from {
+        return None;
+    }
+    let mut h = hard_cut(text, start, shown_from, hi);
+    // Within bounds, a cut that would split a cluster is no cut: the unbounded plan decides.
+    let whole_clusters = whole_clusters || bounds.is_some();
+    if h > hi || (whole_clusters && !is_grapheme_boundary(&text[start..], h - start)) {
+        return None;
+    }
+    let mut lines = LineStarts::new(start);
+    loop {
+        let next_line_ok = match fence {
+            // The rest of the line, or the next line holding anything, is code.
+            Some(m) => match bytes[h..].iter().position(|&b| !is_ws(b)) {
+                Some(i) => {
+                    let at = h + i;
+                    let line = memchr::memrchr(b'\n', &bytes[h..at]).map_or(h, |j| h + j + 1);
+                    starts_code(text, line, m)
+                }
+                None => true,
+            },
+            None => true,
+        };
+        // Inside a fence only a closing line would misread (checked above); outside, an
+        // opening line.
+        if next_line_ok
+            && allows(bounds, h, h)
+            && (fence.is_some() || !reads_as_fence_line_after_cut(bytes, h, complete))
+            && !truncates_into_fence_line(text, &mut lines, h, fence)
+        {
+            return Some(h);
+        }
+        h = step_back(text, start, shown_from, h)?;
+    }
+}
+
+/// The largest char boundary in `(shown_from, hi]`, inside the fence with marker `fence`,
+/// inside a cluster glued to a run of marker chars, at which a piece starting at `start` may end with its cut line
+/// reading as in the text and the next piece starting with the rest of that line as code
+/// (not a closing line). Looks at most a few dozen chars back.
+fn char_cut_reading_right(
+    text: &str,
+    start: usize,
+    shown_from: usize,
+    hi: usize,
+    fence: FenceMarker,
+) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut lines = LineStarts::new(start);
+    let mut h = floor_char_boundary(text, hi.min(text.len()));
+    for _ in 0..64 {
+        if h <= shown_from {
+            return None;
+        }
+        let rest_is_code = match bytes[h..].iter().position(|&b| !is_ws(b)) {
+            Some(i) => {
+                let at = h + i;
+                let line = memchr::memrchr(b'\n', &bytes[h..at]).map_or(h, |j| h + j + 1);
+                starts_code(text, line, fence)
+            }
+            None => true,
+        };
+        // Only inside a cluster glued to a run of marker chars (cutting after the cluster
+        // would start the next piece with a closing line).
+        let cluster_end = next_grapheme_boundary(text, floor_grapheme_boundary(text, h));
+        let glued = bytes[cluster_end..]
+            .iter()
+            .take(3)
+            .filter(|&&b| b == fence.ch)
+            .count()
+            == 3;
+        if glued
+            && shows(text, shown_from, h)
+            && line_continues(bytes, h)
+            && rest_is_code
+            && !truncates_into_fence_line(text, &mut lines, h, Some(fence))
+        {
+            return Some(h);
+        }
+        h = floor_char_boundary(text, h - 1);
+    }
+    None
+}
+
+/// Whether a cut at `h` in the middle of a line starts the next piece with text that reads
+/// as a fence line (or, unless `complete`, may still grow into one).
+fn reads_as_fence_line_after_cut(bytes: &[u8], h: usize, complete: bool) -> bool {
+    let rest = &bytes[h..];
+    let indent = rest.iter().take(4).take_while(|&&b| b == b' ').count();
+    h > 0
+        && bytes[h - 1] != b'\n'
+        && (reads_as_fence_line(rest)
+            || (!complete && indent < 4 && partial_fence_at_end(&rest[indent..])))
+}
+
+/// A hard cut one grapheme earlier than `h`: before the last non-whitespace grapheme, if the
+/// piece still shows something after `shown_from`.
+fn step_back(text: &str, start: usize, shown_from: usize, h: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let last = bytes[shown_from..h].iter().rposition(|&b| !is_ws(b))? + shown_from;
+    let g = start + floor_grapheme_boundary(&text[start..], last - start);
+    (g > shown_from && shows(text, shown_from, g)).then_some(g)
+}
+
+/// A line-break cut right before the line starting at `line_start`.
+fn cut_before_line(text: &str, start: usize, line_start: usize) -> Option<Cut> {
+    let bytes = text.as_bytes();
+    let mut p = line_start;
+    while p > start && is_ws(bytes[p - 1]) {
+        p -= 1;
+    }
+    (p > start && p < line_start && boundary_at(text, p)).then_some(Cut {
+        end: p,
+        sep_end: line_start,
+        class: BreakClass::Line,
+    })
+}
+
+/// The synthetic text a piece starts with when it continues code cut in the previous one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Reopen<'a> {
-    /// The fence's marker.
-    pub marker: FenceMarker,
-    /// The original opening line, or `None` for the bare marker.
-    pub line: Option<&'a str>,
+pub(crate) enum Reopen<'a> {
+    /// A fence that continues: its original opening line (info string included), or the
+    /// bare marker (`None`) when that line leaves no room for code.
+    Fence {
+        /// The fence's marker.
+        marker: FenceMarker,
+        /// The original opening line, or `None` for the bare marker.
+        line: Option<&'a str>,
+    },
+    /// A fence whose opening line was cut in its middle (a long info string): the next
+    /// piece starts with the bare marker and goes on with the rest of that line, so the rest
+    /// is read as the info string again, never as code or prose.
+    Marker {
+        /// The fence's marker.
+        marker: FenceMarker,
+        /// A space after the marker, as the rest of the line starts with the marker's
+        /// char (glued, it would lengthen the marker run).
+        space: bool,
+    },
+    /// An indented code line cut in its middle continues after 4 spaces of indentation,
+    /// so that it still reads as code.
+    Indent,
 }
 
 impl Reopen<'_> {
-    /// The length of the line plus its `\n`.
+    /// The indentation that continues an indented code line.
+    pub(crate) const INDENT: &'static str = "    ";
+
+    /// The length of the synthetic text (a fence line with its `\n`, or the indentation).
     pub(crate) fn cost(&self, metric: LengthMetric) -> usize {
-        self.line.map_or(self.marker.close_len(), |l| metric.len(l)) + 1
-    }
-
-    /// Appends the line and its `\n`.
-    pub(crate) fn push_to(&self, out: &mut String) {
-        match self.line {
-            Some(l) => out.push_str(l),
-            None => self.marker.push_close(out),
-        }
-        out.push('\n');
-    }
-}
-
-/// The limits a piece must respect.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Limits {
-    /// How lengths are counted.
-    pub metric: LengthMetric,
-    /// The largest piece, synthetic fence lines included.
-    pub max: usize,
-    /// The most lines in a piece, synthetic fence lines included.
-    pub max_lines: Option<usize>,
-}
-
-impl Limits {
-    /// The widest char in the metric: the least room that always allows progress.
-    pub(crate) fn widest_char(metric: LengthMetric) -> usize {
-        match metric {
-            LengthMetric::Bytes => 4,
-            LengthMetric::Utf16 => 2,
-            LengthMetric::Chars | LengthMetric::Graphemes => 1,
-        }
-    }
-
-    /// The least units a piece must keep free after its leading whitespace: room for one
-    /// char, plus the synthetic lines around it when it reopens a fence.
-    pub(crate) fn lead_reserve(metric: LengthMetric, reopen: Option<Reopen<'_>>) -> usize {
-        Self::widest_char(metric) + reopen.map_or(0, |r| r.cost(metric) + r.marker.close_len() + 1)
-    }
-
-    /// How a fence with opening line `open_line` is reopened after a cut inside it, or
-    /// `None` when the limits leave no room to close and reopen it around any code (then a
-    /// cut inside it is a plain cut: the limit wins over fence balance).
-    pub(crate) fn repair<'a>(&self, marker: FenceMarker, open_line: &'a str) -> Option<Reopen<'a>> {
-        if self.max_lines.is_some_and(|m| m < 3) {
-            return None;
-        }
-        let close = marker.close_len() + 1;
-        let room = Self::widest_char(self.metric);
-        let full = Reopen {
-            marker,
-            line: Some(open_line),
-        };
-        if full.cost(self.metric) + close + room <= self.max {
-            return Some(full);
-        }
-        let bare = Reopen { marker, line: None };
-        (bare.cost(self.metric) + close + room <= self.max).then_some(bare)
-    }
-
-    /// The largest `end` such that `text[start..end]` holds at most `units` and, with
-    /// `extra_lines` synthetic lines, at most `max_lines` lines.
-    pub(crate) fn window_end(
-        &self,
-        text: &str,
-        start: usize,
-        units: usize,
-        extra_lines: usize,
-    ) -> usize {
-        let mut hi = start + self.metric.floor_index(&text[start..], units);
-        if let Some(max_lines) = self.max_lines {
-            let newlines = max_lines.saturating_sub(1 + extra_lines);
-            if let Some(nl) = memchr::memchr_iter(b'\n', &text.as_bytes()[start..hi]).nth(newlines)
-            {
-                hi = start + nl;
+        match self {
+            Reopen::Fence { marker, line } => {
+                line.map_or(marker.close_len(), |l| metric.len(l)) + 1
             }
+            Reopen::Marker { marker, space } => marker.close_len() + usize::from(*space),
+            Reopen::Indent => Self::INDENT.len(),
         }
-        hi
     }
 
-    /// Whether `text[start..end]`, with synthetic lines costing `extra_units` and
-    /// `extra_lines`, fits. Cost is bounded by the limit, not by the text.
-    pub(crate) fn fits(
-        &self,
-        text: &str,
-        start: usize,
-        end: usize,
-        extra_units: usize,
-        extra_lines: usize,
-    ) -> bool {
-        extra_units <= self.max
-            && self.window_end(&text[..end], start, self.max - extra_units, extra_lines) == end
+    /// The synthetic lines it adds.
+    pub(crate) fn lines(&self) -> usize {
+        match self {
+            Reopen::Fence { .. } => 1,
+            Reopen::Marker { .. } | Reopen::Indent => 0,
+        }
+    }
+
+    /// The cost of the closing line the piece may need (a reopened fence can be cut again).
+    pub(crate) fn close_cost(&self) -> usize {
+        match self {
+            Reopen::Fence { marker, .. } | Reopen::Marker { marker, .. } => marker.close_len() + 1,
+            Reopen::Indent => 0,
+        }
+    }
+
+    /// Appends the synthetic text.
+    pub(crate) fn push_to(&self, out: &mut String) {
+        match self {
+            Reopen::Fence { marker, line } => {
+                match line {
+                    Some(l) => out.push_str(l),
+                    None => marker.push_close(out),
+                }
+                out.push('\n');
+            }
+            Reopen::Marker { marker, space } => {
+                marker.push_close(out);
+                if *space {
+                    out.push(' ');
+                }
+            }
+            Reopen::Indent => out.push_str(Self::INDENT),
+        }
     }
 }
 
-/// A cut chosen when a piece must end (forced, or over the limit), and whether the piece
-/// must close a fence it ends inside.
+/// What the synthetic start of a piece costs: units and lines.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct ReopenCost {
+    /// Units of the synthetic text.
+    pub units: usize,
+    /// Lines it adds.
+    pub lines: usize,
+}
+
+impl ReopenCost {
+    /// The cost of `reopen` in `metric`.
+    pub(crate) fn of(reopen: Option<Reopen<'_>>, metric: LengthMetric) -> ReopenCost {
+        reopen.map_or(ReopenCost::default(), |r| ReopenCost {
+            units: r.cost(metric),
+            lines: r.lines(),
+        })
+    }
+}
+
+/// How the piece after a cut starts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum NextStart {
+    /// With its own text.
+    Plain,
+    /// With a synthetic opening line of the fence closed at the end of the cut piece:
+    /// the original line, or the bare marker.
+    Fence {
+        /// Reopen with the bare marker.
+        bare: bool,
+    },
+    /// With the bare marker of the fence whose opening line the cut fell in, the rest of
+    /// that line right after it (after a space when the rest starts with the marker's
+    /// char).
+    OpenLine {
+        /// A space between the marker and the rest.
+        space: bool,
+    },
+    /// With the indentation of an indented code line cut in its middle.
+    Indent,
+}
+
+/// A cut chosen when a piece must end (forced, or over the limit), whether the piece must
+/// close a fence it ends inside, and how the next piece starts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Planned {
     /// The cut.
     pub cut: Cut,
     /// The fence the piece ends inside and closes with a synthetic line.
     pub close: Option<FenceSpan>,
+    /// How the next piece starts.
+    pub next: NextStart,
+}
+
+impl Planned {
+    fn plain(cut: Cut) -> Planned {
+        Planned {
+            cut,
+            close: None,
+            next: NextStart::Plain,
+        }
+    }
 }
 
 /// Everything a forced cut needs to know about the text.
@@ -535,10 +937,13 @@ pub(crate) struct Planner<'a> {
     pub limits: Limits,
     /// The break classes in preference order.
     pub order: &'a [BreakClass],
-    /// A whitespace run at the end of `text` counts as a break.
-    pub trailing_run: bool,
+    /// No more text will come (a forced drain): a whitespace run at the end of `text` is a
+    /// break, and its last line is final.
+    pub complete: bool,
     /// The opening line of a fence whose opening line is no longer in `text`.
     pub continued_line: Option<&'a str>,
+    /// Only cuts at breaks (code line breaks included): no hard cut, no cut inside a line.
+    pub breaks_only: bool,
 }
 
 impl<'a> Planner<'a> {
@@ -556,106 +961,346 @@ impl<'a> Planner<'a> {
         self.limits.repair(fence.marker, self.open_line(fence))
     }
 
-    /// Chooses the cut for a piece starting at `start` (after a synthetic opening line of
-    /// `reopen_cost` units, if any) that must end before the text does: a break in
-    /// `[min_units, max]` in `order`; then a break anywhere that fits, if `any_length` (a
-    /// forced drain) or if a hard cut would fall inside a fence, inline code or a line that
-    /// may open a fence (never cut inside code while a cut outside it is possible); then a
-    /// line break of the code inside the fence at the window's end; then a hard cut.
+    /// The synthetic line that starts the piece after `planned`, if any.
+    pub(crate) fn next_reopen(&self, planned: &Planned) -> Option<Reopen<'a>> {
+        match (planned.next, planned.close) {
+            (NextStart::Fence { bare }, Some(f)) => Some(Reopen::Fence {
+                marker: f.marker,
+                line: (!bare).then(|| self.open_line(&f)),
+            }),
+            (NextStart::OpenLine { space }, Some(f)) => Some(Reopen::Marker {
+                marker: f.marker,
+                space,
+            }),
+            (NextStart::Indent, _) => Some(Reopen::Indent),
+            _ => None,
+        }
+    }
+
+    /// The content a piece starting at `start` and the text after it must keep (see
+    /// [`ContentBounds`]); `None` when the text holds no content to keep on both sides.
+    pub(crate) fn content_bounds(&self, start: usize) -> Option<ContentBounds> {
+        let end = self.text.len();
+        let first = self.scanner.first_content(self.text, start, end).ok()?;
+        let last = self.scanner.last_content(self.text, start, end)?;
+        (first < last).then_some(ContentBounds { first, last })
+    }
+
+    /// Chooses the cut for a piece starting at `start` (after synthetic text costing
+    /// `reopen`) that must end before the text does: a break in `[min_units, max]` in
+    /// `order`; then a break anywhere that fits, if `forced` (a forced drain) or if a hard
+    /// cut would fall inside code or a line that may open a fence (never cut inside code
+    /// while a cut outside it is possible); then, inside code, a line break of the code (or,
+    /// in an inline code span, a break inside it); then a hard cut. Every cut leaves content
+    /// on both sides when the text allows it (see [`ContentBounds`]).
+    ///
+    /// Unless `forced`, while the text's last line is still undecided (it may turn out to be
+    /// a fence line), the cut falls at a break before that line and leaves content between
+    /// them; `None` when there is no such cut: a streaming caller waits for more text (the
+    /// line's end, or the code after it). A `forced` plan always has a cut.
     pub(crate) fn plan(
         &self,
         start: usize,
-        reopen_cost: usize,
+        reopen: ReopenCost,
         min_units: usize,
-        any_length: bool,
-    ) -> Planned {
+        forced: bool,
+    ) -> Option<Planned> {
+        if !forced && self.scanner.last_line_undecided(self.text) {
+            // Nothing may be cut inside or right before a line that may be a fence line:
+            // plan within the text before it, keeping content after the cut, or wait.
+            let line_start = self.scanner.line_start();
+            if line_start <= start {
+                return None;
+            }
+            // Only at a break: a hard cut now would be a poor one made for a line that may
+            // still turn out to be text, or code that arrives next.
+            let before = Planner {
+                text: &self.text[..line_start],
+                breaks_only: true,
+                ..*self
+            };
+            let bounds = before.content_bounds(start)?;
+            return before.plan_within(start, reopen, min_units, forced, Some(bounds));
+        }
+        let bounds = self.content_bounds(start);
+        if let Some(planned) = self.plan_within(start, reopen, min_units, forced, bounds) {
+            return Some(planned);
+        }
+        self.plan_within(start, reopen, min_units, forced, None)
+    }
+
+    /// [`Planner::plan`] within `bounds`. Always a cut without bounds.
+    fn plan_within(
+        &self,
+        start: usize,
+        reopen: ReopenCost,
+        min_units: usize,
+        forced: bool,
+        bounds: Option<ContentBounds>,
+    ) -> Option<Planned> {
         let text = self.text;
         let limits = self.limits;
-        let reopen_lines = usize::from(reopen_cost > 0);
-        let avail = limits.max.saturating_sub(reopen_cost);
-        let hi = limits.window_end(text, start, avail, reopen_lines);
-        let plain = |cut| Planned { cut, close: None };
-        let content_min = min_units.saturating_sub(reopen_cost);
+        let avail = limits.max.saturating_sub(reopen.units);
+        // No cut may leave the text after it without content.
+        let hi = limits
+            .window_end(text, start, avail, reopen.lines)
+            .min(bounds.map_or(usize::MAX, |b| b.last));
+        let find = |lo: usize, hi: usize, safety: Safety| {
+            find_cut(
+                text,
+                self.scanner,
+                start,
+                lo,
+                hi,
+                self.order,
+                self.complete,
+                safety,
+                bounds,
+            )
+        };
+        let content_min = min_units.saturating_sub(reopen.units);
         // The end of the range the search below `min` must still look at.
         let mut below = hi;
         if content_min > 1 {
             let lo = start + limits.metric.floor_index(&text[start..], content_min - 1) + 1;
-            if let Some(cut) = find_cut(text, self.scanner, lo, hi, self.order, self.trailing_run) {
-                return plain(cut);
+            if let Some(cut) = find(lo, hi, Safety::Strict) {
+                return Some(Planned::plain(cut));
             }
             // `lo..=hi` holds no usable candidate: searching it again would find nothing.
             below = hi.min(lo - 1);
         }
-        // Below `min` only when forced, or when the alternative cuts into a fence or code.
+        // Below `min` only when forced, or when the alternative cuts into code.
         let hard = hard_cut(text, start, start, hi);
-        if (any_length || content_min <= 1 || !self.scanner.is_safe_cut(hard))
-            && let Some(cut) = find_cut(
-                text,
-                self.scanner,
-                start + 1,
-                below,
-                self.order,
-                self.trailing_run,
-            )
+        if (forced || content_min <= 1 || !self.scanner.is_safe_cut(hard))
+            && let Some(cut) = find(start + 1, below, Safety::Strict)
         {
-            return plain(cut);
+            return Some(Planned::plain(cut));
         }
-        if let Some(fence) = self.scanner.fence_at(hard).copied()
-            && let Some(planned) = self.plan_in_fence(start, reopen_cost, &fence)
+        // Inside code, a cut is made the code's way or not at all (a plain cut would break
+        // the fence, or lose the line's indentation); a fence that cannot be repaired is cut
+        // plainly (the limit wins).
+        if let Some(fence) = self.scanner.fence_at(hard).copied() {
+            if self.repair(&fence).is_some() {
+                let planned = self
+                    .plan_in_fence(start, reopen, &fence, bounds)
+                    .map(|p| in_opening_line(text, p));
+                if planned.is_some() || bounds.is_some() {
+                    return planned;
+                }
+            }
+        } else if let Some(block) = self.scanner.indented_at(hard).copied() {
+            let planned = self.plan_in_indented(start, reopen, &block, bounds);
+            if planned.is_some() || bounds.is_some() {
+                return planned;
+            }
+        } else if self.scanner.code_at(hard).is_some()
+            && let Some(cut) = find(start + 1, hi, Safety::InCodeSpan)
         {
-            return planned;
+            return Some(Planned::plain(cut));
         }
-        plain(self.plain_hard_cut(start, hard))
+        if self.breaks_only {
+            return None;
+        }
+        self.plain_hard_cut(start, hi, hard, bounds)
+            .map(Planned::plain)
     }
 
     /// A cut inside `fence`, closing it and reopening it in the next piece.
     fn plan_in_fence(
         &self,
         start: usize,
-        reopen_cost: usize,
+        reopen: ReopenCost,
         fence: &FenceSpan,
+        bounds: Option<ContentBounds>,
     ) -> Option<Planned> {
-        self.repair(fence)?;
+        let repair = self.repair(fence)?;
         let text = self.text;
         let limits = self.limits;
-        let close_cost = fence.marker.close_len() + 1;
-        let avail = limits.max.saturating_sub(reopen_cost + close_cost);
-        let hi = limits.window_end(text, start, avail, usize::from(reopen_cost > 0) + 1);
-        let content_start = if fence.continued || fence.start < start {
-            start
+        let marker = fence.marker;
+        let close_cost = marker.close_len() + 1;
+        let avail = limits.max.saturating_sub(reopen.units + close_cost);
+        let hi = limits.window_end(text, start, avail, reopen.lines + 1);
+        let opener_here = !fence.continued && fence.start >= start;
+        let content_start = if opener_here {
+            (fence.open_end + 1).min(text.len())
         } else {
-            fence.open_end + 1
+            start
         };
+        let bare = matches!(repair, Reopen::Fence { line: None, .. });
         let close = Some(*fence);
-        if let Some(cut) = find_code_line_cut(text, fence, content_start, hi) {
-            return Some(Planned { cut, close });
+        if content_start < hi {
+            if let Some(cut) = find_code_line_cut(text, content_start, hi, Some(marker), bounds) {
+                return Some(Planned {
+                    cut,
+                    close,
+                    next: NextStart::Fence { bare },
+                });
+            }
+            if self.breaks_only {
+                return None;
+            }
+            if let Some(h) =
+                // Beside the opening line, a cluster that does not fit whole goes to the next
+                // piece (it fits there, after a shorter reopening line).
+                checked_hard_cut(
+                    text,
+                    start,
+                    content_start,
+                    hi,
+                    Some(marker),
+                    bounds,
+                    opener_here,
+                    self.complete,
+                )
+                && fence.contains_cut(h)
+            {
+                return Some(Planned {
+                    cut: Cut::hard(h),
+                    close,
+                    next: NextStart::Fence { bare },
+                });
+            }
         }
-        let content_start = content_start.min(text.len());
-        let mut hard = hard_cut(text, start, content_start, hi);
-        if leaves_fence_line(text, hard, Some(fence.marker.ch)) {
-            hard = step_back(text, start, content_start, hard).unwrap_or(hard);
+        if self.breaks_only {
+            return None;
         }
-        if hard <= hi && self.scanner.fence_at(hard).is_some() {
-            return Some(Planned {
-                cut: Cut {
-                    end: hard,
-                    sep_end: hard,
-                    class: BreakClass::Hard,
-                },
+        if !opener_here {
+            // What the checks above refuse everywhere: first a cut at a char boundary that
+            // still reads right (a cluster glued to marker chars, such as an emoji right
+            // before "````", may have to be split: balanced fences come first); last, for a
+            // line cap that leaves room for one line, any cut inside the fence.
+            if bounds.is_none()
+                && let Some(h) = char_cut_reading_right(text, start, content_start, hi, marker)
+            {
+                return Some(Planned {
+                    cut: Cut::hard(h),
+                    close,
+                    next: NextStart::Fence { bare },
+                });
+            }
+            let h = hard_cut(text, start, content_start, hi);
+            return (bounds.is_none() && h <= hi && fence.contains_cut(h)).then_some(Planned {
+                cut: Cut::hard(h),
                 close,
+                next: NextStart::Fence { bare },
             });
         }
-        // The opening line leaves no room for code: end the piece before it if possible.
-        if !fence.continued && fence.start > start {
-            return cut_before_line(text, start, fence.start)
-                .map(|cut| Planned { cut, close: None });
+        // The opening line leaves no room for code beside it: end the piece before it, or,
+        // when it starts the piece, show its head.
+        if fence.start > start
+            && let Some(cut) = cut_before_line(text, start, fence.start)
+            && allows(bounds, cut.end, cut.sep_end)
+        {
+            return Some(Planned::plain(cut));
         }
-        None
+        self.opener_head(start, fence, hi, bounds)
     }
 
-    /// A hard cut at `hard` that does not split a line that opens (or may open) a fence when
-    /// the piece can end before that line.
-    fn plain_hard_cut(&self, start: usize, hard: usize) -> Cut {
+    /// The head of an opening line too long to fit beside any code, at the end of a piece:
+    /// the marker and as much of the info string as fits, closed. The next piece reopens the
+    /// fence with the bare marker and shows the rest of the line as its first line of code.
+    /// Its own piece shows only fence lines: the one exception to that rule, as the line
+    /// cannot be shown whole.
+    fn opener_head(
+        &self,
+        start: usize,
+        fence: &FenceSpan,
+        hi: usize,
+        bounds: Option<ContentBounds>,
+    ) -> Option<Planned> {
+        let text = self.text;
+        let bytes = text.as_bytes();
+        let marker_end = fence.start + fence.marker.indent + fence.marker.len;
+        let mut line_end = fence.open_end.min(text.len());
+        if line_end > fence.start && bytes[line_end - 1] == b'\r' {
+            line_end -= 1;
+        }
+        if marker_end > hi {
+            return None;
+        }
+        let mut h = (start + floor_grapheme_boundary(&text[start..], hi - start)).min(line_end);
+        // The rest of the line, shown after the bare marker, must not read as a fence line.
+        while h < line_end && reads_as_fence_line(&bytes[h..]) {
+            h = start + floor_grapheme_boundary(&text[start..], h - 1 - start);
+        }
+        if h < marker_end {
+            return None;
+        }
+        // The next piece must show something: the rest of the line, or code after it.
+        let rest_shows = shows(text, h, line_end);
+        if !rest_shows && bounds.is_some_and(|b| b.last < fence.open_end) {
+            return None;
+        }
+        let cut = if h == line_end {
+            Cut {
+                end: h,
+                sep_end: (fence.open_end + 1).min(text.len()),
+                class: BreakClass::CodeLine,
+            }
+        } else {
+            Cut::hard(h)
+        };
+        Some(Planned {
+            cut,
+            close: Some(*fence),
+            next: NextStart::Fence { bare: true },
+        })
+    }
+
+    /// A cut inside an indented code block: at a line break of the code (the next piece
+    /// keeps the line's indentation), else in the middle of a line (the next piece goes on
+    /// after 4 spaces of indentation, so it still reads as code; never as a fenced block).
+    fn plan_in_indented(
+        &self,
+        start: usize,
+        reopen: ReopenCost,
+        block: &IndentedSpan,
+        bounds: Option<ContentBounds>,
+    ) -> Option<Planned> {
+        let text = self.text;
+        let limits = self.limits;
+        let avail = limits.max.saturating_sub(reopen.units);
+        let hi = limits.window_end(text, start, avail, reopen.lines);
+        let content_start = start.max(block.start);
+        if let Some(cut) = find_code_line_cut(text, content_start, hi, None, bounds) {
+            return Some(Planned::plain(cut));
+        }
+        if self.breaks_only {
+            return None;
+        }
+        let h = checked_hard_cut(
+            text,
+            start,
+            content_start,
+            hi,
+            None,
+            bounds,
+            false,
+            self.complete,
+        )?;
+        let next = if line_continues(text.as_bytes(), h) {
+            NextStart::Indent
+        } else {
+            NextStart::Plain
+        };
+        Some(Planned {
+            cut: Cut::hard(h),
+            close: None,
+            next,
+        })
+    }
+
+    /// A hard cut near `hard` that does not split a line that opens (or may open) a fence
+    /// when the piece can end before that line, and that reads right (see
+    /// [`checked_hard_cut`]). Without bounds there always is one: when no checked cut
+    /// exists, `hard` itself (progress wins).
+    fn plain_hard_cut(
+        &self,
+        start: usize,
+        hi: usize,
+        hard: usize,
+        bounds: Option<ContentBounds>,
+    ) -> Option<Cut> {
         let scanner = self.scanner;
         let opener_start = if scanner.in_undecided_fence_line(hard) {
             Some(scanner.line_start())
@@ -668,64 +1313,34 @@ impl<'a> Planner<'a> {
         if let Some(line_start) = opener_start
             && line_start > start
             && let Some(cut) = cut_before_line(self.text, start, line_start)
+            && allows(bounds, cut.end, cut.sep_end)
         {
-            return cut;
+            return Some(cut);
         }
-        let end = if leaves_fence_line(self.text, hard, None) {
-            step_back(self.text, start, start, hard).unwrap_or(hard)
-        } else {
-            hard
+        let end = match checked_hard_cut(
+            self.text,
+            start,
+            start,
+            hi,
+            None,
+            bounds,
+            false,
+            self.complete,
+        ) {
+            Some(h) => h,
+            None if bounds.is_some() => return None,
+            None => hard,
         };
-        Cut {
+        Some(Cut {
             end,
             sep_end: end,
             class: BreakClass::Hard,
-        }
+        })
     }
 }
 
-/// Whether a hard cut at `h` would start the next piece with a line that reads as a fence
-/// line: a run of 3+ backticks or tildes right at `h`, or (inside a fence with marker char
-/// `fence`) a next line with nothing but marker chars and spaces (a closing line alone).
-fn leaves_fence_line(text: &str, h: usize, fence: Option<u8>) -> bool {
-    let bytes = text.as_bytes();
-    if starts_like_fence(&bytes[h..]) {
-        return true;
-    }
-    let Some(marker) = fence else {
-        return false;
-    };
-    match bytes[h..].iter().position(|&b| !is_ws(b)) {
-        Some(i) => !line_holds_code(bytes, h + i, marker),
-        None => true,
-    }
-}
-
-/// A hard cut one grapheme earlier than `h`: before the last non-whitespace grapheme, if the
-/// piece still shows something after `shown_from`.
-fn step_back(text: &str, start: usize, shown_from: usize, h: usize) -> Option<usize> {
-    let bytes = text.as_bytes();
-    let last = bytes[shown_from..h].iter().rposition(|&b| !is_ws(b))? + shown_from;
-    let g = start + floor_grapheme_boundary(&text[start..], last - start);
-    (g > shown_from && bytes[shown_from..g].iter().any(|&b| !is_ws(b))).then_some(g)
-}
-
-/// A line-break cut right before the line starting at `line_start`.
-fn cut_before_line(text: &str, start: usize, line_start: usize) -> Option<Cut> {
-    let bytes = text.as_bytes();
-    let mut p = line_start;
-    while p > start && is_ws(bytes[p - 1]) {
-        p -= 1;
-    }
-    (p > start && p < line_start && boundary_at(text, p)).then_some(Cut {
-        end: p,
-        sep_end: line_start,
-        class: BreakClass::Line,
-    })
-}
-
-/// Appends the display text of a piece: the synthetic opening line, the source, the
-/// synthetic closing line.
+/// Appends the display text of a piece: the synthetic start, the source, the synthetic
+/// closing line.
 pub(crate) fn build_piece(
     source: &str,
     reopen: Option<Reopen<'_>>,
@@ -740,6 +1355,32 @@ pub(crate) fn build_piece(
         out.push('\n');
         m.push_close(out);
     }
+}
+
+/// A cut inside a fence that falls in the middle of the fence's opening line (before its
+/// end, `\r` excluded): the next piece starts with the bare marker and the rest of the
+/// line, not with a line of its own.
+fn in_opening_line(text: &str, mut planned: Planned) -> Planned {
+    // A continued fence keeps what is left of its opening line (nothing, once drained).
+    if let Some(f) = planned.close
+        && planned.cut.end > f.start
+    {
+        let line = &text[f.start..f.open_end.min(text.len())];
+        let line_end = f.start + line.strip_suffix('\r').unwrap_or(line).len();
+        // The next piece starts in the line only if more than whitespace is left of it.
+        let rest = text.get(planned.cut.sep_end..line_end).unwrap_or("");
+        if planned.cut.end < line_end && !rest.bytes().all(is_ws) {
+            let space = rest.as_bytes()[0] == f.marker.ch;
+            planned.next = NextStart::OpenLine { space };
+        }
+    }
+    planned
+}
+
+/// The least room a piece keeps after a synthetic start `reopen`: the synthetic text, and
+/// the closing line it may need.
+pub(crate) fn reserve_after(reopen: Option<Reopen<'_>>, metric: LengthMetric) -> usize {
+    reopen.map_or(0, |r| r.cost(metric) + r.close_cost())
 }
 
 #[cfg(test)]
@@ -787,13 +1428,13 @@ mod tests {
         let t = "aa bb.\ncc. dd\n\nee ff. gg hh";
         let s = scanned(t);
         let order = BreakClass::TEXT;
-        let cut = find_cut(t, &s, 1, t.len(), &order, false).unwrap();
+        let cut = find_cut(t, &s, 0, 1, t.len(), &order, false, Safety::Strict, None).unwrap();
         assert_eq!(cut.class, BreakClass::Paragraph);
         assert_eq!(&t[..cut.end], "aa bb.\ncc. dd");
-        let cut = find_cut(t, &s, 1, 12, &order, false).unwrap();
+        let cut = find_cut(t, &s, 0, 1, 12, &order, false, Safety::Strict, None).unwrap();
         assert_eq!(cut.class, BreakClass::Line);
         let order = [BreakClass::Sentence];
-        let cut = find_cut(t, &s, 1, t.len(), &order, false).unwrap();
+        let cut = find_cut(t, &s, 0, 1, t.len(), &order, false, Safety::Strict, None).unwrap();
         assert_eq!(&t[..cut.end], "aa bb.\ncc. dd\n\nee ff.");
     }
 
@@ -801,10 +1442,32 @@ mod tests {
     fn skips_unsafe_candidates() {
         let t = "x `a b c` y\n```\nq r\n```\nz";
         let s = scanned(t);
-        let cut = find_cut(t, &s, 1, 8, &BreakClass::TEXT, false).unwrap();
+        let cut = find_cut(
+            t,
+            &s,
+            0,
+            1,
+            8,
+            &BreakClass::TEXT,
+            false,
+            Safety::Strict,
+            None,
+        )
+        .unwrap();
         assert_eq!(cut.end, 1);
         let inside = t.find("q r").unwrap() + 1;
-        let cut = find_cut(t, &s, 10, inside + 1, &BreakClass::TEXT, false).unwrap();
+        let cut = find_cut(
+            t,
+            &s,
+            0,
+            10,
+            inside + 1,
+            &BreakClass::TEXT,
+            false,
+            Safety::Strict,
+            None,
+        )
+        .unwrap();
         assert_eq!(cut.end, 11, "the line break before the fence");
     }
 

@@ -6,9 +6,19 @@
 //! Fences follow CommonMark: an opening line has at most 3 spaces of indent, then 3 or more
 //! backticks or tildes, then an optional info string (a backtick fence's info string holds no
 //! backtick). A closing line uses the same character, at least as many of it, at most 3
-//! spaces of indent, and nothing but spaces or tabs after the marker. Inline code spans are
-//! backtick runs closed by the next run of exactly the same length; a span never crosses a
-//! blank line.
+//! spaces of indent, and nothing but spaces or tabs after the marker; the fence ends with its
+//! marker run, so a cut right after it (before the spaces, tabs or `\r` that end the line) is
+//! outside the fence.
+//!
+//! Inline code spans are backtick runs closed by the next run of exactly the same length. As
+//! in CommonMark, a span never crosses a block boundary: a blank line, an ATX heading's end,
+//! the start of a list item, a block quote, a fence line or an indented code block. An
+//! unmatched run is literal text once its block ends.
+//!
+//! An indented code block is a run of lines indented by 4 or more columns (a tab counts to
+//! the next multiple of 4) that starts after a blank line, a heading, a fence's closing line
+//! or at the start of the text (it cannot interrupt a paragraph), and goes on, across blank
+//! lines, up to the last such line before a line indented less.
 //!
 //! The scanner is incremental: [`MarkdownScanner::scan`] continues where the previous call
 //! stopped, jumping between interesting bytes with memchr, so its cost over a stream is linear
@@ -90,8 +100,11 @@ pub(crate) struct FenceSpan {
     pub start: usize,
     /// Where the opening line's content ends (the position of its `\n`).
     pub open_end: usize,
-    /// Just past the closing marker line's content (the position of its `\n`, or the end of
-    /// the text); `None` while the fence is open.
+    /// Where the closing line starts (meaningful once `end` is known).
+    pub close_start: usize,
+    /// Just past the closing line's marker run: what follows on that line (spaces, tabs, a
+    /// `\r`) is whitespace, and a cut there is after the fence. `None` while the fence is
+    /// open.
     pub end: Option<usize>,
     /// The opening marker.
     pub marker: FenceMarker,
@@ -108,6 +121,19 @@ impl FenceSpan {
         let after_start = p > self.start || (self.continued && p >= self.start);
         after_start && self.end.is_none_or(|end| p < end)
     }
+
+    /// If byte `x` lies on this fence's opening or closing line (before the closing marker's
+    /// end): that line's (start, end).
+    fn line_of(&self, x: usize) -> Option<(usize, usize)> {
+        // A continued fence keeps what is left of its opening line (nothing, once drained).
+        if x >= self.start && x < self.open_end {
+            return Some((self.start, self.open_end));
+        }
+        match self.end {
+            Some(end) if x >= self.close_start && x < end => Some((self.close_start, end)),
+            _ => None,
+        }
+    }
 }
 
 /// An inline code span: from its opening backtick run to just past its closing run.
@@ -116,7 +142,7 @@ pub(crate) struct CodeSpan {
     /// The first byte of the opening backtick run.
     pub start: usize,
     /// Just past the closing run; `None` while no closing run has arrived (it may never:
-    /// an unmatched run is literal text, decided at the next blank line or the end).
+    /// an unmatched run is literal text, decided when its block ends).
     pub end: Option<usize>,
 }
 
@@ -128,20 +154,44 @@ impl CodeSpan {
     }
 }
 
+/// An indented code block: lines indented by 4 or more columns that follow a blank line
+/// (or start the text), up to the last such line before a line indented less.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct IndentedSpan {
+    /// Where its first line starts (the indentation included).
+    pub start: usize,
+    /// Just past the last non-whitespace byte of its last line; `None` while a later line
+    /// may still continue it.
+    pub end: Option<usize>,
+}
+
+impl IndentedSpan {
+    /// Whether a cut at byte `p` falls inside this block.
+    #[inline]
+    pub(crate) fn contains_cut(&self, p: usize) -> bool {
+        p > self.start && self.end.is_none_or(|end| p < end)
+    }
+}
+
 /// What the scanner knows about the line it is in the middle of.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum LineMode {
-    /// Only up to 3 spaces seen: could still be a fence line or ordinary text.
+    /// Only the indentation seen (or the first bytes of a list, heading or fence marker):
+    /// what kind of line this is is not decided yet.
     Start,
     /// Ordinary text outside a fence: inline code is tracked byte by byte.
     Text,
-    /// Starts like a fence line (indent, then a backtick or tilde); decided at the line's end.
+    /// Starts like a fence line (indent, then three backticks or tildes); decided at the
+    /// line's end.
     MaybeFence,
     /// Inside an open fence: waiting for the line's end to test it as a closer.
     InFence,
+    /// A line of an indented code block: nothing to track until its end.
+    Indented,
 }
 
-/// Incremental scanner of fences and inline code spans. See the module docs.
+/// Incremental scanner of fences, inline code spans and indented code blocks. See the
+/// module docs.
 #[derive(Clone, Debug)]
 pub(crate) struct MarkdownScanner {
     /// Bytes of the text scanned so far.
@@ -151,10 +201,19 @@ pub(crate) struct MarkdownScanner {
     mode: LineMode,
     /// Whether the current line so far holds only spaces and tabs.
     line_blank: bool,
+    /// The current text line is an ATX heading: an inline code span cannot go past its end.
+    heading: bool,
+    /// An indented code block may start on the next line: at the start of the text and
+    /// after a blank line, a heading or a fence's closing line (not after paragraph text).
+    code_may_start: bool,
     /// Fences in order; only the last one may be open.
     fences: Vec<FenceSpan>,
     /// Inline code spans in order; only the last one may be open.
     codes: Vec<CodeSpan>,
+    /// Indented code blocks in order; only the last one may be open.
+    indented: Vec<IndentedSpan>,
+    /// Just past the last non-whitespace byte of the last indented code line seen.
+    indented_end: usize,
     /// Length of the opening run of the open code span (0 when none is open).
     code_open_len: usize,
     /// A backtick run that reached the end of the scanned text and may continue:
@@ -162,7 +221,7 @@ pub(crate) struct MarkdownScanner {
     run: Option<(usize, usize)>,
     /// The lowest position whose cut turned from unsafe to safe since the last
     /// [`MarkdownScanner::take_newly_safe`] (an unmatched backtick run dropped, an undecided
-    /// fence line that turned out to be text).
+    /// line that turned out to be text, an indented code block that ended).
     newly_safe: Option<usize>,
     /// When a block ends with an unmatched run, pair the runs after it (see
     /// [`MarkdownScanner::with_late_pairs`]).
@@ -183,8 +242,12 @@ impl MarkdownScanner {
             line_start: 0,
             mode: LineMode::Start,
             line_blank: true,
+            heading: false,
+            code_may_start: true,
             fences: Vec::new(),
             codes: Vec::new(),
+            indented: Vec::new(),
+            indented_end: 0,
             code_open_len: 0,
             run: None,
             newly_safe: None,
@@ -210,8 +273,12 @@ impl MarkdownScanner {
         self.line_start = 0;
         self.mode = LineMode::Start;
         self.line_blank = true;
+        self.heading = false;
+        self.code_may_start = true;
         self.fences.clear();
         self.codes.clear();
+        self.indented.clear();
+        self.indented_end = 0;
         self.code_open_len = 0;
         self.run = None;
         self.newly_safe = None;
@@ -219,9 +286,10 @@ impl MarkdownScanner {
 
     /// Returns, and forgets, the lowest position `p` such that some cut at or after `p`
     /// turned from unsafe to safe since the previous call. Safety only ever changes in that
-    /// direction, and only when a line ends: an unmatched backtick run is dropped at a blank
-    /// line or a fence opening line, or a line that might have opened a fence turns out to be
-    /// ordinary text. Streaming consumers use this to revisit candidates they skipped.
+    /// direction, and only as lines are decided: an unmatched backtick run is dropped when
+    /// its block ends, a line that might have opened a fence turns out to be ordinary text,
+    /// an indented code block ends. Streaming consumers use this to revisit candidates they
+    /// skipped.
     pub(crate) fn take_newly_safe(&mut self) -> Option<usize> {
         self.newly_safe.take()
     }
@@ -260,21 +328,22 @@ impl MarkdownScanner {
                     }
                 }
                 LineMode::Text => self.scan_text(bytes),
-                LineMode::MaybeFence | LineMode::InFence => match memchr(b'\n', &bytes[self.pos..])
-                {
-                    Some(i) => {
-                        let end = self.pos + i;
-                        self.pos = end + 1;
-                        self.end_line(text, end);
+                LineMode::MaybeFence | LineMode::InFence | LineMode::Indented => {
+                    match memchr(b'\n', &bytes[self.pos..]) {
+                        Some(i) => {
+                            let end = self.pos + i;
+                            self.pos = end + 1;
+                            self.end_line(text, end);
+                        }
+                        None => self.pos = bytes.len(),
                     }
-                    None => self.pos = bytes.len(),
-                },
+                }
             }
         }
     }
 
     /// Treats the end of `text` as the end of the last line (no more text will come):
-    /// decides a pending fence line and closes a pending backtick run.
+    /// decides a pending line and closes a pending backtick run.
     pub(crate) fn finish(&mut self, text: &str) {
         self.scan(text);
         let end = text.len();
@@ -282,6 +351,7 @@ impl MarkdownScanner {
             self.end_line(text, end);
             self.pos = end;
         }
+        self.end_indented();
     }
 
     /// After [`MarkdownScanner::finish`]: the end of `text` also ends its last block, so a
@@ -309,15 +379,34 @@ impl MarkdownScanner {
         c.contains_cut(p).then_some(c)
     }
 
-    /// Whether `p` lies inside the current line while that line may still turn out to be a
-    /// fence line (its fate is decided at its end).
+    /// The indented code block that a cut at `p` would fall inside, if any.
+    pub(crate) fn indented_at(&self, p: usize) -> Option<&IndentedSpan> {
+        let i = self.indented.partition_point(|c| c.start < p);
+        let c = self.indented[..i].last()?;
+        c.contains_cut(p).then_some(c)
+    }
+
+    /// Whether `p` lies inside the current line while that line's kind is still undecided
+    /// (it may be a fence line; it may end an inline code span; it may be indented code).
     pub(crate) fn in_undecided_fence_line(&self, p: usize) -> bool {
         matches!(self.mode, LineMode::MaybeFence | LineMode::Start) && p > self.line_start
     }
 
-    /// Whether a cut at `p` breaks no fence, no inline code span and no undecided fence line.
+    /// Whether a cut at `p` breaks no fence, no inline code span, no indented code block and
+    /// no undecided line.
     pub(crate) fn is_safe_cut(&self, p: usize) -> bool {
-        self.fence_at(p).is_none() && self.code_at(p).is_none() && !self.in_undecided_fence_line(p)
+        self.fence_at(p).is_none()
+            && self.code_at(p).is_none()
+            && self.indented_at(p).is_none()
+            && !self.in_undecided_fence_line(p)
+    }
+
+    /// Whether a cut at `p` breaks no fence, no indented code block and no undecided line
+    /// (inline code spans are ignored: for a span longer than a piece).
+    pub(crate) fn is_safe_cut_in_code_span(&self, p: usize) -> bool {
+        self.fence_at(p).is_none()
+            && self.indented_at(p).is_none()
+            && !self.in_undecided_fence_line(p)
     }
 
     /// While a fence is open at the end of the scanned text: how far `text` (which extends
@@ -357,6 +446,90 @@ impl MarkdownScanner {
         self.fences.last().filter(|f| f.end.is_none())
     }
 
+    /// The first *content* byte of `text[from..to]`: a byte that is not whitespace, not on a
+    /// fence's opening or closing line, and not on a line whose kind is still undecided.
+    /// `Err(resume)` when there is none yet: no content lies in `from..resume`, and asking
+    /// again from `resume` (once more text is scanned) continues the search. `text` must be
+    /// scanned through `to`. Cost: the whitespace and fence lines skipped.
+    pub(crate) fn first_content(&self, text: &str, from: usize, to: usize) -> Result<usize, usize> {
+        let bytes = text.as_bytes();
+        let mut x = from;
+        while x < to {
+            if is_space(bytes[x]) {
+                x += 1;
+                continue;
+            }
+            if x >= self.line_start && self.current_line_undecided(bytes) {
+                return Err(x.min(self.line_start.max(from)));
+            }
+            match self.fence_line_of(x) {
+                Some((_, end)) => x = end,
+                None => return Ok(x),
+            }
+        }
+        Err(to.max(from))
+    }
+
+    /// The last content byte of `text[from..to]` (see [`MarkdownScanner::first_content`]).
+    pub(crate) fn last_content(&self, text: &str, from: usize, to: usize) -> Option<usize> {
+        let bytes = text.as_bytes();
+        let mut x = to;
+        while x > from {
+            let y = x - 1;
+            if is_space(bytes[y]) {
+                x = y;
+                continue;
+            }
+            if y >= self.line_start && self.current_line_undecided(bytes) {
+                x = self.line_start;
+                continue;
+            }
+            match self.fence_line_of(y) {
+                Some((start, _)) => x = start,
+                None => return Some(y),
+            }
+        }
+        None
+    }
+
+    /// Whether the last line of `text` (scanned through its end) is still undecided: it may
+    /// turn out to be a fence line, so whether it holds content is not known yet.
+    pub(crate) fn last_line_undecided(&self, text: &str) -> bool {
+        self.line_start < text.len() && self.current_line_undecided(text.as_bytes())
+    }
+
+    /// Whether the current line cannot yet tell content from a fence line.
+    fn current_line_undecided(&self, bytes: &[u8]) -> bool {
+        match self.mode {
+            LineMode::Start | LineMode::MaybeFence => true,
+            LineMode::InFence => {
+                // A line inside a fence may close it only while it holds nothing but spaces,
+                // then marker chars, then spaces and tabs.
+                let marker = self.open_fence().map_or(b'`', |f| f.marker.ch);
+                let line = &bytes[self.line_start..self.pos.min(bytes.len())];
+                let indent = line.iter().take_while(|&&b| b == b' ').count();
+                let run = line[indent..].iter().take_while(|&&b| b == marker).count();
+                indent < 4
+                    && line[indent + run..]
+                        .iter()
+                        .all(|&b| matches!(b, b' ' | b'\t' | b'\r'))
+                    && (run > 0 || indent == line.len())
+            }
+            LineMode::Text | LineMode::Indented => false,
+        }
+    }
+
+    /// The opening or closing fence line that byte `x` lies on, if any: (start, end).
+    fn fence_line_of(&self, x: usize) -> Option<(usize, usize)> {
+        // Most questions are about text after the last fence: answer those at once.
+        let last = self.fences.last()?;
+        if last.end.is_some_and(|end| x >= end) {
+            return None;
+        }
+        let i = self.fences.partition_point(|f| f.start <= x || f.continued);
+        self.fences[..i].last()?.line_of(x)
+    }
+
     /// All fences found (the last may be open).
     #[cfg(test)]
     pub(crate) fn fences(&self) -> &[FenceSpan] {
@@ -367,6 +540,12 @@ impl MarkdownScanner {
     #[cfg(test)]
     pub(crate) fn code_spans(&self) -> &[CodeSpan] {
         &self.codes
+    }
+
+    /// All indented code blocks found (the last may be open).
+    #[cfg(test)]
+    pub(crate) fn indented_blocks(&self) -> &[IndentedSpan] {
+        &self.indented
     }
 
     /// The consumer removed the first `n` bytes of its text: drop spans that ended there and
@@ -385,6 +564,7 @@ impl MarkdownScanner {
             }
             f.start = f.start.saturating_sub(n);
             f.open_end = f.open_end.saturating_sub(n);
+            f.close_start = f.close_start.saturating_sub(n);
             f.end = f.end.map(|e| e - n);
         }
         let keep_c = self
@@ -395,6 +575,15 @@ impl MarkdownScanner {
             c.start = c.start.saturating_sub(n);
             c.end = c.end.map(|e| e - n);
         }
+        let keep_i = self
+            .indented
+            .partition_point(|c| c.end.is_some_and(|e| e <= n));
+        self.indented.drain(..keep_i);
+        for c in &mut self.indented {
+            c.start = c.start.saturating_sub(n);
+            c.end = c.end.map(|e| e - n);
+        }
+        self.indented_end = self.indented_end.saturating_sub(n);
         if let Some((s, l)) = self.run {
             self.run = Some((s.saturating_sub(n), l));
         }
@@ -403,45 +592,102 @@ impl MarkdownScanner {
         self.line_start = self.line_start.saturating_sub(n);
     }
 
-    /// Decides, from the start of a line, whether it could be a fence line. Returns false
-    /// when the text ends before that can be told (the few bytes are looked at again).
+    /// Decides, from the start of a line, what kind of line it is. Returns false when the
+    /// text ends before that can be told (the bytes are looked at again with more text).
     fn scan_line_start(&mut self, bytes: &[u8]) -> bool {
-        while self.pos < bytes.len() {
-            let b = bytes[self.pos];
-            let indent = self.pos - self.line_start;
-            if b == b' ' && indent < 3 {
-                self.pos += 1;
-                continue;
-            }
-            if self.in_fence() {
-                self.mode = LineMode::InFence;
-            } else if b == b'`' || b == b'~' {
-                // Three markers make a possible fence line; fewer followed by anything else
-                // make ordinary text, scanned from the line start for inline code.
-                let run = bytes[self.pos..]
-                    .iter()
-                    .take(3)
-                    .take_while(|&&x| x == b)
-                    .count();
-                if run >= 3 {
-                    self.mode = LineMode::MaybeFence;
-                } else if self.pos + run == bytes.len() {
-                    return false;
-                } else {
-                    self.mode = LineMode::Text;
-                    self.line_blank = true;
-                    self.pos = self.line_start;
+        if self.in_fence() {
+            // Only a closing line matters in a fence; it is told at the line's end.
+            self.mode = LineMode::InFence;
+            return true;
+        }
+        // The usual line: it starts with a letter, outside any code block. It is text.
+        if self.pos == self.line_start
+            && bytes.get(self.pos).is_some_and(u8::is_ascii_alphabetic)
+            && !self.in_indented()
+        {
+            self.mode = LineMode::Text;
+            return true;
+        }
+        // The indentation, in columns (a tab goes to the next multiple of 4).
+        let mut p = self.pos;
+        while p < bytes.len() && (bytes[p] == b' ' || bytes[p] == b'\t') {
+            p += 1;
+        }
+        self.pos = p;
+        let Some(&b) = bytes.get(p) else {
+            return false;
+        };
+        if b == b'\n' || b == b'\r' {
+            // A blank line (or one that may be: a lone `\r` is whitespace too).
+            self.mode = LineMode::Text;
+            return true;
+        }
+        let columns = bytes[self.line_start..p]
+            .iter()
+            .fold(0, |c, &b| if b == b'\t' { c + 4 - c % 4 } else { c + 1 });
+        if columns >= 4 {
+            if self.code_may_start || self.in_indented() {
+                if !self.in_indented() {
+                    self.drop_unclosed_code(bytes, self.line_start);
+                    self.indented.push(IndentedSpan {
+                        start: self.line_start,
+                        end: None,
+                    });
                 }
+                self.mode = LineMode::Indented;
             } else {
+                // A paragraph's continuation line, however deeply indented.
                 self.mode = LineMode::Text;
             }
             return true;
+        }
+        // A non-blank line indented less than 4 columns ends an indented code block.
+        self.end_indented();
+        match b {
+            b'`' | b'~' => {
+                // Three markers make a possible fence line; fewer followed by anything else
+                // make ordinary text.
+                let run = bytes[p..].iter().take(3).take_while(|&&x| x == b).count();
+                if run >= 3 {
+                    self.mode = LineMode::MaybeFence;
+                } else if p + run == bytes.len() {
+                    return false;
+                } else {
+                    self.mode = LineMode::Text;
+                }
+            }
+            _ => match block_start(&bytes[p..]) {
+                None => return false,
+                Some(kind) => {
+                    if kind != BlockStart::None {
+                        // An inline code span never crosses into another block.
+                        self.drop_unclosed_code(bytes, self.line_start);
+                    }
+                    self.heading = kind == BlockStart::Heading;
+                    self.mode = LineMode::Text;
+                }
+            },
         }
         true
     }
 
     fn in_fence(&self) -> bool {
         self.open_fence().is_some()
+    }
+
+    fn in_indented(&self) -> bool {
+        self.indented.last().is_some_and(|c| c.end.is_none())
+    }
+
+    /// Ends the open indented code block, if any, after its last code line.
+    fn end_indented(&mut self) {
+        if let Some(c) = self.indented.last_mut()
+            && c.end.is_none()
+        {
+            c.end = Some(self.indented_end);
+            let end = self.indented_end;
+            self.mark_newly_safe(end);
+        }
     }
 
     /// Ordinary text: jump between backticks and newlines, line after line while the lines
@@ -509,13 +755,17 @@ impl MarkdownScanner {
 
     /// The end of a Text line (at its `\n`, already consumed).
     fn end_text_line(&mut self, bytes: &[u8]) {
-        if self.line_blank {
-            self.drop_unclosed_code(bytes, self.line_start);
+        if self.line_blank || self.heading {
+            // A blank line ends the paragraph, a heading is one line: an unmatched backtick
+            // run in it is literal text.
+            self.drop_unclosed_code(bytes, self.pos);
         }
+        self.code_may_start = self.line_blank || self.heading;
         self.start_line(self.pos);
     }
 
-    /// The block that ends at `block_end` (a blank line or a fence line starts there) leaves
+    /// The block that ends at `block_end` (at a blank line, a heading's end, or where a
+    /// fence line, a list item, a block quote or indented code starts) leaves
     /// the open code span unmatched: its opening run is literal text. With `late_pairs`, the
     /// backtick runs after it in the block are then paired among themselves.
     fn drop_unclosed_code(&mut self, bytes: &[u8], block_end: usize) {
@@ -568,6 +818,7 @@ impl MarkdownScanner {
         self.line_start = at;
         self.mode = LineMode::Start;
         self.line_blank = true;
+        self.heading = false;
     }
 
     /// The end of a line (at byte `end`, which is its `\n` or the end of the text).
@@ -577,8 +828,21 @@ impl MarkdownScanner {
             LineMode::InFence => {
                 let open = self.fences.last_mut().expect("in fence");
                 if open.marker.is_closed_by(line) {
-                    open.end = Some(end);
+                    let bytes = line.as_bytes();
+                    let indent = bytes.iter().take_while(|&&b| b == b' ').count();
+                    let run = bytes[indent..]
+                        .iter()
+                        .take_while(|&&b| b == open.marker.ch)
+                        .count();
+                    open.close_start = self.line_start;
+                    open.end = Some(self.line_start + indent + run);
+                    self.code_may_start = true;
                 }
+            }
+            LineMode::Indented => {
+                let trimmed = line.trim_end_matches([' ', '\t', '\r']).len();
+                self.indented_end = self.line_start + trimmed;
+                self.code_may_start = false;
             }
             LineMode::MaybeFence | LineMode::Start => {
                 let opener = if self.mode == LineMode::MaybeFence {
@@ -591,13 +855,15 @@ impl MarkdownScanner {
                     self.fences.push(FenceSpan {
                         start: self.line_start,
                         open_end: end,
+                        close_start: end,
                         end: None,
                         marker,
                         continued: false,
                     });
-                } else if line.bytes().all(|b| b == b' ' || b == b'\t' || b == b'\r') {
+                } else if is_blank(line.as_bytes()) {
                     self.mark_newly_safe(self.line_start);
                     self.drop_unclosed_code(text.as_bytes(), self.line_start);
+                    self.code_may_start = true;
                 } else {
                     // Ordinary text after all: scan its inline code now.
                     self.mark_newly_safe(self.line_start);
@@ -609,6 +875,7 @@ impl MarkdownScanner {
                     if let Some((start, len)) = self.run.take() {
                         self.on_run(start, len);
                     }
+                    self.code_may_start = false;
                     self.pos = resume;
                 }
             }
@@ -616,14 +883,82 @@ impl MarkdownScanner {
                 if let Some((start, len)) = self.run.take() {
                     self.on_run(start, len);
                 }
-                if self.line_blank {
-                    self.drop_unclosed_code(text.as_bytes(), self.line_start);
+                if self.line_blank || self.heading {
+                    self.drop_unclosed_code(text.as_bytes(), end);
                 }
+                self.code_may_start = self.line_blank || self.heading;
             }
         }
         let next = if end < text.len() { end + 1 } else { end };
         self.start_line(next);
     }
+}
+
+/// What a line starts, as far as inline code spans care.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum BlockStart {
+    /// Nothing: the line may continue a paragraph.
+    None,
+    /// An ATX heading (`#` to `######` then a space or the line's end).
+    Heading,
+    /// A list item (`-`, `*`, `+`, or 1 to 9 digits and `.` or `)`, then a space or the
+    /// line's end) or a block quote (`>`).
+    Other,
+}
+
+/// What the line whose first non-indentation bytes are `rest` starts, or `None` when
+/// `rest` ends before that can be told.
+fn block_start(rest: &[u8]) -> Option<BlockStart> {
+    // After a marker: a space, a tab or the line's end makes it a block start.
+    let ends_marker = |i: usize| -> Option<bool> {
+        rest.get(i)
+            .map(|&b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+    };
+    let kind = match rest.first() {
+        None => return None,
+        Some(b'>') => BlockStart::Other,
+        Some(b'#') => {
+            let n = rest.iter().take(7).take_while(|&&b| b == b'#').count();
+            if n == rest.len() && n < 7 {
+                return None;
+            }
+            if n <= 6 && ends_marker(n)? {
+                BlockStart::Heading
+            } else {
+                BlockStart::None
+            }
+        }
+        Some(b'-' | b'*' | b'+') => {
+            if ends_marker(1)? {
+                BlockStart::Other
+            } else {
+                BlockStart::None
+            }
+        }
+        Some(b'0'..=b'9') => {
+            let n = rest
+                .iter()
+                .take(10)
+                .take_while(|b| b.is_ascii_digit())
+                .count();
+            if n == rest.len() && n < 10 {
+                return None;
+            }
+            if n <= 9 && matches!(rest.get(n), Some(b'.' | b')')) && ends_marker(n + 1)? {
+                BlockStart::Other
+            } else {
+                BlockStart::None
+            }
+        }
+        Some(_) => BlockStart::None,
+    };
+    Some(kind)
+}
+
+/// ASCII whitespace: space, tab, `\r`, `\n`.
+#[inline]
+fn is_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\r' | b'\n')
 }
 
 /// Whether `bytes` holds only spaces, tabs and `\r`.
@@ -718,6 +1053,7 @@ mod tests {
         let f = s.fences()[0];
         assert_eq!(&text[f.start..f.open_end], "~~~sh");
         assert_eq!(&text[f.start..f.end.unwrap()], "~~~sh\nline1\n\nline2\n~~~");
+        assert_eq!(&text[f.close_start..f.end.unwrap()], "~~~");
         assert!(s.is_safe_cut(f.start));
         assert!(!s.is_safe_cut(f.start + 1));
         assert!(!s.is_safe_cut(text.find("\n\nline2").unwrap()));
@@ -818,5 +1154,136 @@ mod tests {
         assert!(s.in_undecided_fence_line(text.len()));
         assert!(!s.is_safe_cut(text.len()));
         assert!(s.is_safe_cut(5));
+    }
+
+    #[test]
+    fn a_closing_fence_ends_at_its_marker_run() {
+        // A cut right after the marker is outside the fence, whatever ends the line.
+        for text in [
+            "```\ncode\n```\r\nafter",
+            "```\ncode\n```  \nafter",
+            "```\ncode\n```",
+        ] {
+            let s = scan_all(text);
+            let f = s.fences()[0];
+            assert_eq!(f.end, Some(12), "{text:?}");
+            assert!(s.is_safe_cut(12), "{text:?}");
+            assert!(!s.is_safe_cut(11), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn inline_code_stops_at_block_boundaries() {
+        // A stray backtick is literal once its block ends: at a list item, a heading's end,
+        // a block quote, a fence line; the spans after it pair up as written.
+        let cases = [
+            "- a stray `backtick here.\n- item `one` and `two`",
+            "# Title with a ` stray\nText `one` and `two`",
+            "A stray ` here\n> quote `one` and `two`",
+            "A stray ` here\n1. item `one` and `two`",
+            "A stray ` here\n12) item `one` and `two`",
+        ];
+        for text in cases {
+            for s in [scan_all(text), scan_bytewise(text)] {
+                let spans: Vec<&str> = s
+                    .code_spans()
+                    .iter()
+                    .map(|c| &text[c.start..c.end.unwrap()])
+                    .collect();
+                assert_eq!(spans, ["`one`", "`two`"], "{text:?}");
+            }
+        }
+        // A paragraph's continuation line (even one that looks like a number) is not a
+        // block start: the span goes on.
+        let text = "A span ` starts\n2024 was `x";
+        let s = scan_all(text);
+        let spans: Vec<&str> = s
+            .code_spans()
+            .iter()
+            .filter_map(|c| c.end.map(|e| &text[c.start..e]))
+            .collect();
+        assert_eq!(spans, ["` starts\n2024 was `"]);
+    }
+
+    #[test]
+    fn indented_code_blocks() {
+        let text = "Para\n    not code\n\n    code 1\n\n    code 2\n  \nAfter\n\n\tcode 3\n";
+        for s in [scan_all(text), scan_bytewise(text)] {
+            let blocks: Vec<&str> = s
+                .indented_blocks()
+                .iter()
+                .map(|c| &text[c.start..c.end.unwrap()])
+                .collect();
+            assert_eq!(blocks, ["    code 1\n\n    code 2", "\tcode 3"]);
+            let blank = text.find("\n\n    code 2").unwrap();
+            assert!(!s.is_safe_cut(blank), "a blank line inside indented code");
+            assert!(s.is_safe_cut(text.find("\n  \nAfter").unwrap()));
+            assert!(s.is_safe_cut(text.find(" not").unwrap()));
+        }
+    }
+
+    #[test]
+    fn content_skips_fence_lines_and_whitespace() {
+        let text = "  \n```rust\n```\n\n~~~\n  x\n~~~  \n";
+        let s = scan_all(text);
+        assert_eq!(
+            s.first_content(text, 0, text.len()),
+            Ok(text.find('x').unwrap())
+        );
+        assert_eq!(s.last_content(text, 0, text.len()), text.find('x'));
+        let x = text.find('x').unwrap();
+        assert_eq!(s.first_content(text, x + 1, text.len()), Err(text.len()));
+        assert_eq!(s.last_content(text, 0, x), None);
+        // While a line may still be a fence line, it holds no content yet.
+        let mut s = MarkdownScanner::new();
+        s.scan("ab\n``");
+        assert_eq!(s.first_content("ab\n``", 2, 5), Err(3));
+        s.scan("ab\n``x");
+        assert_eq!(s.first_content("ab\n``x", 2, 6), Ok(3));
+    }
+
+    #[test]
+    fn late_pairs_pair_the_runs_after_an_unmatched_one_at_every_block_boundary() {
+        // An unmatched run is literal once its block ends (a blank line, a heading's end, a
+        // list item, a block quote, a fence line, indented code, the end of the text); with
+        // late pairs the runs after it in that block pair among themselves, and nothing of
+        // the next block is paired with them.
+        let cases = [
+            ("A `` stray and `one` here\n\nnext `", "`one`"),
+            ("# A `` stray `one`\nnext `", "`one`"),
+            ("A `` stray `one`\n- item `", "`one`"),
+            ("A `` stray `one`\n> quote `", "`one`"),
+            ("A `` stray `one`\n```\ncode `\n```", "`one`"),
+            ("# A `` stray `one`\n\n    code `", "`one`"),
+            ("A `` stray `one`", "`one`"),
+        ];
+        for (text, span) in cases {
+            let bytes = text.as_bytes();
+            let mut whole = MarkdownScanner::with_late_pairs();
+            whole.finish(text);
+            whole.end_block(text);
+            let mut bytewise = MarkdownScanner::with_late_pairs();
+            for end in 1..=bytes.len() {
+                bytewise.scan(&text[..end]);
+            }
+            bytewise.finish(text);
+            bytewise.end_block(text);
+            for s in [whole, bytewise] {
+                let spans: Vec<&str> = s
+                    .code_spans()
+                    .iter()
+                    .filter_map(|c| c.end.map(|e| &text[c.start..e]))
+                    .collect();
+                assert_eq!(spans, [span], "{text:?}");
+                let at = text.find(span).unwrap() + 1;
+                assert!(s.code_at(at).is_some(), "{text:?}");
+            }
+            // The plain scanner leaves them unpaired (only safer cuts).
+            let plain = scan_all(text);
+            assert!(
+                plain.code_spans().iter().all(|c| c.end.is_none()),
+                "{text:?}"
+            );
+        }
     }
 }

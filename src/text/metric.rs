@@ -59,6 +59,15 @@ impl LengthMetric {
             })
     }
 
+    /// The smallest text limit (and chunk max) accepted in this metric: room to close and
+    /// reopen a fenced code block (at its widest standard form, `"   ```"`) around the
+    /// widest grapheme cluster kept whole (the longest recommended emoji sequence, 10 code
+    /// points): 24 chars, 29 UTF-16 units, 49 bytes, 15 graphemes. Smaller limits are
+    /// refused with [`crate::Error::InvalidConfig`].
+    pub const fn min_limit(self) -> usize {
+        super::limits::min_limit(self)
+    }
+
     /// The length of `text` in this metric.
     #[inline]
     pub fn len(self, text: &str) -> usize {
@@ -179,7 +188,7 @@ fn utf16_units(b: u8) -> usize {
 /// Extended_Pictographic hold no ASCII char), and the boundary before an ASCII char that
 /// follows a non-ASCII cluster is found by the segmenter below, from `at`.
 #[inline]
-fn next_grapheme_boundary(text: &str, at: usize) -> usize {
+pub(crate) fn next_grapheme_boundary(text: &str, at: usize) -> usize {
     let bytes = text.as_bytes();
     let b = bytes[at];
     if b < 0x80 {

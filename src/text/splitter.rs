@@ -8,13 +8,18 @@
 //! closing line and the next one starts with the fence's opening line (the bare marker when
 //! the opening line leaves no room for code); both count toward the limit and the line cap.
 //!
-//! Pieces are [`Block`]s: `text[source] + sep` over the pieces gives back the text, except
-//! blank lines at the start of a piece (so at the start of the text), leading spaces that
-//! alone would fill a piece, and trailing whitespace at the end, which are dropped. The text
+//! Pieces are [`Block`]s: `lead + text[source] + sep` over the pieces gives back the text
+//! exactly. The text's leading whitespace is the first piece's `lead`, its trailing
+//! whitespace the last piece's `sep`, and whitespace that cannot be shown at a piece's start
+//! (blank lines, indentation too wide for the limit) joins the separator before it. The text
 //! is scanned once; the work per piece is bounded by the limit, so splitting is linear.
 
 use super::block::Block;
-use super::cut::{BreakClass, Limits, Planner, Reopen, build_piece, candidate_at, is_ws};
+use super::cut::{
+    BreakClass, NextStart, Planner, Reopen, ReopenCost, build_piece, candidate_at, is_ws,
+    joined_ws, shown_start,
+};
+use super::limits::{Limits, MIN_LINES, check_limit};
 use super::markdown::{FenceMarker, MarkdownScanner};
 use super::metric::LengthMetric;
 use crate::Error;
@@ -88,24 +93,22 @@ pub struct PlatformSplitter {
 const ORDER: [BreakClass; 4] = BreakClass::TEXT;
 
 impl PlatformSplitter {
-    /// Validates `config`: `limit >= 1` and at least the metric's widest char (4 bytes,
-    /// 2 UTF-16 units), so that every char fits a piece; `max_lines >= 1`.
+    /// Validates `config`: `limit` at least the smallest limit that works in the metric
+    /// ([`LengthMetric::min_limit`]: room to close and reopen a fence around the widest
+    /// grapheme cluster kept whole), and `max_lines`, if set, at least 3 (a reopened fence
+    /// line, a line of code, a closing fence line). Errors with [`Error::InvalidConfig`].
     pub fn new(config: SplitConfig) -> Result<Self, Error> {
-        if config.limit == 0 {
-            return Err(Error::InvalidConfig("text limit must be at least 1".into()));
-        }
-        let widest = Limits::widest_char(config.metric);
-        if config.limit < widest {
+        check_limit("text limit", config.limit, config.metric)?;
+        if let Some(lines) = config.max_lines
+            && lines < MIN_LINES
+        {
             return Err(Error::InvalidConfig(
                 format!(
-                    "text limit must be at least {widest} {} so that any char fits",
-                    config.metric
+                    "max_lines must be at least {MIN_LINES} (got {lines}): a reopened fence \
+                     line, a line of code and a closing fence line"
                 )
                 .into(),
             ));
-        }
-        if config.max_lines == Some(0) {
-            return Err(Error::InvalidConfig("max_lines must be at least 1".into()));
         }
         Ok(PlatformSplitter { config })
     }
@@ -124,12 +127,15 @@ impl PlatformSplitter {
             max: self.config.limit,
             max_lines: self.config.max_lines,
         };
+        let first = out.len();
         let mut run = SplitRun {
             text,
             scanner: &scanner,
             limits,
             reopen: None,
             out,
+            first,
+            lead: 0..0,
         };
         match self.config.mode {
             SplitMode::Length => run.split_range(0, text.len(), text.len()),
@@ -157,9 +163,13 @@ struct SplitRun<'a, 'o> {
     text: &'a str,
     scanner: &'a MarkdownScanner,
     limits: Limits,
-    /// The fence the next piece reopens.
+    /// The synthetic start of the next piece.
     reopen: Option<Reopen<'a>>,
     out: &'o mut Vec<Block>,
+    /// The number of pieces in `out` before this call.
+    first: usize,
+    /// Whitespace before the first piece (its lead), once known.
+    lead: std::ops::Range<usize>,
 }
 
 impl<'a> SplitRun<'a, '_> {
@@ -169,8 +179,9 @@ impl<'a> SplitRun<'a, '_> {
             scanner: self.scanner,
             limits: self.limits,
             order: &ORDER,
-            trailing_run: true,
+            complete: true,
             continued_line: None,
+            breaks_only: false,
         }
     }
 
@@ -179,17 +190,16 @@ impl<'a> SplitRun<'a, '_> {
         let text = self.text;
         let bytes = text.as_bytes();
         let planner = self.planner(end);
-        let mut start = self.skip_leading_space(start, end);
+        let mut start = self.begin(start, end);
         loop {
             let mut last = end;
-            while last > start && is_ws(bytes[last - 1]) {
+            while last > start && is_ws(bytes[last - 1]) && !joined_ws(&text[..end], last - 1) {
                 last -= 1;
             }
             if last <= start {
                 return;
             }
-            let reopen_cost = self.reopen.map_or(0, |r| r.cost(self.limits.metric));
-            let reopen_lines = usize::from(self.reopen.is_some());
+            let reopen = ReopenCost::of(self.reopen, self.limits.metric);
             let open = self
                 .scanner
                 .fence_at(last)
@@ -199,60 +209,65 @@ impl<'a> SplitRun<'a, '_> {
                 text,
                 start,
                 last,
-                reopen_cost + close_cost,
-                reopen_lines + close_lines,
+                reopen.units + close_cost,
+                reopen.lines + close_lines,
             ) {
                 self.emit(start, last, sep_end, open.map(|f| f.marker));
                 self.reopen = open.and_then(|f| planner.repair(f));
                 return;
             }
-            let planned = planner.plan(start, reopen_cost, 1, true);
+            let planned = planner
+                .plan(start, reopen, 1, true)
+                .expect("a forced plan always has a cut");
             let cut = planned.cut;
             self.emit(start, cut.end, cut.sep_end, planned.close.map(|f| f.marker));
-            self.reopen = planned.close.and_then(|f| planner.repair(&f));
-            start = self.skip_leading_space(cut.sep_end, end);
+            self.reopen = planner.next_reopen(&planned);
+            debug_assert!(planned.next != NextStart::Plain || self.reopen.is_none());
+            start = self.begin(cut.sep_end, end);
         }
     }
 
-    /// Where a piece starting at `at` really starts: after blank lines, and after leading
-    /// spaces that alone would fill a piece.
-    fn skip_leading_space(&self, at: usize, end: usize) -> usize {
-        let bytes = self.text.as_bytes();
-        let metric = self.limits.metric;
-        let reserve = Limits::lead_reserve(metric, self.reopen);
-        let mut start = at;
-        let mut units = 0;
-        let mut i = at;
-        while i < end && is_ws(bytes[i]) {
-            let joins = metric == LengthMetric::Graphemes
-                && bytes[i] == b'\n'
-                && i > start
-                && bytes[i - 1] == b'\r';
-            units += usize::from(!joins);
-            i += 1;
-            if bytes[i - 1] == b'\n' || units + reserve > self.limits.max {
-                start = i;
-                units = 0;
+    /// Where the piece after a separator ending at `q` starts showing text (see
+    /// [`shown_start`]); the whitespace skipped joins the last piece's separator, or, before
+    /// the first piece, becomes its lead.
+    fn begin(&mut self, q: usize, end: usize) -> usize {
+        let s = shown_start(&self.text[..end], q, &self.limits, self.reopen, true);
+        if s > q {
+            if self.out.len() > self.first {
+                let last = self.out.last_mut().expect("a piece");
+                last.sep.push_str(&self.text[q..s]);
+            } else {
+                self.lead = q..s;
             }
         }
-        start
+        s
     }
 
     fn emit(&mut self, start: usize, end: usize, sep_end: usize, close: Option<FenceMarker>) {
         let mut text = String::with_capacity(end - start + 16);
         build_piece(&self.text[start..end], self.reopen, close, &mut text);
+        let lead = if self.out.len() == self.first {
+            self.text[self.lead.clone()].to_owned()
+        } else {
+            String::new()
+        };
         self.out.push(Block {
             text,
+            lead,
             sep: self.text[end..sep_end].to_owned(),
             source: start..end,
-            fence_reopened: self.reopen.is_some(),
+            fence_reopened: matches!(
+                self.reopen,
+                Some(Reopen::Fence { .. } | Reopen::Marker { .. })
+            ),
+            indent_reopened: matches!(self.reopen, Some(Reopen::Indent)),
             fence_closed: close.is_some(),
         });
     }
 }
 
-/// The first safe paragraph break after `from` that has text before and after it: the
-/// paragraph's end and the next paragraph's start.
+/// The first safe paragraph break after `from` that has content (more than fence lines)
+/// before and after it: the paragraph's end and the next paragraph's start.
 fn next_paragraph_break(
     text: &str,
     scanner: &MarkdownScanner,
@@ -277,6 +292,9 @@ fn next_paragraph_break(
             && let Some(c) = candidate_at(text, p, false)
             && c.has(BreakClass::Paragraph)
             && scanner.is_safe_cut(p)
+            // No piece of fence lines only (an empty fence stays with its neighbours).
+            && scanner.first_content(text, from, c.end).is_ok()
+            && scanner.first_content(text, c.sep_end, text.len()).is_ok()
         {
             return Some((c.end, c.sep_end));
         }
@@ -323,10 +341,10 @@ mod tests {
 
     #[test]
     fn prefers_paragraphs_then_lines() {
-        let text = "aaa bbb\nccc ddd\n\neee fff";
-        let pieces = splitter(16).split(text);
+        let text = "aaa bbb ccc\nddd eee fff\n\nggg hhh";
+        let pieces = splitter(24).split(text);
         let texts: Vec<&str> = pieces.iter().map(|b| b.text.as_str()).collect();
-        assert_eq!(texts, ["aaa bbb\nccc ddd", "eee fff"]);
+        assert_eq!(texts, ["aaa bbb ccc\nddd eee fff", "ggg hhh"]);
         assert_eq!(pieces[0].sep, "\n\n");
     }
 }

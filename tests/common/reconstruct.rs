@@ -117,6 +117,9 @@ struct Fence {
     open_start: usize,
     /// End of the opening line (its `\n`, or the end of the text).
     open_end: usize,
+    /// Where its code starts: after the opening line's `\n`, or right at its end where a
+    /// forced flush ended the line.
+    content_start: usize,
     marker: Marker,
     /// Start of the closing line, if any.
     close_start: Option<usize>,
@@ -124,12 +127,30 @@ struct Fence {
     close_end: Option<usize>,
 }
 
-fn fences(text: &str) -> Vec<Fence> {
-    let mut out: Vec<Fence> = Vec::new();
-    let mut open: Option<Fence> = None;
+/// The lines of `text` as (start, end) byte ranges: split at each `\n` and at each of
+/// `line_ends` (where a forced flush ended a line in the middle: what follows is read as a
+/// new line, as the chunker read it).
+fn lines(text: &str, line_ends: &[usize]) -> Vec<(usize, usize, usize)> {
+    let mut out = Vec::new();
     let mut at = 0;
     for line in text.split('\n') {
         let end = at + line.len();
+        let mut from = at;
+        for &p in line_ends.iter().filter(|&&p| p > at && p < end) {
+            out.push((from, p, p));
+            from = p;
+        }
+        out.push((from, end, end + 1));
+        at = end + 1;
+    }
+    out
+}
+
+fn fences(text: &str, line_ends: &[usize]) -> Vec<Fence> {
+    let mut out: Vec<Fence> = Vec::new();
+    let mut open: Option<Fence> = None;
+    for (at, end, next) in lines(text, line_ends) {
+        let line = &text[at..end];
         match open {
             Some(mut f) if closes(f.marker, line) => {
                 let trimmed = strip_cr(line).trim_end_matches([' ', '\t']);
@@ -143,13 +164,13 @@ fn fences(text: &str) -> Vec<Fence> {
                 open = opener(line).map(|marker| Fence {
                     open_start: at,
                     open_end: end,
+                    content_start: next,
                     marker,
                     close_start: None,
                     close_end: None,
                 })
             }
         }
-        at = end + 1;
     }
     out.extend(open);
     out
@@ -167,11 +188,21 @@ pub(crate) struct Source {
 
 impl Source {
     pub(crate) fn new(text: &str, boundaries: Vec<usize>) -> Source {
+        Source::with_line_ends(text, boundaries, &[])
+    }
+
+    /// A source whose lines also end at `line_ends`: where a forced flush (a tool call, a
+    /// `TextEnd`) came in the middle of a line, the text after it is read as a new line.
+    pub(crate) fn with_line_ends(
+        text: &str,
+        boundaries: Vec<usize>,
+        line_ends: &[usize],
+    ) -> Source {
         let mut graphemes: HashSet<usize> = text.grapheme_indices(true).map(|(i, _)| i).collect();
         graphemes.insert(text.len());
         Source {
             text: text.to_owned(),
-            fences: fences(text),
+            fences: fences(text, line_ends),
             boundaries,
             graphemes,
         }
@@ -182,7 +213,7 @@ impl Source {
     fn inside(&self, p: usize) -> Option<&Fence> {
         self.fences
             .iter()
-            .find(|f| p > f.open_end && f.close_start.is_none_or(|c| p <= c))
+            .find(|f| p >= f.content_start && f.close_start.is_none_or(|c| p <= c))
     }
 
     /// The fence still open at `b` for a span ending there (its opening marker within the
@@ -192,6 +223,13 @@ impl Source {
             let marker_end = f.open_start + f.marker.indent + f.marker.len;
             marker_end <= b && f.close_end.is_none_or(|c| b < c)
         })
+    }
+
+    /// The fence whose opening line holds `p` past its marker's first char.
+    fn opening_line_around(&self, p: usize) -> Option<&Fence> {
+        self.fences
+            .iter()
+            .find(|f| p > f.open_start + f.marker.indent && p < f.open_end)
     }
 
     /// Whether `p` lies in a fence, its opening and closing lines included.
@@ -282,7 +320,13 @@ fn reopens(f: &Fence, source: &str, text: &str) -> bool {
         return false;
     };
     // A fence line's indentation (up to 3 spaces) does not change it.
-    let line = |l: &str| strip_cr(l).trim_start_matches(' ').to_owned();
+    // Nor does trailing whitespace (the info string is trimmed).
+    let line = |l: &str| {
+        strip_cr(l)
+            .trim_start_matches(' ')
+            .trim_end_matches([' ', '\t'])
+            .to_owned()
+    };
     let original = line(&source[f.open_start..f.open_end]);
     line(first) == original || (bare_marker_line(first) && closes(f.marker, first))
 }
@@ -302,6 +346,24 @@ fn match_send(
     // A span starting inside a fence starts with a reopening line: the fence's own opening
     // line, or its bare marker.
     let inside = src.inside(n).is_some();
+    // A span starting in the middle of an opening line goes on with the rest of that line
+    // after the fence's bare marker (a space between when the rest starts with the
+    // marker's char), so the rest still reads as the info string.
+    if let Some(f) = src.opening_line_around(n) {
+        let m = f.marker;
+        let mut marker = " ".repeat(m.indent);
+        marker.extend(std::iter::repeat_n(m.ch as char, m.len));
+        if src.text.as_bytes()[n] == m.ch {
+            marker.push(' ');
+        }
+        let Some(body) = text.strip_prefix(marker.as_str()) else {
+            return Err(format!(
+                "starts in the opening line at {n} without the bare marker {marker:?}: {text:?}"
+            ));
+        };
+        // Spaces before the rest are part of the info string (shown like code is).
+        return match_rest(src, cursor, n, body, true, rule);
+    }
     let body = match src.inside(n) {
         Some(f) => {
             let Some((first, rest)) = text.split_once('\n') else {
@@ -322,6 +384,20 @@ fn match_send(
         }
         None => text,
     };
+    match_rest(src, cursor, n, body, inside, rule)
+}
+
+/// Matches `body` (the send after its synthetic start) from the first non-separator byte
+/// `n`: the source, then a synthetic close where a fence is open at the span's end.
+fn match_rest(
+    src: &Source,
+    cursor: usize,
+    n: usize,
+    body: &str,
+    inside: bool,
+    rule: &Rule,
+) -> Result<(usize, usize), String> {
+    let text = body;
     // A synthetic close at the end: the last line is a bare marker that the source does
     // not have right there.
     if let Some((head, last)) = body.rsplit_once('\n')

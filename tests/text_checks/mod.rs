@@ -1,8 +1,10 @@
-//! Independent checks of the text-core invariants (SPEC §13), shared by the chunker and
-//! splitter property tests. Written against the public API only.
+//! Independent checks of the text-core invariants (SPEC §3, §9, §13), shared by the chunker
+//! and splitter property tests and the golden snapshots. Written against the public API only:
+//! the fence reader here is this file's own (CommonMark rules), not the library's scanner.
 #![allow(dead_code)]
 
-use replystream::{Block, FenceMarker, LengthMetric};
+use proptest::prelude::*;
+use replystream::{Block, LengthMetric};
 use unicode_segmentation::{GraphemeCursor, UnicodeSegmentation};
 
 /// The sample replies in `tests/data`.
@@ -23,202 +25,6 @@ pub(crate) fn corpus() -> Vec<(String, String)> {
         .collect()
 }
 
-fn is_space(c: char) -> bool {
-    matches!(c, ' ' | '\t' | '\r' | '\n')
-}
-
-/// Whether the fences in `text` are balanced, read on their own (CommonMark openers and
-/// closers, via `FenceMarker`).
-pub(crate) fn fences_balanced(text: &str) -> bool {
-    fence_walk(text).0
-}
-
-/// (balanced, has a line that is neither a fence line nor blank).
-fn fence_walk(text: &str) -> (bool, bool) {
-    let mut open: Option<FenceMarker> = None;
-    let mut content = false;
-    for line in text.split('\n') {
-        match open {
-            Some(m) if m.is_closed_by(line) => open = None,
-            Some(_) => content |= !line.trim_matches(is_space).is_empty(),
-            None => match FenceMarker::parse_open(line) {
-                Some(m) => open = Some(m),
-                None => content |= !line.trim_matches(is_space).is_empty(),
-            },
-        }
-    }
-    (open.is_none(), content)
-}
-
-/// The cluster a cut at `pos` would split: (its start, its units), or None at a boundary.
-fn split_cluster(text: &str, pos: usize, metric: LengthMetric) -> Option<(usize, usize)> {
-    if pos == 0 || pos >= text.len() {
-        return None;
-    }
-    let mut cursor = GraphemeCursor::new(pos, text.len(), true);
-    if cursor.is_boundary(text, 0).unwrap_or(true) {
-        return None;
-    }
-    let start = cursor.prev_boundary(text, 0).ok().flatten().unwrap_or(0);
-    let mut cursor = GraphemeCursor::new(pos, text.len(), true);
-    let end = cursor
-        .next_boundary(text, 0)
-        .ok()
-        .flatten()
-        .unwrap_or(text.len());
-    Some((start, metric.len(&text[start..end])))
-}
-
-/// What a test run checks beyond the basics.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Expect {
-    pub metric: LengthMetric,
-    pub max: usize,
-    /// Every fence can be closed and reopened within `max`: check balance.
-    pub balanced: bool,
-    /// No whitespace may be dropped between blocks (only at the start and the end).
-    pub strict_gaps: bool,
-}
-
-/// Checks invariants 1-4 for the blocks of one message `text`.
-pub(crate) fn check_blocks(text: &str, blocks: &[Block], e: Expect) -> Result<(), String> {
-    let mut pos = 0usize;
-    for (k, b) in blocks.iter().enumerate() {
-        let ctx = || format!("block {k} {:?} of {} blocks", b.text, blocks.len());
-        // (1) length
-        let len = e.metric.len(&b.text);
-        if len > e.max {
-            return Err(format!("{}: {len} > max {}", ctx(), e.max));
-        }
-        // (2) not empty, not whitespace only
-        if b.text.trim_matches(is_space).is_empty() {
-            return Err(format!("{}: empty or whitespace only", ctx()));
-        }
-        // (4) source, synthetic lines, separator
-        if b.source.start < pos || b.source.end < b.source.start || b.source.end > text.len() {
-            return Err(format!(
-                "{}: source {:?} out of order (pos {pos})",
-                ctx(),
-                b.source
-            ));
-        }
-        let gap = &text[pos..b.source.start];
-        if !gap.chars().all(is_space) {
-            return Err(format!("{}: lost text {gap:?}", ctx()));
-        }
-        if e.strict_gaps && k > 0 && !gap.is_empty() {
-            return Err(format!("{}: dropped whitespace {gap:?}", ctx()));
-        }
-        let source = &text[b.source.clone()];
-        let mut shown = b.text.as_str();
-        if b.fence_reopened {
-            let nl = shown
-                .find('\n')
-                .ok_or_else(|| format!("{}: no reopen line", ctx()))?;
-            if FenceMarker::parse_open(&shown[..nl]).is_none() {
-                return Err(format!("{}: bad reopen line", ctx()));
-            }
-            shown = &shown[nl + 1..];
-        }
-        if b.fence_closed {
-            let nl = shown
-                .rfind('\n')
-                .ok_or_else(|| format!("{}: no close line", ctx()))?;
-            shown = &shown[..nl];
-        }
-        if shown != source {
-            return Err(format!("{}: shows {shown:?}, source {source:?}", ctx()));
-        }
-        if !text[b.source.end..].starts_with(b.sep.as_str()) {
-            return Err(format!("{}: sep {:?} is not the source's", ctx(), b.sep));
-        }
-        if !b.sep.chars().all(is_space) {
-            return Err(format!("{}: sep {:?} is not whitespace", ctx(), b.sep));
-        }
-        // (3) grapheme boundaries, unless one cluster alone is wider than the room
-        let budget = e.max - (len - e.metric.len(source));
-        // A block that starts inside a cluster (the previous cut had to split it) counts its
-        // clusters from its own start: its end is not checked against the text's clusters.
-        let ends = if split_cluster(text, b.source.start, e.metric).is_some() {
-            vec![b.source.start]
-        } else {
-            vec![b.source.start, b.source.end]
-        };
-        for p in ends {
-            if let Some((g, w)) = split_cluster(text, p, e.metric) {
-                // Allowed only when the cluster could not fit: wider than the room, or with
-                // nothing but whitespace before it in the block.
-                let alone = text[b.source.start.min(g)..g].split('\n').all(|l| {
-                    let body = l.trim_matches(is_space);
-                    body.is_empty() || body.starts_with("```") || body.starts_with("~~~")
-                });
-                // In a fence, the cluster would need a block with both fence lines around it.
-                let fenced =
-                    b.fence_closed && w + 2 * (widest_fence_line(text, e.metric) + 1) > e.max;
-                if w <= budget && !alone && !fenced && p == b.source.end {
-                    return Err(format!("{}: cut at {p} splits a {w}-unit grapheme", ctx()));
-                }
-            }
-        }
-        // (2) fences
-        if e.balanced {
-            if !fences_balanced(&b.text) {
-                return Err(format!("{}: unbalanced fences", ctx()));
-            }
-            let (_, content) = fence_walk(&b.text);
-            let source_has_content = fence_walk(source).1;
-            if !content
-                && (b.fence_reopened || b.fence_closed)
-                && !(source_has_content || k + 1 == blocks.len())
-            {
-                return Err(format!("{}: only fence lines", ctx()));
-            }
-        }
-        pos = b.source.end + b.sep.len();
-    }
-    let rest = &text[pos.min(text.len())..];
-    if !rest.chars().all(is_space) {
-        return Err(format!("lost the end {rest:?}"));
-    }
-    Ok(())
-}
-
-/// Whether `max` leaves room to close and reopen every fence of `text` around one char: the
-/// widest fence-like line twice (an opening line, and a closing line that may be longer
-/// than the synthetic one), the whitespace after an opening line, one char, two newlines.
-pub(crate) fn fences_repairable(text: &str, metric: LengthMetric, max: usize) -> bool {
-    let room = match metric {
-        LengthMetric::Bytes => 4,
-        LengthMetric::Utf16 => 2,
-        _ => 1,
-    };
-    let mut widest = 0;
-    let mut ws_after = 0;
-    for line in text.split_inclusive('\n') {
-        let bare = line.trim_end_matches('\n');
-        // Known gap: a hard cut right before a run of 3+ backticks or tildes inside a line
-        // starts the next block with that run, which then reads as a fence line.
-        let body = bare.trim_start_matches(' ');
-        let inner = body.char_indices().nth(1).map_or("", |(i, _)| &body[i..]);
-        if inner.contains("```") || inner.contains("~~~") {
-            return false;
-        }
-        if body.starts_with("```") || body.starts_with("~~~") {
-            widest = widest.max(metric.len(bare));
-        }
-    }
-    // Whitespace around fence lines must fit too (a block never shows only whitespace).
-    for run in text.split(|c: char| !is_space(c)) {
-        ws_after = ws_after.max(metric.len(run));
-    }
-    let cluster = text
-        .graphemes(true)
-        .map(|g| metric.len(g))
-        .max()
-        .unwrap_or(0);
-    widest == 0 || 2 * widest + ws_after + room.max(cluster) + 2 <= max
-}
-
 /// Proptest case count: `default`, or `PROPTEST_CASES` for longer local runs.
 pub(crate) fn cases(default: u32) -> u32 {
     std::env::var("PROPTEST_CASES")
@@ -227,14 +33,533 @@ pub(crate) fn cases(default: u32) -> u32 {
         .unwrap_or(default)
 }
 
-/// The widest line that starts (after up to 3 spaces) with a fence marker run.
+fn is_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\r' | '\n')
+}
+
+// ----- an independent fence reader -----
+
+/// A fence marker as this reader sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Fence {
+    pub ch: char,
+    pub len: usize,
+    pub indent: usize,
+}
+
+/// `line` (no `\n`, a trailing `\r` ignored) as an opening fence line: up to 3 spaces, 3 or
+/// more backticks or tildes, and for backticks an info string without a backtick.
+pub(crate) fn opening(line: &str) -> Option<Fence> {
+    let line = line.strip_suffix('\r').unwrap_or(line);
+    let indent = line.len() - line.trim_start_matches(' ').len();
+    if indent > 3 {
+        return None;
+    }
+    let rest = &line[indent..];
+    let ch = rest.chars().next().filter(|&c| c == '`' || c == '~')?;
+    let len = rest.chars().take_while(|&c| c == ch).count();
+    if len < 3 || (ch == '`' && rest[len..].contains('`')) {
+        return None;
+    }
+    Some(Fence { ch, len, indent })
+}
+
+/// Whether `line` closes a fence opened with `open`: up to 3 spaces, at least as many of the
+/// same char, then only spaces and tabs.
+pub(crate) fn closes(open: Fence, line: &str) -> bool {
+    let line = line.strip_suffix('\r').unwrap_or(line);
+    let indent = line.len() - line.trim_start_matches(' ').len();
+    if indent > 3 {
+        return false;
+    }
+    let rest = &line[indent..];
+    let len = rest.chars().take_while(|&c| c == open.ch).count();
+    len >= open.len && rest[len..].chars().all(|c| c == ' ' || c == '\t')
+}
+
+/// How a text reads, fence-wise.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Reading {
+    /// No fence is left open at the end.
+    pub balanced: bool,
+    /// Some line is neither blank nor a fence's opening or closing line.
+    pub content: bool,
+}
+
+/// Reads the fences of `text` line by line.
+pub(crate) fn read_fences(text: &str) -> Reading {
+    let mut open: Option<Fence> = None;
+    let mut content = false;
+    for line in text.split('\n') {
+        match open {
+            Some(f) if closes(f, line) => open = None,
+            Some(_) => content |= !line.trim_matches(is_space).is_empty(),
+            None => match opening(line) {
+                Some(f) => open = Some(f),
+                None => content |= !line.trim_matches(is_space).is_empty(),
+            },
+        }
+    }
+    Reading {
+        balanced: open.is_none(),
+        content,
+    }
+}
+
+/// The lines of `text` that read as fence lines (opening or closing) outside/inside fences.
+fn fence_lines(text: &str) -> Vec<&str> {
+    let mut open: Option<Fence> = None;
+    let mut out = Vec::new();
+    for line in text.split('\n') {
+        match open {
+            Some(f) if closes(f, line) => {
+                open = None;
+                out.push(line);
+            }
+            Some(_) => {}
+            None => {
+                if let Some(f) = opening(line) {
+                    open = Some(f);
+                    out.push(line);
+                }
+            }
+        }
+    }
+    out
+}
+
+// ----- what may be expected of a text -----
+
+/// The widest grapheme cluster of `text` in `metric`.
+pub(crate) fn widest_cluster(text: &str, metric: LengthMetric) -> usize {
+    text.graphemes(true)
+        .map(|g| metric.len(g))
+        .max()
+        .unwrap_or(0)
+}
+
+/// The longest run of lines without content (blank lines and fence lines): its units
+/// (with its line breaks) and its lines. A piece holding content next to it must hold it
+/// whole, or show fence lines only.
+fn contentless_run(text: &str, metric: LengthMetric) -> (usize, usize) {
+    let mut open: Option<Fence> = None;
+    let (mut best, mut run) = ((0, 0), (0, 0));
+    for line in text.split('\n') {
+        let fence_line = match open {
+            Some(f) if closes(f, line) => {
+                open = None;
+                true
+            }
+            Some(_) => false,
+            None => opening(line).map(|f| open = Some(f)).is_some(),
+        };
+        if fence_line || line.trim_matches(is_space).is_empty() {
+            run = (run.0 + metric.len(line) + 1, run.1 + 1);
+            best = (best.0.max(run.0), best.1.max(run.1));
+        } else {
+            run = (0, 0);
+        }
+    }
+    best
+}
+
+/// The longest fence line of `text` in `metric`.
 fn widest_fence_line(text: &str, metric: LengthMetric) -> usize {
-    text.split('\n')
-        .filter(|l| {
-            let body = l.trim_start_matches(' ');
-            body.starts_with("```") || body.starts_with("~~~")
-        })
+    fence_lines(text)
+        .iter()
         .map(|l| metric.len(l))
         .max()
         .unwrap_or(0)
+}
+
+/// The cost, in `metric`, of closing and reopening (with a bare marker) the widest fence of
+/// `text`: both synthetic lines with their newlines.
+fn widest_repair(text: &str) -> usize {
+    fence_lines(text)
+        .iter()
+        .map(|l| {
+            let indent = l.len() - l.trim_start_matches(' ').len();
+            let ch = l[indent..].chars().next().unwrap();
+            let run = l[indent..].chars().take_while(|&c| c == ch).count();
+            2 * (indent + run + 1)
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// The most consecutive blank lines (whitespace only) in `text`.
+fn blank_run(text: &str) -> usize {
+    let mut best = 0;
+    let mut run = 0;
+    for line in text.split('\n') {
+        if line.trim_matches(is_space).is_empty() {
+            run += 1;
+            best = best.max(run);
+        } else {
+            run = 0;
+        }
+    }
+    best
+}
+
+/// What a run may be held to: everything, when the text stays within the envelope every
+/// accepted limit guarantees (its fences can be closed and reopened around its widest
+/// cluster, and its indented code continued beside it).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Expect {
+    pub metric: LengthMetric,
+    pub max: usize,
+    /// The line cap, if any.
+    pub max_lines: Option<usize>,
+    /// Fences balanced, no cluster split.
+    pub strict: bool,
+    /// No piece of fence lines only (bar a too-long opening line's head): when the limit
+    /// holds an empty fence, the blank lines after it, and a fence's opening line with a
+    /// cluster of code and its closing line.
+    pub content: bool,
+}
+
+impl Expect {
+    pub(crate) fn for_text(
+        text: &str,
+        metric: LengthMetric,
+        max: usize,
+        lines: Option<usize>,
+    ) -> Expect {
+        let widest = widest_cluster(text, metric);
+        // With a line cap, the lines of an empty fence (2), an opening line, the blank lines
+        // after it, a line of code and a closing line must fit one piece.
+        let lines_fit = lines.is_none_or(|m| m >= 5 + blank_run(text));
+        // A text line that starts like a fence line without being one (a backtick in what
+        // would be its info string) and is longer than a piece: any cut in it misreads.
+        let fake_fence_line = text.split('\n').any(|l| {
+            let body = l.trim_start_matches(' ');
+            l.len() - body.len() < 4
+                && (body.starts_with("```") || body.starts_with("~~~"))
+                && opening(l).is_none()
+                && metric.len(l) >= max
+        });
+        // A line indented 4 or more before a fence-like run keeps 4 spaces (unindented it
+        // would read as a fence line): beside a reopened fence, it needs room for them.
+        let indented_run = text.split('\n').any(|l| {
+            let body = l.trim_start_matches(' ');
+            l.len() - body.len() >= 4 && (body.starts_with("```") || body.starts_with("~~~"))
+        });
+        let strict = widest_repair(text) + widest <= max
+            && 4 + widest <= max
+            && (!indented_run || widest_repair(text) + 4 + widest <= max)
+            && lines_fit
+            && !fake_fence_line;
+        let line = widest_fence_line(text, metric);
+        let (run_units, run_lines) = contentless_run(text, metric);
+        // A cluster of code may have a run on either side that must stay with it (a fence's
+        // opening line and blank lines before it, an empty fence after it), in a piece that
+        // may reopen and close a fence.
+        let content = strict
+            && 2 * run_units + widest + 2 * (line + 1) <= max
+            && lines.is_none_or(|m| 2 * run_lines + 3 <= m);
+        Expect {
+            metric,
+            max,
+            max_lines: lines,
+            strict,
+            content,
+        }
+    }
+}
+
+/// Whether byte `p` of `text` is a grapheme cluster boundary.
+fn is_boundary(text: &str, p: usize) -> bool {
+    if p == 0 || p >= text.len() {
+        return true;
+    }
+    if !text.is_char_boundary(p) {
+        return false;
+    }
+    GraphemeCursor::new(p, text.len(), true)
+        .is_boundary(text, 0)
+        .unwrap_or(true)
+}
+
+/// Whether the cluster around byte `p` is followed at once by three backticks or tildes.
+fn glued_to_fence_run(text: &str, p: usize) -> bool {
+    let mut cursor = GraphemeCursor::new(p, text.len(), true);
+    let end = cursor
+        .next_boundary(text, 0)
+        .ok()
+        .flatten()
+        .unwrap_or(text.len());
+    text[end..].starts_with("```") || text[end..].starts_with("~~~")
+}
+
+/// The line of `text` around byte range `r`, if `r` lies within one line.
+fn line_around<'a>(text: &'a str, r: &std::ops::Range<usize>) -> Option<&'a str> {
+    let start = text[..r.start].rfind('\n').map_or(0, |i| i + 1);
+    let end = text[r.end..].find('\n').map_or(text.len(), |i| r.end + i);
+    (!text[start..r.start].contains('\n') && !text[r.clone()].contains('\n'))
+        .then_some(&text[start..end])
+}
+
+/// Whether `r` lies within one opening fence line of `text` that cannot be shown in one
+/// piece with its first line of code and a closing line (too long for the limit, or too
+/// many blank lines before the code for the line cap): then a piece showing (the head of)
+/// that line alone is unavoidable.
+fn opener_too_long(text: &str, r: &std::ops::Range<usize>, e: Expect) -> bool {
+    let Some(line) = line_around(text, r) else {
+        return false;
+    };
+    let Some(f) = opening(line) else {
+        return false;
+    };
+    let line_start = text[..r.start].rfind('\n').map_or(0, |i| i + 1);
+    let after = line_start + line.len();
+    // The blank lines after the opening line, then the first line of code.
+    let rest = &text[after..];
+    let code = rest
+        .char_indices()
+        .find(|&(_, c)| !is_space(c))
+        .map_or(rest.len(), |(i, _)| i);
+    let code_line = rest[..code].rfind('\n').map_or(0, |i| i + 1);
+    let first = rest[code..].graphemes(true).next().unwrap_or("");
+    let close = f.indent + f.len + 1;
+    // The code's indentation is shown too.
+    let units = e.metric.len(&text[line_start..after + code]) + e.metric.len(first) + close;
+    let lines = 2 + rest[..code_line].matches('\n').count() + 1;
+    units > e.max || e.max_lines.is_some_and(|m| lines > m)
+}
+
+/// The fence whose opening line holds byte `p` of `text` past its start (a piece starting
+/// there goes on with the rest of that line).
+fn opening_line_around(text: &str, p: usize) -> Option<Fence> {
+    let mut open: Option<Fence> = None;
+    let mut at = 0;
+    for line in text.split('\n') {
+        let end = at + line.len();
+        match open {
+            Some(f) if closes(f, line) => open = None,
+            Some(_) => {}
+            None => {
+                open = opening(line);
+                if open.is_some() && at < p && p <= end {
+                    return open;
+                }
+            }
+        }
+        if p <= end {
+            return None;
+        }
+        at = end + 1;
+    }
+    None
+}
+
+/// Whether the synthetic start of block `b` of `text` is well-formed, and its length in
+/// bytes: a reopened fence line, 4 spaces, or, for a block that starts in the middle of an
+/// opening line, the fence's bare marker (the rest of the line follows it).
+fn synthetic_start(text: &str, b: &Block) -> Result<usize, String> {
+    if b.fence_reopened
+        && let Some(f) = opening_line_around(text, b.source.start)
+    {
+        let marker: String = " "
+            .repeat(f.indent)
+            .chars()
+            .chain(std::iter::repeat_n(f.ch, f.len))
+            .collect();
+        if !b.text.starts_with(&marker) {
+            return Err(format!(
+                "no bare marker {marker:?} before the rest of its line"
+            ));
+        }
+        // A space keeps the rest from lengthening the marker run.
+        let spaced =
+            text[b.source.start..].starts_with(f.ch) && b.text[marker.len()..].starts_with(' ');
+        return Ok(marker.len() + usize::from(spaced));
+    }
+    if b.fence_reopened {
+        let nl = b.text.find('\n').ok_or("no reopened fence line")?;
+        opening(&b.text[..nl]).ok_or_else(|| format!("bad reopened line {:?}", &b.text[..nl]))?;
+        Ok(nl + 1)
+    } else if b.indent_reopened {
+        if !b.text.starts_with("    ") {
+            return Err("no reopened indentation".into());
+        }
+        Ok(4)
+    } else {
+        Ok(0)
+    }
+}
+
+/// Checks every invariant of the blocks of one message `text`, all drained (SPEC §13, 1-4 and
+/// the text rules of §3): within the limit and the line cap; not empty; exact reconstruction
+/// (`lead + source + sep` over the blocks is `text`; the display text is the source plus
+/// synthetic fence lines or indentation only); separators and leads are whitespace; and,
+/// within the envelope every accepted limit guarantees, cuts at grapheme boundaries, fences
+/// balanced and no block of fence lines only.
+pub(crate) fn check_blocks(text: &str, blocks: &[Block], e: Expect) -> Result<(), String> {
+    let mut rebuilt = String::with_capacity(text.len());
+    let reading = read_fences(text);
+    for (k, b) in blocks.iter().enumerate() {
+        let ctx = || {
+            format!(
+                "block {k} {:?} (lead {:?}, sep {:?})",
+                b.text, b.lead, b.sep
+            )
+        };
+        let len = e.metric.len(&b.text);
+        if len > e.max {
+            return Err(format!("{}: {len} > max {}", ctx(), e.max));
+        }
+        if let Some(cap) = e.max_lines {
+            let lines = b.text.split('\n').count();
+            if lines > cap {
+                return Err(format!("{}: {lines} lines > {cap}", ctx()));
+            }
+        }
+        if b.text.trim_matches(is_space).is_empty() {
+            return Err(format!("{}: empty or whitespace only", ctx()));
+        }
+        if !b.lead.chars().all(is_space) || !b.sep.chars().all(is_space) {
+            return Err(format!("{}: lead or sep is not whitespace", ctx()));
+        }
+        if b.source.start != rebuilt.len() + b.lead.len() {
+            return Err(format!(
+                "{}: source {:?} does not follow the text before ({})",
+                ctx(),
+                b.source,
+                rebuilt.len() + b.lead.len()
+            ));
+        }
+        rebuilt.push_str(&b.lead);
+        let source = text
+            .get(b.source.clone())
+            .ok_or_else(|| format!("{}: source {:?} out of range", ctx(), b.source))?;
+        rebuilt.push_str(source);
+        rebuilt.push_str(&b.sep);
+        let from = synthetic_start(text, b).map_err(|err| format!("{}: {err}", ctx()))?;
+        let mut shown = &b.text[from..];
+        if b.fence_closed {
+            let nl = shown
+                .rfind('\n')
+                .ok_or_else(|| format!("{}: no closing line", ctx()))?;
+            shown = &shown[..nl];
+        }
+        if shown != source {
+            return Err(format!("{}: shows {shown:?}, source {source:?}", ctx()));
+        }
+        if &b.text[b.source_in_text()] != source {
+            return Err(format!("{}: source_in_text is wrong", ctx()));
+        }
+        if !e.strict {
+            continue;
+        }
+        for p in [b.source.start, b.source.end] {
+            // Balanced fences come first: a cluster glued to a fence-like run (an emoji right
+            // before "````") may have to be split.
+            if !is_boundary(text, p) && !glued_to_fence_run(text, p) {
+                return Err(format!("{}: cut at {p} splits a grapheme cluster", ctx()));
+            }
+        }
+        let r = read_fences(&b.text);
+        if !r.balanced {
+            return Err(format!("{}: unbalanced fences", ctx()));
+        }
+        if e.content && !r.content && reading.content {
+            // The one allowed case: the head of an opening line too long to fit beside code.
+            let head_of_long_opener = opener_too_long(text, &b.source, e);
+            if !head_of_long_opener {
+                return Err(format!("{}: only fence lines", ctx()));
+            }
+        }
+    }
+    if blocks.is_empty() && !text.chars().all(is_space) {
+        return Err(format!("no block for {text:?}"));
+    }
+    if !blocks.is_empty() && rebuilt != text {
+        return Err(format!("not rebuilt exactly:\n{rebuilt:?}\nvs\n{text:?}"));
+    }
+    Ok(())
+}
+
+// ----- hard Markdown -----
+
+/// The widest emoji sequence kept whole (a kiss with two skin tones, 10 code points).
+pub(crate) const KISS: &str =
+    "\u{1F469}\u{1F3FB}\u{200D}\u{2764}\u{FE0F}\u{200D}\u{1F48B}\u{200D}\u{1F468}\u{1F3FC}";
+
+/// A fence line: up to 3 spaces, 3 to 5 backticks or tildes, an info string (none, short,
+/// long, with spaces; for tildes maybe with tildes in it).
+fn fence_line() -> impl Strategy<Value = String> {
+    (
+        0usize..4,
+        prop_oneof![Just('`'), Just('~')],
+        3usize..6,
+        prop_oneof![
+            3 => Just(String::new()),
+            2 => Just("rust".to_string()),
+            1 => "[a-z]{2,6}( [a-z=\"]{2,12}){3,6}".prop_map(|s| s),
+            1 => Just("md ~~~ x".to_string()),
+        ],
+    )
+        .prop_map(|(indent, ch, len, info)| {
+            let info = if ch == '`' {
+                info.replace('~', "")
+            } else {
+                info
+            };
+            format!("{}{}{info}", " ".repeat(indent), ch.to_string().repeat(len))
+        })
+}
+
+/// A fragment of Markdown chosen to hit every rule.
+fn fragment() -> impl Strategy<Value = String> {
+    prop_oneof![
+        6 => "[a-z]{1,8}".prop_map(|w| w),
+        4 => Just(" ".to_string()),
+        3 => Just("\n".to_string()),
+        2 => Just("\n\n".to_string()),
+        1 => Just("\r\n".to_string()),
+        1 => Just("\r\n\r\n".to_string()),
+        1 => Just("\t".to_string()),
+        1 => Just("   ".to_string()),
+        3 => fence_line().prop_map(|l| format!("\n{l}\n")),
+        1 => fence_line().prop_map(|l| format!("\n{l}\r\n")),
+        1 => Just("\n````md\n```\ninner\n```\n````\n".to_string()),
+        1 => Just("\n```\n```\n".to_string()),
+        1 => Just("\n``` x\n".to_string()),
+        2 => Just("\n\n    indented code line\n".to_string()),
+        1 => Just("\n\n\tcode after a tab\n\n    more code\n".to_string()),
+        2 => Just("`code span`".to_string()),
+        1 => Just("``a ` b``".to_string()),
+        2 => Just("`".to_string()),
+        1 => Just("``".to_string()),
+        1 => Just("\n- item ".to_string()),
+        1 => Just("\n1. step ".to_string()),
+        1 => Just("\n# Title ".to_string()),
+        1 => Just("\n> quote ".to_string()),
+        1 => Just("e\u{301}\u{302}".to_string()),
+        1 => Just(" \u{301}".to_string()),
+        1 => Just("a\u{600}  ".to_string()),
+        1 => Just("👨\u{200d}👩\u{200d}👧\u{200d}👦".to_string()),
+        1 => Just(KISS.to_string()),
+        1 => Just("🇫🇷🇩🇪".to_string()),
+        1 => Just("今日は晴れ。明日は雨！".to_string()),
+        1 => Just("中文句子。消息".to_string()),
+        2 => Just(". ".to_string()),
+        1 => Just("! ".to_string()),
+        1 => Just("3.14".to_string()),
+        1 => Just("…".to_string()),
+        1 => "x{20,90}".prop_map(|w| w),
+    ]
+}
+
+/// Random hard Markdown: fences (backtick and tilde, long info strings, empty, unclosed,
+/// nested longer fences), indented code, inline code with stray backticks, CRLF, combining
+/// marks (after spaces too), prepended chars, ZWJ emoji, flags, CJK.
+pub(crate) fn hard_markdown() -> impl Strategy<Value = String> {
+    prop::collection::vec(fragment(), 0..70).prop_map(|v| v.concat())
+}
+
+/// A limit for `metric` from the smallest accepted one up: mostly tiny.
+pub(crate) fn limit_for(metric: LengthMetric, extra: usize) -> usize {
+    metric.min_limit() + extra
 }

@@ -142,9 +142,10 @@ class FullTurn(unittest.TestCase):
         self.assertEqual(sent("NO_REPLY", silent_token=None), ["NO_REPLY"])
         self.assertEqual(sent("Hi.", response_prefix="[{model}]", model="acme/large-2"),
                          ["[large-2] Hi."])
-        pieces = sent("word " * 40, block_streaming=False, text_limit=30, metric="bytes")
+        # 49 bytes is the smallest limit in bytes (room for a code fence around an emoji).
+        pieces = sent("word " * 40, block_streaming=False, text_limit=49, metric="bytes")
         self.assertGreater(len(pieces), 3)
-        self.assertTrue(all(len(p.encode()) <= 30 for p in pieces))
+        self.assertTrue(all(len(p.encode()) <= 49 for p in pieces))
         self.assertEqual(sent("plan <final>Only this.</final>", require_final_tag=True),
                          ["Only this."])
 
@@ -216,8 +217,105 @@ class Timers(unittest.TestCase):
             self.assertEqual(cm.exception.code, replystream.UNKNOWN_SEND)
 
 
-if __name__ == "__main__":
-    unittest.main()
+class Outcome(unittest.TestCase):
+    """How the turn ended (``Engine.outcome()``): ``None`` while it runs, then whether
+    everything reached the user and what did not."""
+
+    @staticmethod
+    def settle(e, now, fate):
+        """Answers every send as ``fate(action)`` says ("deliver", "fail" or "hang") and
+        fires deadlines until idle. Returns the clock and the hung send ids."""
+        hung = []
+        for _ in range(1000):
+            idle = False
+            for a in e.actions():
+                idle |= a.kind == "idle"
+                if a.kind != "send":
+                    continue
+                now += 10
+                what = fate(a)
+                if what == "deliver":
+                    e.delivered(a.send_id, now)
+                elif what == "fail":
+                    e.delivery_failed(a.send_id, now, permanent=True)
+                else:
+                    hung.append(a.send_id)
+            deadline = e.next_deadline()
+            if idle or deadline is None:
+                return now, hung
+            now = max(now, deadline)
+            e.timer(now)
+        raise AssertionError("engine did not settle")
+
+    @staticmethod
+    def finals_only():
+        return Engine("generic", block_streaming=False, delivery_timeout_ms=1000)
+
+    def test_none_while_running_then_all_delivered(self):
+        with self.finals_only() as e:
+            self.assertIsNone(e.outcome())
+            e.text_delta("All good.", 0)
+            self.assertIsNone(e.outcome())
+            e.finish(0)
+            self.settle(e, 0, lambda a: "deliver")
+            outcome = e.outcome()
+        self.assertIsInstance(outcome, replystream.TurnOutcome)
+        self.assertEqual(outcome, replystream.TurnOutcome("finished", True, True, ()))
+
+    def test_a_final_that_fails_for_good_is_listed_with_its_text(self):
+        with self.finals_only() as e:
+            e.text_delta("The answer is 42.", 0)
+            e.finish(0)
+            self.settle(e, 0, lambda a: "fail" if a.send_kind == "final" else "deliver")
+            outcome = e.outcome()
+            self.assertEqual(outcome, e.outcome())  # asking again changes nothing
+        self.assertEqual(outcome.ending, "finished")
+        self.assertFalse(outcome.all_delivered)
+        self.assertFalse(outcome.final_delivered)
+        self.assertEqual(len(outcome.undelivered), 1)
+        lost = outcome.undelivered[0]
+        self.assertIsInstance(lost, replystream.Undelivered)
+        self.assertEqual((lost.send_kind, lost.reason, lost.text, lost.media, lost.lane),
+                         ("final", "failed", "The answer is 42.", (), "answer"))
+
+    def test_a_tool_result_s_media_that_fails_is_listed(self):
+        media = ["https://example.com/chart.png", "/tmp/b.ogg"]
+        with self.finals_only() as e:
+            e.tool_result("ran 3 tests", 0, media=media)
+            e.text_delta("Done.", 0)
+            e.finish(0)
+            self.settle(e, 0, lambda a: "fail" if a.send_kind == "tool" else "deliver")
+            outcome = e.outcome()
+        self.assertTrue(outcome.final_delivered)
+        self.assertFalse(outcome.all_delivered)
+        self.assertEqual({u.send_kind for u in outcome.undelivered}, {"tool"})
+        self.assertIn("ran 3 tests", [u.text for u in outcome.undelivered])
+        self.assertEqual(sorted(m for u in outcome.undelivered for m in u.media), sorted(media))
+
+    def test_a_final_that_times_out_is_listed_until_a_late_ack(self):
+        with self.finals_only() as e:
+            e.text_delta("Slow platform.", 0)
+            e.finish(0)
+            now, hung = self.settle(e, 0, lambda a: "hang" if a.send_kind == "final" else "deliver")
+            self.assertEqual(len(hung), 1)
+            outcome = e.outcome()
+            self.assertEqual([(u.send_id, u.reason, u.text) for u in outcome.undelivered],
+                             [(hung[0], "timed_out", "Slow platform.")])
+            e.delivered(hung[0], now + 5000)
+            self.assertTrue(e.outcome().all_delivered)
+
+    def test_failed_and_cancelled_turns_say_so(self):
+        with self.finals_only() as e:
+            e.text_delta("Partial answer", 0)
+            e.fail("model overloaded", 0)
+            self.settle(e, 0, lambda a: "deliver")
+            self.assertEqual(e.outcome().ending, "failed")
+            self.assertTrue(e.outcome().all_delivered)
+        with self.finals_only() as e:
+            e.text_delta("Never sent", 0)
+            e.cancel(0)
+            outcome = e.outcome()
+            self.assertEqual((outcome.ending, outcome.all_delivered), ("cancelled", False))
 
 
 class LivePreview(unittest.TestCase):
@@ -271,6 +369,7 @@ class LivePreview(unittest.TestCase):
                 now = max(now, deadline)
                 e.timer(now)
             self.assertTrue(e.is_done())
+            self.stats = e.stats()
         return chat, draft, ops
 
     def test_edits_carry_the_create_s_ref_and_the_final_replaces_the_preview(self):
@@ -284,6 +383,9 @@ class LivePreview(unittest.TestCase):
         previews = [t for t, kind, *_ in ops if kind == "preview"]
         self.assertGreaterEqual(len(previews), 3)
         self.assertTrue(all(b - a >= 250 for a, b in zip(previews, previews[1:])))
+        # Every preview operation is counted; the final's edit is a final, not counted.
+        self.assertEqual(self.stats["preview_updates"], len(previews))
+        self.assertEqual(self.stats["sends"], len(ops))
 
     def test_drafts_then_a_new_message(self):
         chat, draft, ops = self.run_turn("draft")
@@ -291,7 +393,46 @@ class LivePreview(unittest.TestCase):
         self.assertEqual(draft, [])
         self.assertTrue(all(op == "draft" for _, kind, op, *_ in ops[:-1]))
         self.assertEqual(ops[-1][1:3], ("final", "create"))
+        self.assertEqual(self.stats["preview_updates"], len(ops) - 1)
+
+    def test_an_update_showing_nothing_new_is_skipped(self):
+        # The reasoning quote is trimmed: whitespace at its end changes nothing shown.
+        with Engine("telegram", preview="partial", preview_throttle_ms=250,
+                    preview_min_initial_units=1, reasoning="stream") as e:
+            texts = []
+
+            def advance(now):
+                for _ in range(100):
+                    for a in e.actions():
+                        if a.kind == "send":
+                            texts.append(a.text)
+                            e.delivered(a.send_id, now, message_ref="m1")
+                    deadline = e.next_deadline()
+                    if deadline is None or deadline > now:
+                        return
+                    e.timer(deadline)
+
+            def counters():
+                stats = e.stats()
+                return stats["preview_updates"], stats["preview_skips"]
+
+            e.message_start(0)
+            e.thinking_delta("Measure the river first.", 0)
+            advance(1000)
+            self.assertEqual(counters(), (1, 0))
+            e.thinking_delta("  \n", 1000)
+            advance(2000)
+            self.assertEqual(counters(), (1, 1))
+            e.thinking_delta("Then cross.", 2000)
+            advance(3000)
+            self.assertEqual(counters(), (2, 1))
+            self.assertEqual(len(texts), 2)
+            self.assertIn("Then cross.", texts[-1])
 
     def test_a_bad_transport_is_a_value_error(self):
         with self.assertRaises(ValueError):
             Engine("telegram", preview_transport="bubble")
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -46,7 +46,7 @@ class BadOptions(unittest.TestCase):
             ("max_lines", dict(max_lines=2)),
             ("human_delay", dict(human_delay=(10, 600_000))),
             ("silent_token", dict(silent_token=" ")),
-            ("response_prefix", dict(text_limit=20, response_prefix="[a very long prefix]")),
+            ("response_prefix", dict(text_limit=40, response_prefix="[a very long prefix]")),
         ]:
             with self.assertRaises(ReplystreamValueError) as cm:
                 Engine("generic", **options)
@@ -157,7 +157,7 @@ class Lifecycle(unittest.TestCase):
         e.close()
         self.assertTrue(e.closed)
         for call in (lambda: e.finish(0), lambda: e.text_delta("x", 0), e.poll_action,
-                     e.next_deadline, e.is_done, e.stats, lambda: e.set_seq(1)):
+                     e.next_deadline, e.is_done, e.stats, e.outcome, lambda: e.set_seq(1)):
             with self.assertRaises(ValueError) as cm:
                 call()
             self.assertIn("closed", str(cm.exception))

@@ -1,10 +1,11 @@
-"""split() and chunk(): lists of blocks whose source ranges give back the text."""
+"""split() and chunk(): lists of blocks that give back the text exactly, from the pieces
+alone (lead, source_text, sep), under the smallest limits; limits too small are refused."""
 
 import os
 import unittest
 
 import replystream
-from replystream import Block, chunk, split
+from replystream import Block, chunk, min_limit, split
 
 DOC = (
     "Rivers carry sediment downstream; where the current slows it settles. "
@@ -15,21 +16,45 @@ DOC = (
 
 
 def fences_balanced(text):
-    return sum(1 for line in text.split("\n") if line.lstrip(" ").startswith("```")) % 2 == 0
+    """Lines opening or closing a fence (``` or ~~~, at most 3 spaces in) come in pairs."""
+    def is_fence(line):
+        stripped = line.lstrip(" ")
+        return len(line) - len(stripped) <= 3 and stripped.startswith(("```", "~~~"))
+    return sum(1 for line in text.split("\n") if is_fence(line)) % 2 == 0
+
+
+def rebuild(blocks):
+    """The text the pieces alone give back."""
+    return "".join(b.lead + b.source_text + b.sep for b in blocks)
+
+
+def check_pieces(case, blocks, text):
+    """The pieces give back ``text`` exactly; each piece's source is the input's, and what
+    lies outside it in ``text`` is synthetic, as the flags say."""
+    case.assertEqual(rebuild(blocks), text)
+    at = 0
+    for b in blocks:
+        start, end = b.source_in_text
+        at += len(b.lead)
+        case.assertEqual((b.start, b.end), (at, at + len(b.source_text)))
+        case.assertEqual(text[b.start:b.end], b.source_text)
+        at = b.end + len(b.sep)
+        case.assertEqual(start > 0, b.fence_reopened or b.indent_reopened)
+        case.assertEqual(end < len(b.text), b.fence_closed)
+        if b.indent_reopened:
+            case.assertEqual((start, b.text[:4]), (4, "    "))
 
 
 class Split(unittest.TestCase):
     def check(self, blocks, text, limit, units=len):
         self.assertIsInstance(blocks, list)
         self.assertTrue(all(isinstance(b, Block) for b in blocks))
-        rebuilt = ""
         for b in blocks:
             self.assertLessEqual(units(b.text), limit)
             self.assertTrue(fences_balanced(b.text), b.text)
-            rebuilt += text[b.start:b.end] + b.sep
-            if not (b.fence_reopened or b.fence_closed):
+            if not (b.fence_reopened or b.fence_closed or b.indent_reopened):
                 self.assertEqual(b.text, text[b.start:b.end])
-        self.assertEqual(rebuilt.rstrip(), text.rstrip())
+        check_pieces(self, blocks, text)
 
     def test_split_str_indices_are_characters(self):
         blocks = split(DOC, "telegram", text_limit=120)
@@ -42,6 +67,7 @@ class Split(unittest.TestCase):
         blocks = split(data, "generic", text_limit=200, metric="bytes")
         rebuilt = b"".join(data[b.start:b.end] + b.sep.encode() for b in blocks)
         self.assertEqual(rebuilt.rstrip(), data.rstrip())
+        self.assertEqual(rebuild(blocks).encode(), data)
         self.assertTrue(all(len(b.text.encode()) <= 200 for b in blocks))
 
     def test_newline_mode_splits_every_paragraph(self):
@@ -53,6 +79,65 @@ class Split(unittest.TestCase):
         self.check(blocks, DOC, 100)
         self.assertEqual(chunk(""), [])
         self.assertEqual([b.text for b in chunk("Short.")], ["Short."])
+
+    def test_pieces_rebuild_hard_texts_at_the_smallest_limit(self):
+        smallest = min_limit("chars")
+        self.assertEqual(smallest, 24)
+        texts = {
+            "crlf": "\r\n\r\n  Rivers carry sediment downstream.\r\nWhere the current slows it "
+                    "settles, and a delta grows.\r\n\r\n```\r\nlet a = 1;\r\nlet b = 2;\r\n"
+                    "```\r\n\r\nThat is all.\r\n \r\n",
+            "indented": "Run this:\n\n    for river in rivers: print(river.name, river.length, "
+                        "river.mouth)\n    done()\n\nThen stop.\n",
+            "info string": "Intro.\n\n```python title=\"a very long info string for the fence\" "
+                           "linenums=1\nprint('one')\nprint('two')\nprint('three')\n```\n\n"
+                           "Outro after the code.",
+            "tildes and emoji": "~~~~ text\n\u6cb3\u6d41 \U0001F469\U0001F3FB\u200d\u2764"
+                                "\ufe0f\u200d\U0001F48B\u200d\U0001F468\U0001F3FC one two three "
+                                "four five six\n~~~~\n",
+        }
+        for name, text in texts.items():
+            for cut in (split, chunk):
+                with self.subTest(name=name, cut=cut.__name__):
+                    blocks = cut(text, "discord", text_limit=smallest, chunk_min=12,
+                                 chunk_max=smallest)
+                    self.assertGreater(len(blocks), 1)
+                    self.assertTrue(any(b.fence_reopened or b.fence_closed or
+                                        b.indent_reopened for b in blocks))
+                    for b in blocks:
+                        self.assertLessEqual(len(b.text), smallest)
+                        self.assertTrue(fences_balanced(b.text), b.text)
+                    check_pieces(self, blocks, text)
+                    # Bytes in, the same pieces; their byte offsets give back the bytes.
+                    data = text.encode()
+                    raw = cut(data, "discord", text_limit=smallest, chunk_min=12,
+                              chunk_max=smallest)
+                    self.assertEqual(rebuild(raw).encode(), data)
+                    self.assertEqual([b.text for b in raw], [b.text for b in blocks])
+        self.assertTrue(any(b.indent_reopened for b in split(texts["indented"], "discord",
+                                                              text_limit=smallest)))
+        self.assertEqual(split("  \n\n"), [])  # only whitespace: no pieces
+
+    def test_limits_below_the_smallest_are_refused(self):
+        for metric, smallest in (("utf16", 29), ("chars", 24), ("bytes", 49), ("graphemes", 15)):
+            with self.subTest(metric=metric):
+                self.assertEqual(min_limit(metric), smallest)
+                text = "```\ncode\n```"
+                for cut in (split, chunk):
+                    with self.assertRaises(ValueError) as cm:
+                        cut(text, metric=metric, text_limit=smallest - 1)
+                    self.assertIn("text_limit", str(cm.exception))
+                    self.assertEqual(cm.exception.code, replystream.INVALID_CONFIG)
+                    self.assertEqual(rebuild(cut(text, metric=metric, text_limit=smallest,
+                                                 chunk_max=smallest)), text)
+                with self.assertRaises(ValueError) as cm:
+                    chunk(text, metric=metric, chunk_min=1, chunk_max=smallest - 1)
+                self.assertIn("chunk_max", str(cm.exception))
+        with self.assertRaises(ValueError) as cm:
+            min_limit("furlongs")
+        self.assertIn("metric", str(cm.exception))
+        with self.assertRaises(TypeError):
+            min_limit(3)
 
     def test_bad_arguments(self):
         with self.assertRaises(TypeError):

@@ -46,6 +46,9 @@ static void code_null_pointer(void) {
     CHECK_CODE(replystream_action_media(NULL, 0, &s), REPLYSTREAM_NULL_POINTER);
     CHECK_CODE(replystream_engine_last_error(NULL, &s), REPLYSTREAM_NULL_POINTER);
     CHECK_CODE(replystream_engine_stats(NULL, &stats, sizeof stats), REPLYSTREAM_NULL_POINTER);
+    replystream_outcome *outcome = (replystream_outcome *)&outcome;
+    CHECK_CODE(replystream_engine_outcome(NULL, &outcome), REPLYSTREAM_NULL_POINTER);
+    CHECK(outcome == NULL);
     CHECK_CODE(replystream_options_set_text_limit(NULL, 100), REPLYSTREAM_NULL_POINTER);
     CHECK_CODE(replystream_options_last_error(NULL, &s), REPLYSTREAM_NULL_POINTER);
     uint64_t deadline = 0;
@@ -57,6 +60,7 @@ static void code_null_pointer(void) {
     replystream_engine_free(NULL);
     replystream_options_free(NULL);
     replystream_blocks_free(NULL);
+    replystream_outcome_free(NULL);
 
     /* NULL out-pointers. */
     CHECK_CODE(replystream_engine_new("slack", 5, NULL, 0, NULL), REPLYSTREAM_NULL_POINTER);
@@ -70,6 +74,7 @@ static void code_null_pointer(void) {
     CHECK_CODE(replystream_engine_last_error(engine, NULL), REPLYSTREAM_NULL_POINTER);
     CHECK_CODE(replystream_action_media(engine, 0, NULL), REPLYSTREAM_NULL_POINTER);
     CHECK_CODE(replystream_engine_stats(engine, NULL, sizeof stats), REPLYSTREAM_NULL_POINTER);
+    CHECK_CODE(replystream_engine_outcome(engine, NULL), REPLYSTREAM_NULL_POINTER);
 
     /* A NULL text with a non-zero length; NULL with length 0 is the empty text. */
     CHECK_CODE(replystream_engine_new(NULL, 3, NULL, 0, &none), REPLYSTREAM_NULL_POINTER);
@@ -199,6 +204,12 @@ static void code_invalid_config(void) {
     replystream_options *opts = new_options();
     CHECK_CODE(replystream_options_set_text_limit(opts, 3), REPLYSTREAM_OK); /* checked on use */
     refused(opts, "text_limit");
+    /* One below the smallest limit of the channel's metric (Slack counts chars). */
+    opts = new_options();
+    CHECK_CODE(replystream_options_set_text_limit(opts,
+                                                  replystream_min_limit(REPLYSTREAM_METRIC_CHARS) - 1),
+               REPLYSTREAM_OK);
+    refused(opts, "text_limit");
     opts = new_options();
     CHECK_CODE(replystream_options_set_preview_limit(opts, 15), REPLYSTREAM_OK);
     refused(opts, "preview_limit");
@@ -216,7 +227,7 @@ static void code_invalid_config(void) {
     CHECK_CODE(replystream_options_set_heartbeat_token(opts, "", 0), REPLYSTREAM_OK);
     refused(opts, "heartbeat_token");
     opts = new_options();
-    CHECK_CODE(replystream_options_set_text_limit(opts, 20), REPLYSTREAM_OK);
+    CHECK_CODE(replystream_options_set_text_limit(opts, 40), REPLYSTREAM_OK);
     CHECK_CODE(replystream_options_set_response_prefix(opts, "[a very long prefix]", 20),
                REPLYSTREAM_OK);
     refused(opts, "response_prefix");
@@ -311,6 +322,9 @@ static void code_out_of_range(void) {
     (void)replystream_engine_is_done(engine);
     replystream_stats stats;
     CHECK_CODE(replystream_engine_stats(engine, &stats, sizeof stats), REPLYSTREAM_OK);
+    replystream_outcome *outcome = NULL;
+    CHECK_CODE(replystream_engine_outcome(engine, &outcome), REPLYSTREAM_OK);
+    CHECK(outcome == NULL); /* the turn has not ended */
     check_detail(engine, "4242");
     replystream_engine_free(engine);
 }

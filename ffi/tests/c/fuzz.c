@@ -230,7 +230,7 @@ static replystream_options *random_options(void) {
         replystream_options_set_chunk_max(o, below(400));
     }
     if (below(3) == 0) {
-        replystream_options_set_text_limit(o, 10 + below(300)); /* below 16 is refused */
+        replystream_options_set_text_limit(o, 10 + below(300)); /* below the metric's smallest limit is refused */
     }
     if (below(3) == 0) {
         replystream_options_set_metric(o, below(5)); /* 4 is refused */
@@ -288,8 +288,38 @@ static void text_core(void) {
         check_text_view(b->sep);
         CHECK(b->source_start <= b->source_end && b->source_end <= len);
     }
+    if (blocks != NULL) {
+        rebuilds_exactly(blocks, buf, len);
+    }
     replystream_blocks_free(blocks);
     replystream_options_free(o);
+}
+
+/* The turn's outcome, if it has one, is consistent; returns whether there is one. */
+static bool check_outcome(const replystream_engine *e) {
+    replystream_outcome *o = NULL;
+    CHECK_CODE(replystream_engine_outcome(e, &o), REPLYSTREAM_OK);
+    if (o == NULL) {
+        return false;
+    }
+    CHECK(o->ending <= REPLYSTREAM_TURN_CANCELLED);
+    CHECK(o->all_delivered == (o->ending != REPLYSTREAM_TURN_CANCELLED && o->undelivered_count == 0));
+    CHECK((o->undelivered == NULL) == (o->undelivered_count == 0));
+    bool finals = false;
+    for (size_t i = 0; i < o->undelivered_count; i++) {
+        const replystream_undelivered *u = &o->undelivered[i];
+        check_text_view(u->text);
+        CHECK(u->send_kind != REPLYSTREAM_SEND_PREVIEW);
+        CHECK(u->reason <= REPLYSTREAM_UNDELIVERED_TIMED_OUT);
+        CHECK(u->text.len > 0 || u->media_count > 0);
+        for (size_t m = 0; m < u->media_count; m++) {
+            check_text_view(u->media[m]);
+        }
+        finals |= u->send_kind == REPLYSTREAM_SEND_FINAL;
+    }
+    CHECK(o->final_delivered == !finals);
+    replystream_outcome_free(o);
+    return true;
 }
 
 static void run_seed(uint64_t seed, unsigned *calls, unsigned *errors, unsigned *actions) {
@@ -366,6 +396,7 @@ static void run_seed(uint64_t seed, unsigned *calls, unsigned *errors, unsigned 
             CHECK_CODE(replystream_engine_stats(e, &stats, sizeof stats), REPLYSTREAM_OK);
             CHECK(stats.delivered <= stats.sends);
             (void)replystream_engine_is_done(e);
+            (void)check_outcome(e);
             replystream_str m;
             (void)replystream_action_media(e, below(3), &m);
             CHECK_CODE(replystream_engine_last_error(e, &after), REPLYSTREAM_OK);
@@ -395,6 +426,8 @@ static void run_seed(uint64_t seed, unsigned *calls, unsigned *errors, unsigned 
         st.now = d > st.now ? d : st.now;
         check_result(&st, replystream_engine_push_timer(st.engine, st.now));
     }
+    /* A turn that is over has an outcome. */
+    CHECK(!replystream_engine_is_done(st.engine) || check_outcome(st.engine));
     if (below(5) == 0) {
         text_core();
     }

@@ -1,5 +1,6 @@
-/* Small helpers shared by the C tests: CHECK macros, view checks, and a loop that drives an
- * engine on a synthetic clock, acking every send, until it goes idle. */
+/* Small helpers shared by the C tests: CHECK macros, view checks, the text core's exact
+ * rebuild, and a loop that drives an engine on a synthetic clock, acking every send, until
+ * it goes idle. */
 #ifndef REPLYSTREAM_TEST_HARNESS_H
 #define REPLYSTREAM_TEST_HARNESS_H
 
@@ -63,12 +64,68 @@ HARNESS_UNUSED static void check_new_error(const char *needle) {
     }
 }
 
+/* The pieces alone give back `text` exactly: over all pieces, `lead`, the bytes of `text`
+ * between source_in_text_start and _end, then `sep`. Those bytes are the input's
+ * source_start.._end, and what lies outside them in `text` is synthetic, as the flags say.
+ * A text of only whitespace has no pieces. */
+HARNESS_UNUSED static void rebuilds_exactly(const replystream_blocks *blocks, const char *text,
+                                            size_t len) {
+    size_t n = replystream_blocks_count(blocks);
+    if (n == 0) {
+        for (size_t i = 0; i < len; i++) {
+            CHECK(text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r');
+        }
+        return;
+    }
+    char *rebuilt = malloc(len + 1);
+    CHECK(rebuilt != NULL);
+    size_t at = 0;
+    for (size_t i = 0; i < n; i++) {
+        const replystream_block *b = replystream_blocks_get(blocks, i);
+        check_view(b->lead);
+        check_view(b->sep);
+        size_t start = b->source_in_text_start, end = b->source_in_text_end;
+        CHECK(start <= end && end <= b->text.len);
+        CHECK(end - start == b->source_end - b->source_start);
+        CHECK(memcmp(b->text.ptr + start, text + b->source_start, end - start) == 0);
+        /* Synthetic text only where a flag says so. */
+        CHECK((start > 0) == (b->fence_reopened || b->indent_reopened));
+        CHECK(!b->indent_reopened || (start == 4 && memcmp(b->text.ptr, "    ", 4) == 0));
+        CHECK((end < b->text.len) == b->fence_closed);
+        CHECK(at + b->lead.len + (end - start) + b->sep.len <= len);
+        memcpy(rebuilt + at, b->lead.ptr, b->lead.len);
+        at += b->lead.len;
+        CHECK(at == b->source_start); /* the lead ends where the source starts */
+        memcpy(rebuilt + at, b->text.ptr + start, end - start);
+        at += end - start;
+        memcpy(rebuilt + at, b->sep.ptr, b->sep.len);
+        at += b->sep.len;
+    }
+    CHECK(at == len);
+    CHECK(memcmp(rebuilt, text, len) == 0);
+    free(rebuilt);
+}
+
 /* The next deadline, REPLYSTREAM_NONE when there is none. */
 HARNESS_UNUSED static uint64_t deadline_of(const replystream_engine *engine) {
     uint64_t deadline = 0;
     bool has = replystream_engine_next_deadline(engine, &deadline);
     CHECK(has == (deadline != REPLYSTREAM_NONE));
     return deadline;
+}
+
+/* Moves the clock `*now_ms` to the next deadline (never back) and pushes a timer there;
+ * false (and nothing pushed) when there is no deadline. */
+HARNESS_UNUSED static bool fire_next_deadline(replystream_engine *engine, uint64_t *now_ms) {
+    uint64_t deadline = deadline_of(engine);
+    if (deadline == REPLYSTREAM_NONE) {
+        return false;
+    }
+    if (deadline > *now_ms) {
+        *now_ms = deadline;
+    }
+    CHECK_CODE(replystream_engine_push_timer(engine, *now_ms), REPLYSTREAM_OK);
+    return true;
 }
 
 HARNESS_UNUSED static replystream_options *new_options(void) {
@@ -191,18 +248,10 @@ HARNESS_UNUSED static void drain(replystream_engine *engine, drive_log *log, uin
 HARNESS_UNUSED static void run_until_idle(replystream_engine *engine, drive_log *log) {
     for (int step = 0; step < 10000; step++) {
         drain(engine, log, 7);
-        if (log->idles > 0) {
+        if (log->idles > 0 || !fire_next_deadline(engine, &log->now_ms)) {
             return;
-        }
-        uint64_t deadline = deadline_of(engine);
-        if (deadline == REPLYSTREAM_NONE) {
-            return;
-        }
-        if (deadline > log->now_ms) {
-            log->now_ms = deadline;
         }
         log->timers_fired++;
-        CHECK_CODE(replystream_engine_push_timer(engine, log->now_ms), REPLYSTREAM_OK);
     }
     CHECK(!"engine did not settle");
 }

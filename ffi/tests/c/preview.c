@@ -2,7 +2,8 @@
  * created under a message key, acked with a platform id, edited with that id as
  * message_ref, and edited into the final; a 429 pauses the next send until exactly its
  * retry_after; the draft transport sends DRAFT updates and a normal final. The chat must end
- * showing exactly the reply, with no cursor. */
+ * showing exactly the reply, with no cursor. The preview counters of replystream_engine_stats
+ * match what the chat saw, and an update that would show nothing new is skipped. */
 #include "harness.h"
 
 static const char REPLY[] =
@@ -47,6 +48,7 @@ typedef struct {
     uint64_t failed_at, first_after_failure;
     unsigned sends;
     bool idle;
+    replystream_stats stats; /* the engine's counters at the end */
 } run;
 
 /* Applies one SEND to the chat and acks it (or fails it, once). */
@@ -170,14 +172,60 @@ static void turn(uint32_t transport, unsigned fail_send, run *r) {
     CHECK_CODE(replystream_engine_push_finish(engine, r->now_ms), REPLYSTREAM_OK);
     for (int step = 0; step < 1000 && !r->idle; step++) {
         drain_chat(engine, r);
-        uint64_t deadline = deadline_of(engine);
-        if (r->idle || deadline == REPLYSTREAM_NONE) {
+        if (r->idle || !fire_next_deadline(engine, &r->now_ms)) {
             break;
         }
-        r->now_ms = deadline > r->now_ms ? deadline : r->now_ms;
-        CHECK_CODE(replystream_engine_push_timer(engine, r->now_ms), REPLYSTREAM_OK);
     }
     CHECK(r->idle);
+    CHECK_CODE(replystream_engine_stats(engine, &r->stats, sizeof r->stats), REPLYSTREAM_OK);
+    replystream_engine_free(engine);
+}
+
+/* Fires every deadline up to `until`, draining after each. */
+static void advance(replystream_engine *engine, run *r, uint64_t until) {
+    while (deadline_of(engine) <= until && fire_next_deadline(engine, &r->now_ms)) {
+        drain_chat(engine, r);
+    }
+    r->now_ms = until;
+}
+
+/* Whitespace at the end of the reasoning does not change what the preview shows (its quote
+ * is trimmed): the update that would carry it is skipped (counted), and the next real text
+ * is sent. */
+static void an_update_showing_nothing_new_is_skipped(void) {
+    replystream_options *opts = new_options();
+    CHECK_CODE(replystream_options_set_preview(opts, REPLYSTREAM_PREVIEW_PARTIAL), REPLYSTREAM_OK);
+    CHECK_CODE(replystream_options_set_preview_throttle_ms(opts, 250), REPLYSTREAM_OK);
+    CHECK_CODE(replystream_options_set_preview_min_initial_units(opts, 1), REPLYSTREAM_OK);
+    CHECK_CODE(replystream_options_set_reasoning(opts, REPLYSTREAM_REASONING_STREAM), REPLYSTREAM_OK);
+    replystream_engine *engine = new_engine("telegram", opts);
+    replystream_options_free(opts);
+    static run r;
+    memset(&r, 0, sizeof r);
+    replystream_stats stats;
+    CHECK_CODE(replystream_engine_push_message_start(engine, 0), REPLYSTREAM_OK);
+    CHECK_CODE(replystream_engine_push_thinking_delta(engine, "Measure the river first.", 24, 0),
+               REPLYSTREAM_OK);
+    drain_chat(engine, &r);
+    advance(engine, &r, 1000);
+    CHECK_CODE(replystream_engine_stats(engine, &stats, sizeof stats), REPLYSTREAM_OK);
+    CHECK(stats.preview_updates == 1 && stats.preview_skips == 0);
+    CHECK(r.chat.creates == 1);
+
+    CHECK_CODE(replystream_engine_push_thinking_delta(engine, "  \n", 3, r.now_ms), REPLYSTREAM_OK);
+    drain_chat(engine, &r);
+    advance(engine, &r, 2000);
+    CHECK_CODE(replystream_engine_stats(engine, &stats, sizeof stats), REPLYSTREAM_OK);
+    CHECK(stats.preview_updates == 1 && stats.preview_skips == 1);
+
+    CHECK_CODE(replystream_engine_push_text_delta(engine, "Then we cross.", 14, r.now_ms),
+               REPLYSTREAM_OK);
+    drain_chat(engine, &r);
+    advance(engine, &r, 3000);
+    CHECK_CODE(replystream_engine_stats(engine, &stats, sizeof stats), REPLYSTREAM_OK);
+    CHECK(stats.preview_updates == 2 && stats.preview_skips == 1);
+    CHECK(r.chat.creates == 1 && r.chat.edits == 1);
+    CHECK(r.previews == 2);
     replystream_engine_free(engine);
 }
 
@@ -194,6 +242,9 @@ int main(void) {
         CHECK(r.preview_times[i] - r.preview_times[i - 1] >= 250);
     }
     unsigned edits = r.chat.edits;
+    /* Every preview operation the chat saw is counted (the final's edit is a FINAL). */
+    CHECK(r.stats.preview_updates == r.previews);
+    CHECK(r.stats.sends == r.previews + r.finals);
 
     /* A 429 on the second send: nothing leaves before exactly its retry_after. */
     turn(REPLYSTREAM_PREVIEW_TRANSPORT_EDIT, 2, &r);
@@ -205,6 +256,9 @@ int main(void) {
     CHECK(r.chat.count == 1 && strcmp(r.chat.texts[0], REPLY) == 0);
     CHECK(r.chat.drafts >= 3 && r.chat.edits == 0 && r.final_edits == 0);
     CHECK(r.chat.draft[0] == '\0');
+    CHECK(r.stats.preview_updates == r.previews && r.previews == r.chat.drafts);
+
+    an_update_showing_nothing_new_is_skipped();
 
     printf("preview: %u edits, then %u draft updates, each turn ending with the reply\n", edits,
            r.chat.drafts);

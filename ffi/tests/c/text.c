@@ -1,7 +1,9 @@
 /* The text core through the C ABI: replystream_split and replystream_chunk over a buffer.
  * Checks, with code written here: every piece fits the limit in the channel's unit, fences
- * are balanced in every piece, the pieces' source ranges with their separators give back
- * the text, views are NUL-terminated, and bad arguments get their codes. */
+ * are balanced in every piece, the pieces alone (lead, the source part of the text, sep)
+ * give back the text byte for byte (CR LF, indented code, a long info string under the
+ * smallest limit), views are NUL-terminated, and bad arguments and limits too small get
+ * their codes. */
 #include "harness.h"
 
 /* UTF-16 code units of UTF-8 text: one per scalar, two for a 4-byte sequence. */
@@ -56,6 +58,15 @@ static char *document(size_t *len_out) {
     return doc;
 }
 
+/* Unicode scalars of UTF-8 text. */
+static size_t chars_len(const char *s, size_t len) {
+    size_t n = 0;
+    for (size_t i = 0; i < len; i++) {
+        n += ((unsigned char)s[i] & 0xC0) != 0x80;
+    }
+    return n;
+}
+
 /* Checks the pieces against the text and `limit` (UTF-16 units); returns the count. */
 static size_t check_pieces(const replystream_blocks *blocks, const char *text, size_t len,
                            size_t limit) {
@@ -63,9 +74,7 @@ static size_t check_pieces(const replystream_blocks *blocks, const char *text, s
     CHECK(n >= 2);
     CHECK(replystream_blocks_get(blocks, n) == NULL);
     const replystream_block *first = replystream_blocks_get(blocks, 0);
-    char *rebuilt = malloc(len + 1);
-    CHECK(rebuilt != NULL);
-    size_t at = 0, prev_end = 0;
+    size_t prev_end = 0;
     for (size_t i = 0; i < n; i++) {
         const replystream_block *b = replystream_blocks_get(blocks, i);
         CHECK(b == first + i); /* contiguous */
@@ -78,23 +87,12 @@ static size_t check_pieces(const replystream_blocks *blocks, const char *text, s
         CHECK(b->source_end <= len);
         prev_end = b->source_end;
         size_t piece = b->source_end - b->source_start;
-        CHECK(at + piece + b->sep.len <= len);
-        memcpy(rebuilt + at, text + b->source_start, piece);
-        at += piece;
-        memcpy(rebuilt + at, b->sep.ptr, b->sep.len);
-        at += b->sep.len;
-        /* The source text is in the displayed text, unless a fence line was added. */
-        if (!b->fence_reopened && !b->fence_closed) {
+        /* The source text is the displayed text, unless synthetic text was added. */
+        if (!b->fence_reopened && !b->fence_closed && !b->indent_reopened) {
             CHECK(b->text.len == piece && memcmp(b->text.ptr, text + b->source_start, piece) == 0);
         }
     }
-    /* Trailing whitespace at the very end is not a piece. */
-    size_t end = len;
-    while (end > 0 && (text[end - 1] == '\n' || text[end - 1] == ' ')) {
-        end--;
-    }
-    CHECK(at >= end && memcmp(rebuilt, text, end) == 0);
-    free(rebuilt);
+    rebuilds_exactly(blocks, text, len);
     return n;
 }
 
@@ -139,6 +137,130 @@ static void chunk_as_a_stream(void) {
     free(doc);
 }
 
+/* Options with `metric` and a text limit (and chunk bounds) of `limit`. */
+static replystream_options *limited(uint32_t metric, size_t limit) {
+    replystream_options *opts = new_options();
+    CHECK_CODE(replystream_options_set_metric(opts, metric), REPLYSTREAM_OK);
+    CHECK_CODE(replystream_options_set_text_limit(opts, limit), REPLYSTREAM_OK);
+    CHECK_CODE(replystream_options_set_chunk_min(opts, limit / 2), REPLYSTREAM_OK);
+    CHECK_CODE(replystream_options_set_chunk_max(opts, limit), REPLYSTREAM_OK);
+    return opts;
+}
+
+/* Splits and chunks `text` under the smallest chars limit and a roomier one: every piece
+ * within the limit, fences balanced, the text rebuilt exactly. Returns how many pieces
+ * had a synthetic start or end (over both operations, at the smallest limit). */
+static unsigned cut_exactly(const char *text) {
+    size_t len = strlen(text);
+    unsigned synthetic = 0;
+    const size_t smallest = replystream_min_limit(REPLYSTREAM_METRIC_CHARS);
+    const size_t limits[] = {smallest, 60};
+    for (size_t l = 0; l < 2; l++) {
+        replystream_options *opts = limited(REPLYSTREAM_METRIC_CHARS, limits[l]);
+        for (int op = 0; op < 2; op++) {
+            replystream_blocks *blocks = NULL;
+            CHECK_CODE(op == 0 ? replystream_split("discord", 7, opts, text, len, &blocks)
+                               : replystream_chunk("discord", 7, opts, text, len, &blocks),
+                       REPLYSTREAM_OK);
+            size_t n = replystream_blocks_count(blocks);
+            CHECK(n >= 1);
+            for (size_t i = 0; i < n; i++) {
+                const replystream_block *b = replystream_blocks_get(blocks, i);
+                CHECK(chars_len(b->text.ptr, b->text.len) <= limits[l]);
+                CHECK(fence_lines(b->text.ptr, b->text.len) % 2 == 0);
+                if (l == 0) {
+                    synthetic += b->fence_reopened + b->fence_closed + b->indent_reopened;
+                }
+            }
+            rebuilds_exactly(blocks, text, len);
+            replystream_blocks_free(blocks);
+        }
+        replystream_options_free(opts);
+    }
+    return synthetic;
+}
+
+static void pieces_rebuild_the_text(void) {
+    /* CR LF line ends, paragraphs and a fence, with leading blank lines and trailing
+     * whitespace. */
+    CHECK(cut_exactly("\r\n\r\n  Rivers carry sediment downstream.\r\nWhere the current slows "
+                      "it settles, and over centuries a delta grows.\r\n\r\n```\r\nlet a = 1;\r\n"
+                      "let b = 2;\r\nlet c = a + b;\r\n```\r\n\r\nThat is all.\r\n \r\n") > 0);
+    /* Indented code with lines longer than the limit: continued after 4 synthetic spaces. */
+    unsigned indented = 0;
+    {
+        const char *text = "Run this:\n\n    for river in rivers: print(river.name, river.length, "
+                           "river.mouth, river.delta_area)\n    done()\n\nThen stop.\n";
+        CHECK(cut_exactly(text) > 0);
+        replystream_options *opts = limited(REPLYSTREAM_METRIC_CHARS, 24);
+        replystream_blocks *blocks = NULL;
+        CHECK_CODE(replystream_split(NULL, 0, opts, text, strlen(text), &blocks), REPLYSTREAM_OK);
+        for (size_t i = 0; i < replystream_blocks_count(blocks); i++) {
+            indented += replystream_blocks_get(blocks, i)->indent_reopened;
+        }
+        replystream_blocks_free(blocks);
+        replystream_options_free(opts);
+    }
+    CHECK(indented > 0);
+    /* A fence whose info string is longer than the whole limit. */
+    CHECK(cut_exactly("Intro.\n\n```python title=\"a very long info string for the fence\" "
+                      "linenums=1\nprint('one')\nprint('two')\nprint('three')\nprint('four')\n"
+                      "```\n\nOutro after the code.") > 0);
+    /* Tildes, a longer marker, CJK and an emoji sequence inside the code. */
+    CHECK(cut_exactly("~~~~ text\n\xe6\xb2\xb3\xe6\xb5\x81 \xf0\x9f\x91\xa9\xf0\x9f\x8f\xbb\xe2\x80"
+                      "\x8d\xe2\x9d\xa4\xef\xb8\x8f\xe2\x80\x8d\xf0\x9f\x92\x8b\xe2\x80\x8d"
+                      "\xf0\x9f\x91\xa8\xf0\x9f\x8f\xbc one two three four five six seven\n"
+                      "~~~~\n") > 0);
+}
+
+/* Limits below replystream_min_limit are refused with INVALID_CONFIG naming the field, by
+ * split, chunk and engine_new; the smallest limit itself works. */
+static void limits_too_small_are_refused(void) {
+    const uint32_t metrics[] = {REPLYSTREAM_METRIC_UTF16, REPLYSTREAM_METRIC_CHARS,
+                                REPLYSTREAM_METRIC_BYTES, REPLYSTREAM_METRIC_GRAPHEMES};
+    const size_t expect[] = {29, 24, 49, 15};
+    const char text[] = "```\ncode\n```";
+    for (size_t m = 0; m < 4; m++) {
+        size_t smallest = replystream_min_limit(metrics[m]);
+        CHECK(smallest == expect[m]);
+        replystream_blocks *blocks = (replystream_blocks *)&blocks;
+        replystream_options *opts = new_options();
+        CHECK_CODE(replystream_options_set_metric(opts, metrics[m]), REPLYSTREAM_OK);
+        CHECK_CODE(replystream_options_set_text_limit(opts, smallest - 1), REPLYSTREAM_OK);
+        CHECK_CODE(replystream_split(NULL, 0, opts, text, sizeof text - 1, &blocks),
+                   REPLYSTREAM_INVALID_CONFIG);
+        CHECK(blocks == NULL);
+        check_new_error("text_limit");
+        CHECK_CODE(replystream_chunk(NULL, 0, opts, text, sizeof text - 1, &blocks),
+                   REPLYSTREAM_INVALID_CONFIG);
+        check_new_error("text_limit");
+        replystream_engine *engine = (replystream_engine *)&engine;
+        CHECK_CODE(replystream_engine_new(NULL, 0, opts, 0, &engine), REPLYSTREAM_INVALID_CONFIG);
+        CHECK(engine == NULL);
+        check_new_error("text_limit");
+        /* chunk_max below the smallest, with a roomy text limit. */
+        CHECK_CODE(replystream_options_set_text_limit(opts, 1000), REPLYSTREAM_OK);
+        CHECK_CODE(replystream_options_set_chunk_min(opts, 1), REPLYSTREAM_OK);
+        CHECK_CODE(replystream_options_set_chunk_max(opts, smallest - 1), REPLYSTREAM_OK);
+        CHECK_CODE(replystream_chunk(NULL, 0, opts, text, sizeof text - 1, &blocks),
+                   REPLYSTREAM_INVALID_CONFIG);
+        check_new_error("chunk_max");
+        /* The smallest limit works. */
+        CHECK_CODE(replystream_options_set_text_limit(opts, smallest), REPLYSTREAM_OK);
+        CHECK_CODE(replystream_options_set_chunk_max(opts, smallest), REPLYSTREAM_OK);
+        CHECK_CODE(replystream_split(NULL, 0, opts, text, sizeof text - 1, &blocks), REPLYSTREAM_OK);
+        rebuilds_exactly(blocks, text, sizeof text - 1);
+        replystream_blocks_free(blocks);
+        CHECK_CODE(replystream_chunk(NULL, 0, opts, text, sizeof text - 1, &blocks), REPLYSTREAM_OK);
+        rebuilds_exactly(blocks, text, sizeof text - 1);
+        replystream_blocks_free(blocks);
+        replystream_options_free(opts);
+    }
+    /* Not a metric: 0. */
+    CHECK(replystream_min_limit(4) == 0);
+    CHECK(replystream_min_limit(UINT32_MAX) == 0);
+}
+
 static void small_and_bad_inputs(void) {
     replystream_blocks *blocks = NULL;
     /* The empty text has no pieces; NULL with 0 is the empty text. */
@@ -168,6 +290,8 @@ int main(void) {
     split_for_telegram();
     chunk_as_a_stream();
     small_and_bad_inputs();
+    pieces_rebuild_the_text();
+    limits_too_small_are_refused();
     printf("text: ok\n");
     return 0;
 }

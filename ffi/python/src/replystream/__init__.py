@@ -13,8 +13,10 @@ A Python binding of the replystream C library (bundled in this package, called t
             if action.kind == "send":
                 print(action.text)                      # deliver it
                 engine.delivered(action.send_id, 30)    # then ack it
+        print(engine.outcome())                         # TurnOutcome(ending='finished', ...)
 
     pieces = split(long_text, "discord")                # [Block(text=..., ...), ...]
+    assert "".join(b.lead + b.source_text + b.sep for b in pieces) == long_text
 
 Times are milliseconds from the caller's monotonic clock (int or float, never negative).
 Text arguments are ``str`` or UTF-8 ``bytes``. A bad type raises ``TypeError`` and a bad
@@ -23,7 +25,7 @@ value ``ValueError``, naming the argument; other refusals raise :class:`Replystr
 
 from __future__ import annotations
 
-from ._engine import Action, Engine
+from ._engine import Action, Engine, TurnOutcome, Undelivered
 from ._errors import ReplystreamError, ReplystreamValueError
 from ._native import (
     DONE,
@@ -44,7 +46,7 @@ from ._native import (
     result_message,
     version,
 )
-from ._text import Block, chunk, split
+from ._text import Block, chunk, min_limit, split
 
 #: The version of the bundled library.
 __version__ = version()
@@ -55,7 +57,10 @@ __all__ = [
     "Engine",
     "ReplystreamError",
     "ReplystreamValueError",
+    "TurnOutcome",
+    "Undelivered",
     "chunk",
+    "min_limit",
     "split",
     "library_path",
     "result_message",

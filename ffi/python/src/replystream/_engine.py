@@ -5,7 +5,7 @@ from __future__ import annotations
 import ctypes
 import warnings
 from dataclasses import dataclass, field
-from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterator, List, Literal, Optional, Sequence, Tuple, Union
 
 from . import _args, _native
 from ._args import TextArg, TimeArg
@@ -17,6 +17,8 @@ _SEND_KINDS = {0: "tool", 1: "block", 2: "final", 3: "preview"}
 _OPS = {0: "create", 1: "edit", 2: "delete", 3: "draft"}
 _LANES = {0: "answer", 1: "reasoning", 2: "status"}
 _ABORT_REASONS = {0: None, 1: "cancelled", 2: "delivery_timeout"}
+_ENDINGS = {0: "finished", 1: "failed", 2: "cancelled"}
+_UNDELIVERED_REASONS = {0: "failed", 1: "timed_out"}
 
 MediaArg = Union[TextArg, Sequence[TextArg], None]
 
@@ -47,6 +49,57 @@ class Action:
     reply_to: Optional[str] = None  # None, "current", or a platform message id
     deadline_ms: Optional[int] = None  # arm_timer: None cancels the earlier request
     abort_reason: Optional[str] = None
+
+
+@dataclass(frozen=True)
+class Undelivered:
+    """A send that did not reach the user, in a :class:`TurnOutcome`. ``reason`` is
+    ``"failed"`` (a permanent failure, or out of retries) or ``"timed_out"`` (no ack within
+    the delivery timeout; a late ack removes it from a later outcome). ``text`` and
+    ``media`` are what did not arrive (a streamed block lists only its media: its text goes
+    out again in the final). Strings are copies."""
+
+    send_id: int
+    send_kind: str  # "tool", "block" or "final"
+    reason: Literal["failed", "timed_out"]
+    text: str
+    media: Tuple[str, ...]
+    is_error: bool
+    lane: str
+
+
+@dataclass(frozen=True)
+class TurnOutcome:
+    """How a turn ended, from :meth:`Engine.outcome`: ``ending`` is ``"finished"``,
+    ``"failed"`` or ``"cancelled"``; ``all_delivered`` says the user got the whole reply
+    (not cancelled, nothing undelivered); ``final_delivered`` says no final message is
+    undelivered; ``undelivered`` lists what never reached the user, in send order."""
+
+    ending: Literal["finished", "failed", "cancelled"]
+    all_delivered: bool
+    final_delivered: bool
+    undelivered: Tuple[Undelivered, ...]
+
+
+def _outcome_of(raw: _native.OutcomeRecord) -> TurnOutcome:
+    undelivered = []
+    for i in range(raw.undelivered_count):
+        u = raw.undelivered[i]
+        undelivered.append(Undelivered(
+            send_id=u.send_id,
+            send_kind=_SEND_KINDS.get(u.send_kind, f"unknown({u.send_kind})"),
+            reason=_UNDELIVERED_REASONS.get(u.reason, f"unknown({u.reason})"),  # type: ignore[arg-type]
+            text=u.text.text(),
+            media=tuple(u.media[m].text() for m in range(u.media_count)),
+            is_error=u.is_error,
+            lane=_LANES.get(u.lane, f"unknown({u.lane})"),
+        ))
+    return TurnOutcome(
+        ending=_ENDINGS.get(raw.ending, f"unknown({raw.ending})"),  # type: ignore[arg-type]
+        all_delivered=raw.all_delivered,
+        final_delivered=raw.final_delivered,
+        undelivered=tuple(undelivered),
+    )
 
 
 def _action_of(raw: _native.ActionRecord) -> Action:
@@ -335,9 +388,26 @@ class Engine:
         return bool(self._lib.replystream_engine_is_done(self._live("is_done")))
 
     def stats(self) -> Dict[str, int]:
-        """The engine's counters (gaps, duplicates_ignored, sends, delivered, retries,
-        ...)."""
+        """The engine's counters: ``gaps``, ``duplicates_ignored``, ``divergences``,
+        ``payloads_deduped``, ``unknown_acks``, ``sends``, ``delivered``, ``failures``,
+        ``retries``, ``dropped``, ``timeouts``, ``skipped_blocks``, and for a live preview
+        ``preview_updates`` (operations sent) and ``preview_skips`` (updates not sent because
+        the platform already showed that text)."""
         raw = _native.StatsRecord()
         self._check(self._lib.replystream_engine_stats(self._live("stats"), ctypes.byref(raw),
                                                        ctypes.sizeof(raw)))
         return {name: getattr(raw, name) for name in _native.STATS_FIELDS}
+
+    def outcome(self) -> Optional[TurnOutcome]:
+        """How the turn ended, once it has (after the ``idle`` action, or a cancel); ``None``
+        while it runs. A late ack for a send whose timeout fired still counts: ask again to
+        see it."""
+        handle = self._live("outcome")
+        record = ctypes.POINTER(_native.OutcomeRecord)()
+        self._check(self._lib.replystream_engine_outcome(handle, ctypes.byref(record)))
+        if not record:
+            return None
+        try:
+            return _outcome_of(record.contents)
+        finally:
+            self._lib.replystream_outcome_free(record)

@@ -101,6 +101,8 @@ STATS_FIELDS = (
     "dropped",
     "timeouts",
     "skipped_blocks",
+    "preview_updates",
+    "preview_skips",
 )
 
 
@@ -120,6 +122,37 @@ class BlockRecord(ctypes.Structure):
         ("source_end", ctypes.c_size_t),
         ("fence_reopened", ctypes.c_bool),
         ("fence_closed", ctypes.c_bool),
+        ("lead", Str),
+        ("indent_reopened", ctypes.c_bool),
+        ("source_in_text_start", ctypes.c_size_t),
+        ("source_in_text_end", ctypes.c_size_t),
+    ]
+
+
+class UndeliveredRecord(ctypes.Structure):
+    """``replystream_undelivered``."""
+
+    _fields_ = [
+        ("send_id", ctypes.c_uint64),
+        ("send_kind", ctypes.c_uint32),
+        ("reason", ctypes.c_uint32),
+        ("text", Str),
+        ("media", ctypes.POINTER(Str)),
+        ("media_count", ctypes.c_size_t),
+        ("is_error", ctypes.c_bool),
+        ("lane", ctypes.c_uint32),
+    ]
+
+
+class OutcomeRecord(ctypes.Structure):
+    """``replystream_outcome`` (owned by the caller until ``replystream_outcome_free``)."""
+
+    _fields_ = [
+        ("ending", ctypes.c_uint32),
+        ("all_delivered", ctypes.c_bool),
+        ("final_delivered", ctypes.c_bool),
+        ("undelivered", ctypes.POINTER(UndeliveredRecord)),
+        ("undelivered_count", ctypes.c_size_t),
     ]
 
 
@@ -172,6 +205,7 @@ def _declare(lib: ctypes.CDLL) -> None:
                  "silent_token", "heartbeat_token", "preview_cursor"):
         sig(f"replystream_options_set_{name}", R, P, S, Z)
     sig("replystream_options_set_human_delay", R, P, U32, U64, U64)
+    sig("replystream_min_limit", Z, U32)
 
     sig("replystream_engine_new", R, S, Z, P, U64, ctypes.POINTER(P))
     sig("replystream_engine_free", None, P)
@@ -191,6 +225,8 @@ def _declare(lib: ctypes.CDLL) -> None:
     sig("replystream_engine_next_deadline", B, P, ctypes.POINTER(U64))
     sig("replystream_engine_is_done", B, P)
     sig("replystream_engine_stats", R, P, ctypes.POINTER(StatsRecord), Z)
+    sig("replystream_engine_outcome", R, P, ctypes.POINTER(ctypes.POINTER(OutcomeRecord)))
+    sig("replystream_outcome_free", None, ctypes.POINTER(OutcomeRecord))
 
     for name in ("split", "chunk"):
         sig(f"replystream_{name}", R, S, Z, P, S, Z, ctypes.POINTER(P))

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass
-from typing import Any, List, Union
+from typing import Any, List, Tuple, Union
 
 from . import _args, _native
-from ._config import Options, channel_bytes
+from ._config import METRICS, Options, channel_bytes
 from ._errors import raise_for
 
 
@@ -15,12 +15,18 @@ from ._errors import raise_for
 class Block:
     """One piece of a text.
 
-    ``text`` is what to display (the source text, plus a synthetic fence line where a code
-    fence was cut: see ``fence_reopened`` and ``fence_closed``); ``sep`` is the source text
-    between this piece and the next. ``start``/``end`` locate the piece's source in the
-    input: character indices for a ``str`` input (``text[start:end]``), byte offsets for
-    ``bytes``. Over all pieces, ``source + sep`` gives back the input (blank lines at the
-    start and whitespace at the end aside).
+    ``text`` is what to display: the piece's source text, plus synthetic text where code was
+    cut (a fence line, see ``fence_reopened`` and ``fence_closed``; 4 spaces continuing an
+    indented code line, see ``indent_reopened``). ``source_in_text`` is the ``(start, end)``
+    of the source within ``text`` (character indices; :attr:`source_text` is that part).
+    ``lead`` is whitespace before the piece that no earlier ``sep`` holds (the input's
+    leading whitespace, on the first piece), and ``sep`` the source text between this piece
+    and the next.
+
+    Over all pieces, ``lead + source_text + sep`` gives back the input exactly (encode it
+    for ``bytes`` input); a text of only whitespace has no pieces. ``start``/``end`` locate
+    the source in the input: character indices for a ``str`` input (``input[start:end] ==
+    source_text``), byte offsets for ``bytes``.
     """
 
     text: str
@@ -29,6 +35,21 @@ class Block:
     end: int
     fence_reopened: bool
     fence_closed: bool
+    lead: str
+    indent_reopened: bool
+    source_in_text: Tuple[int, int]
+
+    @property
+    def source_text(self) -> str:
+        """The part of ``text`` that is the input's text (``text`` without its synthetic
+        start and end)."""
+        start, end = self.source_in_text
+        return self.text[start:end]
+
+
+def _chars(data: bytes, offset: int) -> int:
+    """The character index of byte ``offset`` in UTF-8 ``data``."""
+    return len(data[:offset].decode("utf-8"))
 
 
 def _cut(function: str, text: Any, channel: str, options: Any) -> List[Block]:
@@ -63,8 +84,19 @@ def _cut(function: str, text: Any, channel: str, options: Any) -> List[Block]:
         for r in records:
             start = index(r.source_start)
             end = index(r.source_end)
-            blocks.append(Block(r.text.text(), r.sep.text(), start, end, r.fence_reopened,
-                                r.fence_closed))
+            shown = r.text.bytes()
+            blocks.append(Block(
+                text=shown.decode("utf-8"),
+                sep=r.sep.text(),
+                start=start,
+                end=end,
+                fence_reopened=r.fence_reopened,
+                fence_closed=r.fence_closed,
+                lead=r.lead.text(),
+                indent_reopened=r.indent_reopened,
+                source_in_text=(_chars(shown, r.source_in_text_start),
+                                _chars(shown, r.source_in_text_end)),
+            ))
         return blocks
     finally:
         lib.replystream_blocks_free(result)
@@ -74,12 +106,24 @@ def split(text: Union[str, bytes], channel: str = "generic", **options: Any) -> 
     """Splits a whole text (a final reply, a tool result) into pieces that fit the
     channel's text limit in its length unit, cutting at paragraph, line, sentence or word
     breaks, never inside a grapheme, closing and reopening code fences it cuts. Options as
-    for :class:`Engine` (``text_limit``, ``metric``, ``max_lines``, ``chunk_mode`` apply)."""
+    for :class:`Engine` (``text_limit``, ``metric``, ``max_lines``, ``chunk_mode`` apply).
+
+    A limit below :func:`min_limit` of the metric (too small to close and reopen a code
+    fence) raises :class:`ReplystreamValueError` (a ``ValueError``) naming ``text_limit``."""
     return _cut("split", text, channel, options)
 
 
 def chunk(text: Union[str, bytes], channel: str = "generic", **options: Any) -> List[Block]:
     """Chunks a text as the streaming chunker would: blocks of ``chunk_min`` to
     ``chunk_max`` units cut at the preferred breaks (``break_preference``), with the same
-    guarantees as :func:`split`. Options as for :class:`Engine`."""
+    guarantees as :func:`split`. Options as for :class:`Engine`; a ``chunk_max`` (or
+    ``text_limit``) below :func:`min_limit` raises ``ValueError`` naming it."""
     return _cut("chunk", text, channel, options)
+
+
+def min_limit(metric: str = "utf16") -> int:
+    """The smallest text limit (and ``chunk_max``, ``preview_limit``) accepted in ``metric``
+    (``"utf16"``, ``"chars"``, ``"bytes"`` or ``"graphemes"``): room to close and reopen a
+    code fence around the widest character cluster kept whole. 29 UTF-16 units, 24 chars, 49
+    bytes, 15 graphemes."""
+    return int(_native.load().replystream_min_limit(_args.choice("metric", metric, METRICS)))

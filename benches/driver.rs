@@ -1,7 +1,9 @@
 //! One driver thread under load (SPEC §14): by default 100 000 concurrent streams at 20
 //! deltas/s each for 10 s, one producer thread, a synchronous sink. Reports whether the
 //! producer kept its pace, how late timers fired (p50/p99/max, the budget is p99 ≤ 5 ms),
-//! how busy the driver thread was, and the resident memory per stream.
+//! how busy the driver thread was, its CPU time per delta and per engine input, the
+//! producer's CPU time per delta, how many deltas were merged into the one before them,
+//! and the resident memory per stream.
 //!
 //! A custom harness (this is a load test, not a loop to time); `cargo test` only builds it.
 //! Run it with `cargo bench --bench driver`; `REPLYSTREAM_BENCH_STREAMS`,
@@ -25,6 +27,7 @@ use replystream::{ChannelProfile, Config, SendRequest};
 struct CountingSink {
     sends: Arc<AtomicU64>,
     started: Arc<AtomicU64>,
+    idle: Arc<AtomicU64>,
 }
 
 impl Sink for CountingSink {
@@ -34,8 +37,14 @@ impl Sink for CountingSink {
     }
 
     fn event(&mut self, _stream: StreamId, event: &StreamEvent) {
-        if *event == StreamEvent::Started {
-            self.started.fetch_add(1, Ordering::Relaxed);
+        match event {
+            StreamEvent::Started => {
+                self.started.fetch_add(1, Ordering::Relaxed);
+            }
+            StreamEvent::Idle(_) => {
+                self.idle.fetch_add(1, Ordering::Relaxed);
+            }
+            _ => {}
         }
     }
 }
@@ -68,14 +77,26 @@ fn driver_sched() -> Option<SchedTimes> {
         let path = task.ok()?.path();
         let comm = std::fs::read_to_string(path.join("comm")).unwrap_or_default();
         if comm.starts_with("replystream-dri") {
-            let stat = std::fs::read_to_string(path.join("schedstat")).ok()?;
-            let mut fields = stat.split_whitespace().map(|f| f.parse::<u64>().ok());
-            let on_cpu = Duration::from_nanos(fields.next()??);
-            let waiting = Duration::from_nanos(fields.next()??);
-            return Some(SchedTimes { on_cpu, waiting });
+            return sched_of(&path);
         }
     }
     None
+}
+
+/// The producer's (this, the main thread's) scheduler times.
+fn producer_sched() -> Option<SchedTimes> {
+    sched_of(std::path::Path::new(&format!(
+        "/proc/self/task/{}",
+        std::process::id()
+    )))
+}
+
+fn sched_of(task: &std::path::Path) -> Option<SchedTimes> {
+    let stat = std::fs::read_to_string(task.join("schedstat")).ok()?;
+    let mut fields = stat.split_whitespace().map(|f| f.parse::<u64>().ok());
+    let on_cpu = Duration::from_nanos(fields.next()??);
+    let waiting = Duration::from_nanos(fields.next()??);
+    Some(SchedTimes { on_cpu, waiting })
 }
 
 fn mib(kib: Option<u64>) -> String {
@@ -106,13 +127,25 @@ fn main() {
     let rss_start = status_kib("VmRSS:");
     let sends = Arc::new(AtomicU64::new(0));
     let started = Arc::new(AtomicU64::new(0));
+    let idle = Arc::new(AtomicU64::new(0));
     let driver = Driver::spawn(
         CountingSink {
             sends: sends.clone(),
             started: started.clone(),
+            idle: idle.clone(),
         },
         DriverOptions::default(),
     );
+    // The thread is named once it runs; its CPU time from here on is the whole run's.
+    let sched_spawned = loop {
+        if let Some(t) = driver_sched() {
+            break Some(t);
+        }
+        if std::fs::metadata("/proc/self/task").is_err() {
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    };
     let mut config = Config::for_channel(&ChannelProfile::by_name("telegram").unwrap());
     config.chunk_min = 200;
     config.chunk_max = 400;
@@ -147,6 +180,7 @@ fn main() {
     let slot = tick / slots as u32;
     let ticks = seconds * rate_hz;
     let sched_start = driver_sched();
+    let producer_start = producer_sched();
     let start = Instant::now();
     let mut next = start;
     let mut pushed = 0u64;
@@ -170,10 +204,17 @@ fn main() {
     }
     let produced_in = start.elapsed();
     let sched_produced = driver_sched();
+    let producer_produced = producer_sched();
     let rss_steady = status_kib("VmRSS:");
     for h in &handles {
         h.finish().unwrap();
     }
+    // Every stream idle (or two minutes), then the thread's CPU time, while it still exists.
+    let drain_limit = Instant::now() + Duration::from_secs(120);
+    while idle.load(Ordering::Relaxed) < streams as u64 && Instant::now() < drain_limit {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let sched_end = driver_sched();
     let report = driver.shutdown(Duration::from_secs(120));
     let total = start.elapsed();
     let hwm = status_kib("VmHWM:");
@@ -204,12 +245,38 @@ fn main() {
         worst_lag.as_secs_f64() * 1000.0
     );
     println!(
-        "  engine inputs        {} (deltas, acks, timers) in {:.2} s: {:.0}/s",
+        "  engine inputs        {} (deltas, acks, timers) in {:.2} s: {:.0}/s; {} deltas merged into the one before",
         report.pushes,
         total.as_secs_f64(),
-        report.pushes as f64 / total.as_secs_f64()
+        report.pushes as f64 / total.as_secs_f64(),
+        report.merged_deltas,
     );
     println!("  driver thread        {busy}");
+    let per =
+        |cpu: Duration, n: u64| format!("{:.2} us", cpu.as_secs_f64() * 1e6 / n.max(1) as f64);
+    if let (Some(a), Some(b)) = (producer_start, producer_produced) {
+        println!(
+            "  producer CPU         {} per delta (pacing sleeps excluded)",
+            per(b.on_cpu - a.on_cpu, pushed)
+        );
+    }
+    if let (Some(a), Some(b), Some(c)) = (sched_start, sched_produced, sched_spawned) {
+        println!(
+            "  driver CPU           {} per delta while the producer ran; {} per delta offered in the whole run",
+            per(b.on_cpu - a.on_cpu, pushed),
+            per(
+                sched_end.map_or(b.on_cpu, |e| e.on_cpu) - c.on_cpu,
+                pushed + 2 * streams as u64
+            ),
+        );
+        println!(
+            "                       {} per engine input in the whole run (opens and drain included)",
+            per(
+                sched_end.map_or(b.on_cpu, |e| e.on_cpu) - c.on_cpu,
+                report.pushes
+            ),
+        );
+    }
     println!("  sends delivered      {}", sends.load(Ordering::Relaxed));
     println!(
         "  streams completed    {} (unfinished {})",

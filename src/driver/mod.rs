@@ -1,11 +1,12 @@
 //! The thread driver: runs many engines on one thread and executes their actions.
 //!
 //! The core is sans-IO; this module is the one place that reads the clock and blocks. One
-//! driver thread serves many reply streams: commands arrive over a bounded crossbeam channel,
-//! and the thread sleeps in `select!` on that channel and on `crossbeam_channel::at(next
-//! deadline)` from a single deadline heap. For each `Send` it calls the user's [`Sink`],
-//! which delivers synchronously (returning the outcome) or asynchronously (returning
-//! [`Delivery::Pending`] and reporting later through the [`AckHandle`] from any thread).
+//! driver thread serves many reply streams. Each stream has a mailbox where its inputs wait
+//! in push order; the thread is told through its command queue when a mailbox turns
+//! non-empty (and of opens and shutdown), and sleeps on that queue until the next deadline of
+//! a timer wheel (1 ms slots). For each `Send` it calls the user's [`Sink`], which delivers
+//! synchronously (returning the outcome) or asynchronously (returning [`Delivery::Pending`]
+//! and reporting later through the [`AckHandle`] from any thread).
 //!
 //! ```
 //! use replystream::driver::{Delivery, Driver, DriverOptions, Sink, AckHandle, StreamId};
@@ -32,8 +33,8 @@
 //! - **Busy chats.** One turn per chat is active at a time: a second turn opened for a busy
 //!   chat waits until the first one is idle ([`BusyChat::Wait`], the default; its inputs wait
 //!   too) or is refused ([`BusyChat::Reject`]).
-//! - **Full queues.** The command channel holds at most
-//!   [`DriverOptions::command_capacity`] opens and inputs, and a chat at most
+//! - **Full queues.** At most [`DriverOptions::command_capacity`] opens and inputs (acks
+//!   included) wait for the driver thread at once, over all streams, and a chat at most
 //!   [`DriverOptions::max_waiting_turns`] waiting turns. When either is full, a call waits for
 //!   room ([`WhenFull::Block`], the default: backpressure) or returns
 //!   [`DriverError::Full`] at once ([`WhenFull::Refuse`]; nothing was taken, the caller keeps
@@ -55,13 +56,26 @@
 //!   it (a `retry_after`, an idle timer) is never shorter than asked; a deadline is acted on
 //!   only once the real clock has reached it (an input that would make a deadline of the
 //!   current millisecond due early waits for it, at most a millisecond).
+//! - **Merged deltas.** When the thread comes to a stream, it takes every input waiting in
+//!   its mailbox, and pushes consecutive text deltas into the engine as one delta. The
+//!   text core gives the same blocks for any split of the same text as long as no timer
+//!   fires in between, and none can fire between deltas taken together (a deadline that
+//!   fell due before them fires first, as it would before the first of them). So the sends
+//!   are the same; only the engine pushes are fewer, and the further the thread is behind,
+//!   the more each push carries. [`ShutdownReport::merged_deltas`] counts them. A refused
+//!   merged delta (text after the turn ended) is reported once per delta it stands for.
+//!   Streams with a live preview are not merged: a preview shows the text received so far
+//!   whenever it is created or edited, so it would show more text at once.
 //! - **Ids before events.** [`Driver::open`] returns the stream's id before any event names
 //!   it: [`StreamEvent::Started`] is reported just before the stream's first input is
 //!   handled, and inputs can only come through the handle `open` returned.
 
 mod lateness;
+mod mailbox;
+mod queue;
 mod shared;
 mod trace;
+mod wheel;
 mod worker;
 
 #[cfg(test)]
@@ -73,6 +87,7 @@ use std::time::Duration;
 
 use crossbeam_channel::Sender;
 
+use self::mailbox::{Incoming, Mailbox, Pushed};
 use self::shared::{Room, Shared};
 use crate::action::{AbortReason, SendRequest};
 use crate::config::Config;
@@ -175,12 +190,17 @@ pub enum WhenFull {
 pub struct DriverOptions {
     /// A second turn for a busy chat waits or is refused.
     pub busy_chat: BusyChat,
-    /// How many opens and inputs may wait for the driver thread at once (at least 1; default
-    /// 65 536, about 3 MB of queue).
+    /// How many opens and inputs (acks included) may wait for the driver thread at once,
+    /// over all streams (at least 1; default 1 048 576). A waiting text delta costs its
+    /// text (plus an item of a few dozen bytes when it cannot be merged into the delta
+    /// before it); other inputs an item each. The default is large so that a thread serving
+    /// 100 000 streams can fall several deltas behind on each, which is what lets it merge
+    /// them and catch up (see "Merged deltas").
     pub command_capacity: usize,
     /// How many turns may wait behind a chat's active turn (default 64).
     pub max_waiting_turns: usize,
-    /// What a call does when the command channel or a chat's waiting-turn queue is full.
+    /// What a call does when the inputs waiting for the driver thread or a chat's waiting-turn
+    /// queue are full.
     pub when_full: WhenFull,
 }
 
@@ -188,7 +208,7 @@ impl Default for DriverOptions {
     fn default() -> Self {
         DriverOptions {
             busy_chat: BusyChat::Wait,
-            command_capacity: 65_536,
+            command_capacity: 1 << 20,
             max_waiting_turns: 64,
             when_full: WhenFull::Block,
         }
@@ -233,9 +253,9 @@ pub enum DriverError {
     Config(Error),
     /// The chat already has an active turn and the policy is [`BusyChat::Reject`].
     ChatBusy,
-    /// The command channel or the chat's waiting-turn queue is full and the policy is
-    /// [`WhenFull::Refuse`] (or the call came from inside a callback, which cannot wait for
-    /// a waiting-turn slot). Nothing was taken; try again later.
+    /// The inputs waiting for the driver thread or the chat's waiting-turn queue are full
+    /// and the policy is [`WhenFull::Refuse`] (or the call came from inside a callback,
+    /// which cannot wait for a waiting-turn slot). Nothing was taken; try again later.
     Full,
     /// The driver has shut down.
     Closed,
@@ -267,8 +287,13 @@ pub struct ShutdownReport {
     /// Streams not idle when the wait ran out (or when the driver thread died), with their
     /// chat id.
     pub unfinished: Vec<(StreamId, String)>,
-    /// Inputs pushed into engines (acks and timer inputs included).
+    /// Inputs pushed into engines (acks and timer inputs included). Consecutive text
+    /// deltas that were waiting together count once (see [`Self::merged_deltas`]).
     pub pushes: u64,
+    /// Text deltas that were pushed together with the delta before them, because both were
+    /// waiting for the driver thread when it came to their stream (the output is the same;
+    /// see "Merged deltas" in the module docs). Zero while the thread keeps up.
+    pub merged_deltas: u64,
     /// How late engine timers fired, over the driver's life.
     pub timer_lateness: Lateness,
     /// Sink callbacks that panicked (and were contained).
@@ -303,20 +328,17 @@ pub struct Lateness {
     pub max_us: u64,
 }
 
-/// Commands from handles to the driver thread.
+/// Commands from handles to the driver thread (through its [`queue`]). Inputs do not travel
+/// here: they wait in their stream's [`Mailbox`], and the queue carries one `Ready` per
+/// mailbox that turned non-empty.
 enum Command {
     Open {
-        id: StreamId,
         chat: String,
         engine: Box<Engine>,
+        mailbox: Arc<Mailbox>,
     },
-    /// A text delta, the common input, kept small: the channel moves every command.
-    Text { id: StreamId, text: String },
-    /// Any other input (boxed, so that commands stay small).
-    Input {
-        id: StreamId,
-        input: Box<OwnedInput>,
-    },
+    /// Stream `id`'s mailbox has inputs.
+    Ready { id: StreamId },
     Shutdown {
         wait: Duration,
         reply: Sender<ShutdownReport>,
@@ -328,7 +350,6 @@ enum Command {
 
 /// Runs engines on one thread. See the module docs.
 pub struct Driver {
-    commands: Sender<Command>,
     shared: Arc<Shared>,
     thread: Option<JoinHandle<()>>,
 }
@@ -336,19 +357,16 @@ pub struct Driver {
 impl Driver {
     /// Starts the driver thread with `sink`.
     pub fn spawn(sink: impl Sink, options: DriverOptions) -> Driver {
-        let (tx, rx) = crossbeam_channel::bounded(options.command_capacity.max(1));
         let shared = Arc::new(Shared::new(options));
         let acks = AckHandle {
-            commands: tx.clone(),
             shared: shared.clone(),
         };
         let thread_shared = shared.clone();
         let thread = std::thread::Builder::new()
             .name("replystream-driver".into())
-            .spawn(move || worker::run(Box::new(sink), thread_shared, acks, rx))
+            .spawn(move || worker::run(Box::new(sink), thread_shared, acks))
             .expect("spawn the driver thread");
         Driver {
-            commands: tx,
             shared,
             thread: Some(thread),
         }
@@ -360,21 +378,26 @@ impl Driver {
     /// down or died. Never waits for the driver thread, so a sink may call it from its
     /// callbacks (to open the next turn on `Idle`, say).
     pub fn open(&self, chat: &str, config: Config, seed: u64) -> Result<StreamHandle, DriverError> {
+        let merge = mailbox::merges_deltas(&config);
         let engine = Engine::new(config, seed).map_err(DriverError::Config)?;
-        self.shared.begin_turn(chat)?;
-        let id = StreamId(self.shared.next_id());
+        let mailbox = self.shared.begin_turn(chat, merge)?;
+        let id = mailbox.id;
+        if let Err(e) = self.shared.reserve(Room::AsConfigured) {
+            self.shared.end_turn(chat, Some(id));
+            return Err(e);
+        }
         let open = Command::Open {
-            id,
             chat: chat.to_owned(),
             engine: Box::new(engine),
+            mailbox: mailbox.clone(),
         };
-        if let Err(e) = self.shared.send(&self.commands, open, Room::AsConfigured) {
-            self.shared.end_turn(chat);
+        if let Err(e) = self.shared.send(open) {
+            self.shared.release(1);
+            self.shared.end_turn(chat, Some(id));
             return Err(e);
         }
         Ok(StreamHandle {
-            id,
-            commands: self.commands.clone(),
+            mailbox,
             shared: self.shared.clone(),
         })
     }
@@ -382,7 +405,6 @@ impl Driver {
     /// A handle for reporting asynchronous deliveries.
     pub fn acks(&self) -> AckHandle {
         AckHandle {
-            commands: self.commands.clone(),
             shared: self.shared.clone(),
         }
     }
@@ -401,11 +423,7 @@ impl Driver {
             // Inside a callback the thread cannot be waited for: it stops once the callback
             // returns and the wait has passed.
             let (reply, _) = crossbeam_channel::bounded(1);
-            let _ = self.shared.send(
-                &self.commands,
-                Command::Shutdown { wait, reply },
-                Room::Wait,
-            );
+            let _ = self.shared.send(Command::Shutdown { wait, reply });
             self.thread = None;
             return ShutdownReport {
                 failure: Some(
@@ -417,7 +435,7 @@ impl Driver {
         }
         let (tx, rx) = crossbeam_channel::bounded(1);
         let shutdown = Command::Shutdown { wait, reply: tx };
-        let report = match self.shared.send(&self.commands, shutdown, Room::Wait) {
+        let report = match self.shared.send(shutdown) {
             Ok(()) => rx.recv().ok(),
             Err(_) => None,
         };
@@ -435,7 +453,7 @@ impl Driver {
     /// Makes the driver thread panic (tests of what its death looks like).
     #[cfg(test)]
     fn crash(&self) {
-        let _ = self.shared.send(&self.commands, Command::Crash, Room::Wait);
+        let _ = self.shared.send(Command::Crash);
     }
 }
 
@@ -451,35 +469,29 @@ impl Drop for Driver {
 /// Pushes inputs into one stream from any thread. Cheap to clone.
 #[derive(Clone)]
 pub struct StreamHandle {
-    id: StreamId,
-    commands: Sender<Command>,
+    mailbox: Arc<Mailbox>,
     shared: Arc<Shared>,
 }
 
 impl StreamHandle {
     /// This stream's id.
     pub fn id(&self) -> StreamId {
-        self.id
+        self.mailbox.id
     }
 
     /// Pushes `input` (timestamped by the driver when it is handled). Under
     /// [`WhenFull::Refuse`] a full queue returns [`DriverError::Full`] and the input was not
-    /// taken.
+    /// taken. An input for a stream that already finished is dropped quietly.
     pub fn push(&self, input: OwnedInput) -> Result<(), DriverError> {
-        let command = match input {
-            OwnedInput::TextDelta(text) => Command::Text { id: self.id, text },
-            input => Command::Input {
-                id: self.id,
-                input: Box::new(input),
-            },
-        };
-        self.shared
-            .send(&self.commands, command, Room::AsConfigured)
+        match input {
+            OwnedInput::TextDelta(text) => self.deliver(Incoming::Text(&text), Room::AsConfigured),
+            input => self.deliver(Incoming::Input(input), Room::AsConfigured),
+        }
     }
 
-    /// Pushes a text delta.
+    /// Pushes a text delta (copied once, into the stream's mailbox).
     pub fn text(&self, delta: &str) -> Result<(), DriverError> {
-        self.push(OwnedInput::TextDelta(delta.to_owned()))
+        self.deliver(Incoming::Text(delta), Room::AsConfigured)
     }
 
     /// Ends the turn.
@@ -491,13 +503,39 @@ impl StreamHandle {
     pub fn cancel(&self) -> Result<(), DriverError> {
         self.push(OwnedInput::Cancel)
     }
+
+    fn deliver(&self, input: Incoming<'_>, room: Room) -> Result<(), DriverError> {
+        put(&self.shared, &self.mailbox, input, room)
+    }
+}
+
+/// Appends `input` to `mailbox` once there is room for it, and tells the driver thread if
+/// the mailbox was empty.
+fn put(
+    shared: &Shared,
+    mailbox: &Mailbox,
+    input: Incoming<'_>,
+    room: Room,
+) -> Result<(), DriverError> {
+    shared.reserve(room)?;
+    match mailbox.push(input) {
+        Pushed::Tell => shared.send(Command::Ready { id: mailbox.id }),
+        Pushed::Queued => Ok(()),
+        Pushed::Dropped => {
+            shared.release(1);
+            Ok(())
+        }
+        Pushed::Stopped => {
+            shared.release(1);
+            Err(shared.gone())
+        }
+    }
 }
 
 /// Reports asynchronous delivery outcomes from any thread. Cheap to clone. An outcome is
 /// never refused for a full queue: it waits for room (never on the driver thread).
 #[derive(Clone)]
 pub struct AckHandle {
-    commands: Sender<Command>,
     shared: Arc<Shared>,
 }
 
@@ -537,10 +575,12 @@ impl AckHandle {
     }
 
     fn ack(&self, id: StreamId, input: OwnedInput) -> Result<(), DriverError> {
-        let command = Command::Input {
-            id,
-            input: Box::new(input),
-        };
-        self.shared.send(&self.commands, command, Room::Wait)
+        match self.shared.mailbox_of(id) {
+            Some(mailbox) => put(&self.shared, &mailbox, Incoming::Input(input), Room::Wait),
+            // A stream that finished (a late ack is dropped quietly, as the engine would
+            // drop it), or an id no stream had; a driver that stopped says so.
+            None if self.shared.is_stopped() => Err(self.shared.gone()),
+            None => Ok(()),
+        }
     }
 }

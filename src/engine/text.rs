@@ -21,6 +21,24 @@ impl Engine {
         if raw.is_empty() {
             return;
         }
+        self.filter_model_text(Some(raw), now);
+    }
+
+    /// A text boundary inside the message (`TextEnd`, a tool call, media): every stage lets
+    /// go of what it holds back (a possible tag start, a possible directive, a possible
+    /// token), in order, so the text before the boundary leaves before it and the joiner
+    /// lands exactly at the boundary.
+    pub(super) fn release_at_boundary(&mut self, now: Time) {
+        if !self.message_open {
+            return;
+        }
+        self.filter_model_text(None, now);
+        self.flush_token_gate(now);
+    }
+
+    /// Runs `raw` (or, with `None`, what the stages hold at a boundary) through tags and
+    /// directives.
+    fn filter_model_text(&mut self, raw: Option<&str>, now: Time) {
         self.reasoning_scratch.clear();
         self.directive_out.clear();
         // The tag filter appends the answer straight into the directive parser's buffer,
@@ -28,10 +46,20 @@ impl Engine {
         // the reasoning is routed changes nothing, as routing never touches the directive
         // parser or its output, whose events are applied only after.
         let (tags, reasoning) = (&mut self.tags, &mut self.reasoning_scratch);
-        let events = self.directives.push_with(
-            |answer| tags.push(raw, answer, reasoning),
-            &mut self.directive_out,
-        );
+        let events = match raw {
+            Some(raw) => self.directives.push_with(
+                |answer| tags.push(raw, answer, reasoning),
+                &mut self.directive_out,
+            ),
+            None => {
+                let events = self.directives.push_with(
+                    |answer| tags.release(answer, reasoning),
+                    &mut self.directive_out,
+                );
+                self.directives.release(&mut self.directive_out);
+                events
+            }
+        };
         // With no block ended and no reasoning, routing does nothing.
         if events.thinking_ended_at.is_some() || !self.reasoning_scratch.is_empty() {
             self.route_reasoning_events(events.thinking_ended_at, now);

@@ -518,6 +518,11 @@ fn run(s: &Script) -> Option<Run> {
         let mut line_ends = tools.clone();
         line_ends.extend(&joiner_seams);
         line_ends.sort_unstable();
+        // Not where the line so far is only whitespace: that is kept for what follows.
+        line_ends.retain(|&p| {
+            let line = text[..p].rsplit('\n').next().unwrap_or("");
+            !line.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\r'))
+        });
         sources.push(Source::with_line_ends(text, joiner_seams, &line_ends));
     }
     sim.push(Input::Finish).run_until_idle();

@@ -108,6 +108,11 @@ impl Engine {
             for span in pending.iter().filter(|s| s.message == message) {
                 gaps = subtract(gaps, &span.range);
             }
+            // A forced flush ended a line there: the text on either side went out apart
+            // and is read apart, so no final joins them.
+            for &end in &msg.line_ends {
+                gaps = subtract(gaps, &(end..end));
+            }
             if gaps.is_empty() {
                 continue;
             }
@@ -260,7 +265,8 @@ fn without_ws(text: &str) -> impl Iterator<Item = char> + '_ {
 fn subtract(gaps: Vec<Range<usize>>, cut: &Range<usize>) -> Vec<Range<usize>> {
     let mut out = Vec::with_capacity(gaps.len() + 1);
     for g in gaps {
-        if g.end <= cut.start || cut.end <= g.start {
+        // An empty cut strictly inside a gap splits it there.
+        if g.end <= cut.start || cut.end <= g.start || (cut.is_empty() && cut.start == g.start) {
             out.push(g);
             continue;
         }
@@ -332,5 +338,7 @@ mod tests {
         assert_eq!(subtract(vec![0..10], &(0..10)), vec![]);
         assert_eq!(subtract(vec![0..10], &(3..4)), vec![0..3, 4..10]);
         assert_eq!(subtract(vec![0..10], &(10..12)), vec![0..10]);
+        assert_eq!(subtract(vec![0..10], &(4..4)), vec![0..4, 4..10]);
+        assert_eq!(subtract(vec![0..10], &(0..0)), vec![0..10]);
     }
 }

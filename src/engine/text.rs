@@ -183,7 +183,9 @@ impl Engine {
         if self.streams_blocks() {
             let msg = self.messages.last_mut().expect("a message is open");
             let end = msg.text.len();
-            if end > 0 && !msg.text.ends_with('\n') && msg.line_ends.last() != Some(&end) {
+            let line = msg.text.rsplit('\n').next().unwrap_or("");
+            let ended = !line.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\r'));
+            if ended && msg.line_ends.last() != Some(&end) {
                 msg.line_ends.push(end);
             }
         }

@@ -52,3 +52,74 @@ fn a_possible_directive_start_is_released_at_a_tool_start_in_order() {
         ]
     );
 }
+
+/// Every send of `sim` checked exactly against `text`, one assistant message with a
+/// forced flush at `at` (a `TextEnd` there also puts the joiner there).
+fn assert_exact(sim: &Sim, config: &replystream::Config, text: &str, at: usize, text_end: bool) {
+    use common::reconstruct::{Rule, Source, check_answer, seen_sends};
+    let delivered: std::collections::HashSet<_> =
+        sim.delivered.iter().map(|(_, s)| s.send_id).collect();
+    let log: Vec<_> = sim
+        .sends()
+        .into_iter()
+        .map(|(_, s)| s)
+        .filter(|s| s.kind != SendKind::Tool)
+        .collect();
+    let sends = seen_sends(log.iter(), &delivered);
+    let rule = Rule {
+        joiner: "\n\n",
+        metric: config.metric,
+        limit: config.text_limit,
+        max_lines: config.max_lines,
+        graphemes: true,
+    };
+    let line = text[..at].rsplit('\n').next().unwrap_or("");
+    let line_ends: Vec<usize> = if line.trim().is_empty() {
+        vec![]
+    } else {
+        vec![at]
+    };
+    let seams = if text_end { vec![at] } else { vec![] };
+    let source = Source::with_line_ends(text, seams, &line_ends);
+    if let Err(e) = check_answer(&[source], &sends, &rule) {
+        panic!("flush at {at}: {e}\nsends: {:#?}", sim.sent_texts());
+    }
+}
+
+#[test]
+fn a_forced_flush_anywhere_in_a_cut_fence_adds_no_blank_line() {
+    // Code with and without blank lines, a fenced and an indented block, cut at small
+    // limits; a tool call or a `TextEnd` at every position: every send is an exact span
+    // (a blank line after a reopened fence line, or before a synthetic close, would not be).
+    let texts = [
+        "Intro.\n\n```js\nlet a = 1; let b = 2; let c = 3;\nlet d = 4;\nlet e = 5;\nlet f = 6;\n```\nAfter.",
+        "Intro.\n\n```js\nlet a = 1;\nlet b = 2;\n\nlet c = 3;\nlet d = 4;\n    let e = 5;\nlet f = 6;\n```\nAfter.",
+        "Intro.\n\n    let a = 1;\n    let b = 2;\n\n    let c = 3;\n    let d = 4;\n\nAfter.",
+    ];
+    for text in texts {
+        for max in [24, 30, 40, 1000] {
+            for at in 1..text.len() {
+                for tool in [true, false] {
+                    let mut c = config("generic");
+                    c.chunk_min = 1;
+                    c.chunk_max = max;
+                    c.coalesce_min = Some(1);
+                    c.coalesce_max = Some(max);
+                    let mut sim = Sim::new(engine(c.clone()));
+                    sim.push(Input::MessageStart);
+                    for ch in text[..at].chars() {
+                        sim.push(Input::TextDelta(&ch.to_string()));
+                    }
+                    match tool {
+                        true => sim.push(Input::ToolStart { name: "t" }),
+                        false => sim.push(Input::TextEnd(None)),
+                    };
+                    sim.push(Input::TextDelta(&text[at..]))
+                        .push(Input::Finish)
+                        .run_until_idle();
+                    assert_exact(&sim, &c, text, at, !tool);
+                }
+            }
+        }
+    }
+}

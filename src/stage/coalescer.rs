@@ -269,14 +269,24 @@ impl Coalescer {
         // After a text boundary the joiner is used, except inside a fence that spans it (the
         // buffer ends with a synthetic close, the block reopens the same fence): a joiner
         // there would change the code, so the source joins them.
+        // A flush in the middle of a line ended that line for the chunker: joined without a
+        // line break, the two halves would read as one line (`` `` `` + `` ` `` as a closing
+        // marker), so the block goes out on its own instead.
+        let mut apart = false;
         let seam = match (tail, contiguous) {
-            (Some(t), Some(seam))
-                if t.continues || (self.buffer_trail > 0 && block.fence_reopened) =>
-            {
+            (Some(t), Some(seam)) if t.continues => seam,
+            (Some(_), Some(seam)) if self.buffer_trail > 0 && block.fence_reopened => {
+                let across_line = match &seam {
+                    Seam::Source(r) => source.and_then(|t| t.get(r.clone())),
+                    _ => Some(self.tail_gap.as_str()),
+                }
+                .is_some_and(|gap| gap.contains('\n') || block.lead.contains('\n'));
+                apart = !(across_line || line_start);
                 seam
             }
             _ => Seam::Joiner,
         };
+
         let has_tail = tail.is_some();
         if shown.bytes().all(is_sep_ws) {
             // Nothing to show: the text stays part of the gap to the next block, unless it
@@ -289,6 +299,9 @@ impl Coalescer {
                 self.tail_gap.push_str(&block.sep);
             }
             return;
+        }
+        if apart {
+            self.flush(out);
         }
         let mut gap = std::mem::take(&mut self.tail_gap);
         if matches!(seam, Seam::CarriedSep) {

@@ -508,9 +508,17 @@ fn joined(src: &Source, body: &[u8], i: usize, q: usize, rule: &Rule) -> Option<
     }
     let run = &s[q..r];
     let nl = run.iter().rposition(|&b| b == b'\n');
-    let indent_at = nl.map_or(q, |i| q + i + 1);
+    // Without a line break after the boundary, the indentation may have begun before it
+    // (a `TextEnd` after the first spaces of an indented line).
+    let line_start = src.text[..q].rfind('\n').map_or(0, |i| i + 1);
+    let blank_before = s[line_start..q].iter().all(|&b| b == b' ' || b == b'\t');
+    let indent_at = match nl {
+        Some(i) => q + i + 1,
+        None if blank_before => line_start,
+        None => q,
+    };
     let code_indent =
-        (nl.is_some() || src.is_line_start(q)) && columns(&src.text[indent_at..r]) >= 4;
+        (nl.is_some() || src.is_line_start(indent_at)) && columns(&src.text[indent_at..r]) >= 4;
     let next = if rule.joiner.contains('\n') && code_indent {
         indent_at
     } else {

@@ -123,3 +123,134 @@ fn a_forced_flush_anywhere_in_a_cut_fence_adds_no_blank_line() {
         }
     }
 }
+
+#[test]
+fn a_zwj_emoji_is_never_split_between_sends_at_the_smallest_limits() {
+    // Each metric's smallest accepted text limit, chunk sizes forced down with it; the
+    // family emoji next to fences and fence-like lines, fed one char at a time, with a
+    // tool call and a text end in between.
+    let family = "👨\u{200d}👩\u{200d}👧\u{200d}👦";
+    let text = format!(
+        "\n~~~\n\n~~~\n\n```rust\n\n````\n\n  ```\n`code span`\n~~~\n\n````md\n````\t\n````md\n{family}\n````\n\nA {family} here, {family}{family} there, and {family}."
+    );
+    // Boundaries fall between clusters (the model does not split one by a tool call).
+    let boundary = |p: usize| {
+        use unicode_segmentation::UnicodeSegmentation;
+        text.grapheme_indices(true)
+            .map(|(i, _)| i)
+            .find(|&i| i >= p)
+            .unwrap_or(text.len())
+    };
+    let text_end = boundary(2 * text.len() / 3);
+    for metric in replystream::LengthMetric::ALL {
+        for tool_at in [boundary(text.len() / 3), boundary(text.len() / 2)] {
+            let mut c = config("generic");
+            c.metric = metric;
+            c.text_limit = metric.min_limit();
+            let mut sim = Sim::new(engine(c));
+            sim.push(Input::MessageStart);
+            for (i, ch) in text.char_indices() {
+                if i == tool_at {
+                    sim.push(Input::ToolStart { name: "t" });
+                }
+                if i == text_end {
+                    sim.push(Input::TextEnd(None));
+                }
+                sim.push(Input::TextDelta(&text[i..i + ch.len_utf8()]));
+            }
+            sim.push(Input::Finish).run_until_idle();
+            let sent = sim.sent_texts();
+            let whole: usize = sent.iter().map(|s| s.matches(family).count()).sum();
+            assert_eq!(whole, 5, "{metric:?}: {sent:#?}");
+            for s in &sent {
+                // A send holds whole families only: no ZWJ outside one.
+                let rest = s.replace(family, "");
+                assert!(!rest.contains('\u{200d}'), "{metric:?}: split in {s:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn the_final_after_a_permanent_failure_never_starts_with_separator_whitespace() {
+    // Every block send fails for good in turn; the final carries what was not delivered.
+    let texts = [
+        "First sentence is here. Second sentence is here. Third sentence is here.",
+        "A line of prose here\n  continued with two spaces\n\n\n   and three after blank lines.",
+        "Some words then a tool call and more words after it, then the end.",
+        "Para one is here.\n\n    indented code line\n    another code line\n\nPara two.",
+        // Indented by 4 inside a paragraph: a lazy continuation line, not code.
+        "A paragraph starts here\n     and goes on indented by five\n     and five again to the end.",
+    ];
+    let mut finals = 0;
+    for text in texts {
+        for failing in 0..6 {
+            let mut c = config("generic");
+            c.chunk_min = 1;
+            c.chunk_max = 24;
+            c.coalesce_min = Some(1);
+            c.coalesce_max = Some(24);
+            let policy: AckPolicy = Box::new(move |send, n| {
+                if send.kind != SendKind::Final && n == failing {
+                    Ack::Fail {
+                        after_ms: 0,
+                        retry_after_ms: None,
+                        permanent: true,
+                    }
+                } else {
+                    Ack::Deliver { after_ms: 0 }
+                }
+            });
+            let mut sim = Sim::with_policy(engine(c), policy);
+            sim.push(Input::MessageStart);
+            let mid = text.find(" tool").map(|i| i + 1).unwrap_or(text.len());
+            sim.push(Input::TextDelta(&text[..mid]));
+            if mid < text.len() {
+                sim.push(Input::ToolStart { name: "t" });
+                sim.push(Input::TextDelta(&text[mid..]));
+            }
+            sim.push(Input::Finish).run_until_idle();
+            for (_, s) in sim.sends() {
+                let t = &s.payload.text;
+                let first = t.lines().next().unwrap_or("");
+                let code = indented_code_lines(text).contains(&first);
+                assert!(
+                    code || !t.starts_with(char::is_whitespace),
+                    "{:?} starts with whitespace (failing {failing}): {:#?}",
+                    s.kind,
+                    sim.sent_texts()
+                );
+            }
+            finals += sim
+                .sends()
+                .iter()
+                .filter(|(_, s)| s.kind == SendKind::Final)
+                .count();
+            // Nothing lost: every word arrives in a delivered send.
+            let delivered = sim.delivered_texts().join(" ");
+            for word in text.split_whitespace() {
+                assert!(delivered.contains(word), "{word:?} lost: {delivered:?}");
+            }
+        }
+    }
+    assert!(finals >= 16, "the failures made finals: {finals}");
+}
+
+/// The lines of `text` that are indented code (CommonMark, read here): indented 4 or more
+/// after a blank line or the start, and the indented lines that follow them.
+fn indented_code_lines(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut may_start, mut in_code) = (true, false);
+    for line in text.split('\n') {
+        let blank = line.trim().is_empty();
+        let indented = line.starts_with("    ");
+        if indented && !blank && (in_code || may_start) {
+            in_code = true;
+            out.push(line);
+        } else if !blank {
+            in_code = false;
+        }
+        may_start = blank;
+    }
+    out
+}

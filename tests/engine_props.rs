@@ -104,7 +104,8 @@ fn sentence(rng: &mut fastrand::Rng, out: &mut String) {
 fn paragraph(rng: &mut fastrand::Rng, out: &mut String) {
     for i in 0..rng.usize(1..6) {
         if i > 0 {
-            out.push_str(if rng.u8(..5) == 0 { "\n" } else { " " });
+            // An indented line inside a paragraph is a lazy continuation, not code.
+            out.push_str(pick(rng, &["\n", " ", " ", " ", "\n     "]));
         }
         sentence(rng, out);
     }

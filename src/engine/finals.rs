@@ -43,7 +43,7 @@ use crate::payload::Payload;
 use crate::stage::coalescer::is_code_indent;
 use crate::stage::dispatch::Outgoing;
 use crate::stage::ledger::SourceSpan;
-use crate::text::markdown::MarkdownScanner;
+use crate::text::markdown::{MarkdownScanner, is_indented_code_line};
 
 impl Engine {
     /// Reconciles what the user got against what the model wrote and queues the finals:
@@ -122,15 +122,35 @@ impl Engine {
                 scanner.finish(&msg.text[..end]);
             }
             scanner.finish(&msg.text);
-            let mut texts = Vec::new();
-            for gap in gaps {
-                // Where the gap's first line starts (blank lines skipped), to tell whether
-                // it starts inside a fence; then its text starts past any separator (a send
-                // never starts or ends with separator whitespace), keeping the indentation
-                // of a code line.
+            // Where a gap's first line starts (blank lines skipped), to tell whether it
+            // starts inside a fence.
+            let probe_of = |gap: &Range<usize>| {
                 let lead = &msg.text[gap.clone()];
                 let ws = lead.len() - lead.trim_start_matches([' ', '\t', '\r', '\n']).len();
-                let probe = gap.start + lead[..ws].rfind('\n').map_or(0, |i| i + 1);
+                gap.start + lead[..ws].rfind('\n').map_or(0, |i| i + 1)
+            };
+            // A gap that starts in the middle of a fence's opening line: the rest of that
+            // line goes out on its own, after the bare marker, and the code after it is
+            // reopened as usual (the rest is no opening line to reopen the code with).
+            let gaps: Vec<Range<usize>> = gaps
+                .into_iter()
+                .flat_map(|gap| {
+                    let probe = probe_of(&gap);
+                    let split = scanner
+                        .fence_at(probe)
+                        .filter(|f| !f.continued && probe < f.open_end && f.open_end < gap.end)
+                        .map(|f| f.open_end);
+                    match split {
+                        Some(at) => [gap.start..at, at..gap.end].into_iter().take(2),
+                        None => [gap.clone(), gap.end..gap.end].into_iter().take(1),
+                    }
+                })
+                .collect();
+            let mut texts = Vec::new();
+            for gap in gaps {
+                // Then its text starts past any separator (a send never starts or ends with
+                // separator whitespace), keeping the indentation of a code line.
+                let probe = probe_of(&gap);
                 let mut start = gap.start + leading_separator(&msg.text, gap.clone());
                 // A gap that starts at a fence's closing line: the send before it ended
                 // with a synthetic close, which showed that line; reopening the fence here
@@ -159,7 +179,9 @@ impl Engine {
                 // A gap that starts inside a fence gets the fence's opening line back.
                 let mut text = String::new();
                 if let Some(f) = fence.filter(|f| !closed && !f.continued) {
-                    text.push_str(&msg.text[f.start..f.open_end]);
+                    let line = &msg.text[f.start..f.open_end];
+                    let line = line.strip_suffix('\r').unwrap_or(line);
+                    self.splitter.reopen_line(f.marker, line, &mut text);
                     text.push('\n');
                 } else if let Some(f) = in_opening_line {
                     f.marker.push_close(&mut text);
@@ -301,6 +323,14 @@ impl ContentMap {
         }
     }
 
+    /// The message and the byte of its cleaned text that byte `p` of the text shows, if it
+    /// shows one.
+    pub(super) fn source_of(&self, p: usize) -> Option<(u32, usize)> {
+        self.content
+            .contains(&p)
+            .then(|| (self.message, self.source_start + (p - self.content.start)))
+    }
+
     /// The source span that bytes `piece` of the text show, if any.
     pub(super) fn span_of(&self, piece: &std::ops::Range<usize>) -> Option<SourceSpan> {
         let start = piece.start.max(self.content.start);
@@ -321,8 +351,12 @@ fn leading_separator(text: &str, range: std::ops::Range<usize>) -> usize {
     let line_start = range.start == 0 || text.as_bytes()[range.start - 1] == b'\n';
     let nl = whole[..ws].rfind('\n');
     let indent_at = nl.map_or(0, |i| i + 1);
+    let code = || {
+        is_code_indent(&whole[indent_at..ws])
+            && is_indented_code_line(text, range.start + indent_at)
+    };
     match nl.is_some() || line_start {
-        true if is_code_indent(&whole[indent_at..ws]) => indent_at,
+        true if code() => indent_at,
         _ => ws,
     }
 }

@@ -12,6 +12,7 @@ use crate::stage::coalescer::{BlockMeta, CoalescedText, is_code_indent};
 use crate::stage::directives::DirectiveEvent;
 use crate::stage::ledger::SourceSpan;
 use crate::text::block::Block;
+use crate::text::markdown::is_indented_code_line;
 use crate::time::Time;
 
 impl Engine {
@@ -262,7 +263,15 @@ impl Engine {
                     .and_then(|m| m.span_of(&piece.source))
                     .into_iter()
                     .collect();
-                (without_separator_edges(text, piece), spans)
+                // Whether an indented line is code is read in the whole message where the
+                // piece shows it (the text may start in the middle of one of its lines).
+                let code_line = |p: usize| match map.and_then(|m| m.source_of(p)) {
+                    Some((message, at)) => {
+                        is_indented_code_line(&self.messages[message as usize].text, at)
+                    }
+                    None => true,
+                };
+                (without_separator_edges(text, piece, code_line), spans)
             })
             .collect()
     }
@@ -352,7 +361,13 @@ fn line_cap_pieces(block: &Block, pieces: Vec<Block>) -> impl Iterator<Item = Bl
 /// never starts or ends with it): whitespace at its start unless it indents a line of code
 /// (nothing after a synthetic reopen line goes), whitespace at its end (unless it ends
 /// with a synthetic close). Its span still covers what was dropped.
-pub(super) fn without_separator_edges(text: &str, piece: Block) -> String {
+/// `code_line(p)` says whether an indentation of 4 columns or more at the line starting at
+/// byte `p` of `text` makes indented code (not a paragraph's lazy continuation line).
+pub(super) fn without_separator_edges(
+    text: &str,
+    piece: Block,
+    code_line: impl Fn(usize) -> bool,
+) -> String {
     let is_ws = |b: u8| matches!(b, b' ' | b'\t' | b'\r' | b'\n');
     let mut out = piece.text;
     if !piece.fence_closed {
@@ -365,8 +380,12 @@ pub(super) fn without_separator_edges(text: &str, piece: Block) -> String {
         let line_start = at == 0 || text.as_bytes().get(at - 1) == Some(&b'\n');
         let nl = out[..run].rfind('\n');
         let indent_at = nl.map_or(0, |i| i + 1);
+        let code = || {
+            is_code_indent(&out[indent_at..run])
+                && (piece.indent_reopened || code_line((at + indent_at).min(text.len())))
+        };
         let strip = match nl.is_some() || line_start {
-            true if is_code_indent(&out[indent_at..run]) => indent_at,
+            true if code() => indent_at,
             _ => run,
         };
         out.drain(..strip);

@@ -11,7 +11,7 @@ use smallvec::SmallVec;
 
 use crate::text::block::Block;
 use crate::text::chunker::BreakPreference;
-use crate::text::markdown::FenceMarker;
+use crate::text::markdown::{FenceMarker, is_indented_code_line};
 use crate::{Lane, LengthMetric, ReplyTarget, Time};
 
 /// Coalescer settings. `min` and `max` are in `metric` units.
@@ -303,6 +303,14 @@ impl Coalescer {
         if apart {
             self.flush(out);
         }
+        // Where the block's first shown char sits in its source: is an indentation before
+        // it code? (Without the source, as before: four columns make code.)
+        let code_line = source.is_none_or(|text| {
+            let ws = shown.len() - trim_sep_start(shown).len();
+            let p = (start + ws).min(text.len());
+            let line = text[..p].rfind('\n').map_or(0, |i| i + 1);
+            is_indented_code_line(text, line)
+        });
         let mut gap = std::mem::take(&mut self.tail_gap);
         if matches!(seam, Seam::CarriedSep) {
             gap.push_str(&block.lead);
@@ -324,6 +332,7 @@ impl Coalescer {
                 trail,
                 closed_at,
                 line_start,
+                code_line,
             },
             seam_text,
             meta,
@@ -553,6 +562,9 @@ struct Piece {
     closed_at: usize,
     /// The piece starts a line of its source.
     line_start: bool,
+    /// An indentation at the piece's start would make indented code, as in its source
+    /// (not a paragraph's lazy continuation line).
+    code_line: bool,
 }
 
 impl Piece {
@@ -574,7 +586,9 @@ impl Piece {
         let indent = &run[nl.map_or(0, |i| i + 1)..];
         let at_line_start = nl.is_some() || (self.line_start && from == 0);
         from + match nl {
-            _ if indent_ok && at_line_start && is_code_indent(indent) => nl.map_or(0, |i| i + 1),
+            _ if indent_ok && at_line_start && self.code_line && is_code_indent(indent) => {
+                nl.map_or(0, |i| i + 1)
+            }
             _ => run.len(),
         }
     }
@@ -1112,17 +1126,17 @@ mod tests {
     fn no_send_starts_with_a_separator() {
         // After media or a tool (a new text), " B" starts mid-line: the space was the
         // separator around what was removed.
-        let src = "A B\n    code";
+        let src = "A B\n\n    code";
         let mut c = Coalescer::new(cfg(1, 100, BreakPreference::Paragraph));
         let mut out = Vec::new();
         c.push_block(block(src, 0..1, 1), &meta(0), Some(src), t(0), &mut out);
         c.flush(&mut out);
         c.end_of_text();
-        c.push_block(block(src, 1..3, 4), &meta(0), Some(src), t(0), &mut out);
+        c.push_block(block(src, 1..3, 5), &meta(0), Some(src), t(0), &mut out);
         c.flush(&mut out);
-        // A line's indentation is not a separator.
+        // A code line's indentation is not a separator.
         c.push_block(
-            block(src, 4..src.len(), src.len()),
+            block(src, 5..src.len(), src.len()),
             &meta(0),
             Some(src),
             t(0),
@@ -1132,6 +1146,26 @@ mod tests {
         assert_eq!(texts(&out), ["A", "B", "    code"]);
         assert_eq!(out[1].sources.len(), 1);
         assert_eq!(out[1].covered(), 1..3, "the separator counts as shown");
+    }
+
+    #[test]
+    fn a_lazy_continuation_line_loses_its_indentation_at_a_send_start() {
+        // Indented by 4 right after a paragraph line: the paragraph goes on (CommonMark),
+        // so at the start of a send the spaces would turn it into a code block.
+        let src = "A paragraph\n     goes on";
+        let mut c = Coalescer::new(cfg(1, 100, BreakPreference::Paragraph));
+        let mut out = Vec::new();
+        c.push_block(block(src, 0..11, 12), &meta(0), Some(src), t(0), &mut out);
+        c.flush(&mut out);
+        c.push_block(
+            block(src, 12..src.len(), src.len()),
+            &meta(0),
+            Some(src),
+            t(0),
+            &mut out,
+        );
+        c.flush(&mut out);
+        assert_eq!(texts(&out), ["A paragraph", "goes on"]);
     }
 }
 

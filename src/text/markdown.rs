@@ -28,6 +28,40 @@
 
 use memchr::{memchr, memchr2_iter};
 
+/// Whether the line of `text` starting at `line` (indented 4 columns or more) is a line of
+/// an indented code block rather than a paragraph's lazy continuation: indented code cannot
+/// interrupt a paragraph, so walking back over the indented lines before it, a blank line,
+/// a heading, a fence line or the text's start must come first. For what a piece may show
+/// at its start (an indentation is kept only when it makes code); cost: the lines walked.
+/// False when `line` is not the start of a line.
+pub(crate) fn is_indented_code_line(text: &str, line: usize) -> bool {
+    let mut end = line.min(text.len());
+    // Not at a line start: an indentation there is no line's.
+    if end > 0 && text.as_bytes()[end - 1] != b'\n' {
+        return false;
+    }
+    while end > 0 {
+        let prev_end = end - 1;
+        let prev_start = text[..prev_end].rfind('\n').map_or(0, |i| i + 1);
+        let prev = &text[prev_start..prev_end];
+        let prev = prev.strip_suffix('\r').unwrap_or(prev);
+        let indent = prev.len() - prev.trim_start_matches([' ', '\t']).len();
+        let columns: usize = prev[..indent]
+            .bytes()
+            .map(|b| if b == b'\t' { 4 } else { 1 })
+            .sum();
+        if indent == prev.len() {
+            return true;
+        }
+        if columns < 4 {
+            let rest = &prev[indent..];
+            return rest.starts_with('#') || FenceMarker::parse_open(prev).is_some();
+        }
+        end = prev_start;
+    }
+    true
+}
+
 /// A fence's opening marker: which character, how many, and how far indented.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct FenceMarker {

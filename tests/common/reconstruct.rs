@@ -261,6 +261,30 @@ impl Source {
         p
     }
 
+    /// Whether the line starting at `p`, if indented 4 columns or more, is indented code and
+    /// not a paragraph's lazy continuation: the lines before it, back to the first that is
+    /// not indented 4 or more, end at a blank line, a heading, a fence line or the start.
+    fn is_code_line(&self, p: usize) -> bool {
+        let before = &self.text[..p];
+        if before.is_empty() {
+            return true;
+        }
+        let Some(before) = before.strip_suffix('\n') else {
+            return false;
+        };
+        for line in before.rsplit('\n') {
+            let line = strip_cr(line);
+            let indent = line.len() - line.trim_start_matches([' ', '\t']).len();
+            if indent == line.len() {
+                return true;
+            }
+            if columns(&line[..indent]) < 4 {
+                return line[indent..].starts_with('#') || opener(line).is_some();
+            }
+        }
+        true
+    }
+
     fn is_line_start(&self, p: usize) -> bool {
         p == 0 || self.text.as_bytes()[p - 1] == b'\n'
     }
@@ -351,12 +375,17 @@ fn match_send(
     // marker's char), so the rest still reads as the info string.
     if let Some(f) = src.opening_line_around(n) {
         let m = f.marker;
-        let mut marker = " ".repeat(m.indent);
-        marker.extend(std::iter::repeat_n(m.ch as char, m.len));
+        // Its indentation (up to 3 spaces) does not change a fence line.
+        let mut marker: String = std::iter::repeat_n(m.ch as char, m.len).collect();
         if src.text.as_bytes()[n] == m.ch {
             marker.push(' ');
         }
-        let Some(body) = text.strip_prefix(marker.as_str()) else {
+        let unindented = text.trim_start_matches(' ');
+        let indented = text.len() - unindented.len() <= 3;
+        let Some(body) = unindented
+            .strip_prefix(marker.as_str())
+            .filter(|_| indented)
+        else {
             return Err(format!(
                 "starts in the opening line at {n} without the bare marker {marker:?}: {text:?}"
             ));
@@ -452,7 +481,9 @@ fn walk_body(
     } else {
         body.len() - body.trim_start_matches([' ', '\t']).len()
     };
-    let code_indent = src.is_line_start(n - lead.min(n)) && columns(&body[..lead]) >= 4;
+    let code_indent = src.is_line_start(n - lead.min(n))
+        && columns(&body[..lead]) >= 4
+        && src.is_code_line(n - lead.min(n));
     if lead > n - cursor || !reopened && !code_indent && lead > 0 {
         return Err(format!("leading separator whitespace at {n}: {body:?}"));
     }
@@ -517,8 +548,9 @@ fn joined(src: &Source, body: &[u8], i: usize, q: usize, rule: &Rule) -> Option<
         None if blank_before => line_start,
         None => q,
     };
-    let code_indent =
-        (nl.is_some() || src.is_line_start(indent_at)) && columns(&src.text[indent_at..r]) >= 4;
+    let code_indent = (nl.is_some() || src.is_line_start(indent_at))
+        && columns(&src.text[indent_at..r]) >= 4
+        && src.is_code_line(indent_at);
     let next = if rule.joiner.contains('\n') && code_indent {
         indent_at
     } else {
@@ -739,7 +771,8 @@ impl Tiling<'_> {
         while from > 0 && is_sep(src.text.as_bytes()[from - 1]) && self.covered[m][from - 1] == 0 {
             from -= 1;
         }
-        let (a, b) = match_send(src, from, text, rule).map_err(|e| format!("final: {e}"))?;
+        let (a, b) = match_send(src, from, text, rule)
+            .map_err(|e| format!("final {text:?} from {from}: {e}"))?;
         if self.covered[m][a..b].iter().any(|&c| c > 0) {
             return Err(format!("final {text:?} repeats delivered text at {a}..{b}"));
         }

@@ -254,3 +254,17 @@ fn indented_code_lines(text: &str) -> Vec<&str> {
     }
     out
 }
+
+#[test]
+fn a_directive_at_a_line_start_leaves_the_lines_crlf_alone() {
+    // Found by the decorated property test: the line that held a removed directive lost
+    // the CR of its CRLF, although the directive was nowhere near it.
+    let mut sim = Sim::new(engine(config("generic")));
+    sim.push(Input::MessageStart)
+        .push(Input::TextDelta(
+            "[[reply_to_current]]First line here.\r\n\r\nNext one.",
+        ))
+        .push(Input::Finish)
+        .run_until_idle();
+    assert_eq!(sim.sent_texts(), ["First line here.\r\n\r\nNext one."]);
+}

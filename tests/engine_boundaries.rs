@@ -96,7 +96,8 @@ fn a_forced_flush_anywhere_in_a_cut_fence_adds_no_blank_line() {
         "Intro.\n\n```js\nlet a = 1;\nlet b = 2;\n\nlet c = 3;\nlet d = 4;\n    let e = 5;\nlet f = 6;\n```\nAfter.",
         "Intro.\n\n    let a = 1;\n    let b = 2;\n\n    let c = 3;\n    let d = 4;\n\nAfter.",
     ];
-    for text in texts {
+    let crlf: Vec<String> = texts.iter().map(|t| t.replace('\n', "\r\n")).collect();
+    for text in texts.iter().copied().chain(crlf.iter().map(String::as_str)) {
         for max in [24, 30, 40, 1000] {
             for at in 1..text.len() {
                 for tool in [true, false] {
@@ -267,4 +268,34 @@ fn a_directive_at_a_line_start_leaves_the_lines_crlf_alone() {
         .push(Input::Finish)
         .run_until_idle();
     assert_eq!(sim.sent_texts(), ["First line here.\r\n\r\nNext one."]);
+}
+
+#[test]
+/// Discord: a code block over the 17-line cap, re-split by the line cap, with a tool call or a
+/// `TextEnd` at every third position: every send stays an exact span.
+fn a_forced_flush_in_a_line_capped_code_block_keeps_every_send_exact() {
+    let mut text = String::from("Intro line.\n\n```js\n");
+    for i in 0..30 {
+        text.push_str(&format!("let v{i} = {i};\n"));
+        if i % 7 == 3 {
+            text.push('\n');
+        }
+    }
+    text.push_str("```\n\nAfter.");
+    for at in (1..text.len()).step_by(3) {
+        for tool in [true, false] {
+            let c = config("discord");
+            let mut sim = Sim::new(engine(c.clone()));
+            sim.push(Input::MessageStart);
+            sim.push(Input::TextDelta(&text[..at]));
+            match tool {
+                true => sim.push(Input::ToolStart { name: "t" }),
+                false => sim.push(Input::TextEnd(None)),
+            };
+            sim.push(Input::TextDelta(&text[at..]))
+                .push(Input::Finish)
+                .run_until_idle();
+            assert_exact(&sim, &c, &text, at, !tool);
+        }
+    }
 }

@@ -305,12 +305,15 @@ impl Coalescer {
         }
         // Where the block's first shown char sits in its source: is an indentation before
         // it code? (Without the source, as before: four columns make code.)
-        let code_line = source.is_none_or(|text| {
-            let ws = shown.len() - trim_sep_start(shown).len();
-            let p = (start + ws).min(text.len());
-            let line = text[..p].rfind('\n').map_or(0, |i| i + 1);
-            is_indented_code_line(text, line)
-        });
+        // (Only asked when the block starts with whitespace.)
+        let starts_ws = shown.as_bytes().first().is_some_and(|&b| is_sep_ws(b));
+        let code_line = !starts_ws
+            || source.is_none_or(|text| {
+                let ws = shown.len() - trim_sep_start(shown).len();
+                let p = (start + ws).min(text.len());
+                let line = text[..p].rfind('\n').map_or(0, |i| i + 1);
+                is_indented_code_line(text, line)
+            });
         let mut gap = std::mem::take(&mut self.tail_gap);
         if matches!(seam, Seam::CarriedSep) {
             gap.push_str(&block.lead);

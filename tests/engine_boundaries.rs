@@ -86,6 +86,44 @@ fn assert_exact(sim: &Sim, config: &replystream::Config, text: &str, at: usize, 
     }
 }
 
+/// A generic channel whose blocks and merged texts are at most `max` chars.
+fn blocks_of(max: usize) -> replystream::Config {
+    let mut c = config("generic");
+    c.chunk_min = 1;
+    c.chunk_max = max;
+    c.coalesce_min = Some(1);
+    c.coalesce_max = Some(max);
+    c
+}
+
+/// `text` streamed as one message (one char per delta with `by_char`), with a tool call
+/// (`tool`) or a `TextEnd` at `at`, and the turn finished.
+fn flushed_at(
+    config: &replystream::Config,
+    text: &str,
+    at: usize,
+    tool: bool,
+    by_char: bool,
+) -> Sim {
+    let mut sim = Sim::new(engine(config.clone()));
+    sim.push(Input::MessageStart);
+    if by_char {
+        for ch in text[..at].chars() {
+            sim.push(Input::TextDelta(&ch.to_string()));
+        }
+    } else {
+        sim.push(Input::TextDelta(&text[..at]));
+    }
+    match tool {
+        true => sim.push(Input::ToolStart { name: "t" }),
+        false => sim.push(Input::TextEnd(None)),
+    };
+    sim.push(Input::TextDelta(&text[at..]))
+        .push(Input::Finish)
+        .run_until_idle();
+    sim
+}
+
 #[test]
 fn a_forced_flush_anywhere_in_a_cut_fence_adds_no_blank_line() {
     // Code with and without blank lines, a fenced and an indented block, cut at small
@@ -101,23 +139,8 @@ fn a_forced_flush_anywhere_in_a_cut_fence_adds_no_blank_line() {
         for max in [24, 30, 40, 1000] {
             for at in 1..text.len() {
                 for tool in [true, false] {
-                    let mut c = config("generic");
-                    c.chunk_min = 1;
-                    c.chunk_max = max;
-                    c.coalesce_min = Some(1);
-                    c.coalesce_max = Some(max);
-                    let mut sim = Sim::new(engine(c.clone()));
-                    sim.push(Input::MessageStart);
-                    for ch in text[..at].chars() {
-                        sim.push(Input::TextDelta(&ch.to_string()));
-                    }
-                    match tool {
-                        true => sim.push(Input::ToolStart { name: "t" }),
-                        false => sim.push(Input::TextEnd(None)),
-                    };
-                    sim.push(Input::TextDelta(&text[at..]))
-                        .push(Input::Finish)
-                        .run_until_idle();
+                    let c = blocks_of(max);
+                    let sim = flushed_at(&c, text, at, tool, true);
                     assert_exact(&sim, &c, text, at, !tool);
                 }
             }
@@ -186,11 +209,7 @@ fn the_final_after_a_permanent_failure_never_starts_with_separator_whitespace() 
     let mut finals = 0;
     for text in texts {
         for failing in 0..6 {
-            let mut c = config("generic");
-            c.chunk_min = 1;
-            c.chunk_max = 24;
-            c.coalesce_min = Some(1);
-            c.coalesce_max = Some(24);
+            let c = blocks_of(24);
             let policy: AckPolicy = Box::new(move |send, n| {
                 if send.kind != SendKind::Final && n == failing {
                     Ack::Fail {
@@ -285,16 +304,7 @@ fn a_forced_flush_in_a_line_capped_code_block_keeps_every_send_exact() {
     for at in (1..text.len()).step_by(3) {
         for tool in [true, false] {
             let c = config("discord");
-            let mut sim = Sim::new(engine(c.clone()));
-            sim.push(Input::MessageStart);
-            sim.push(Input::TextDelta(&text[..at]));
-            match tool {
-                true => sim.push(Input::ToolStart { name: "t" }),
-                false => sim.push(Input::TextEnd(None)),
-            };
-            sim.push(Input::TextDelta(&text[at..]))
-                .push(Input::Finish)
-                .run_until_idle();
+            let sim = flushed_at(&c, &text, at, tool, false);
             assert_exact(&sim, &c, &text, at, !tool);
         }
     }

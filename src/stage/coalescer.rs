@@ -11,6 +11,7 @@ use smallvec::SmallVec;
 
 use crate::text::block::Block;
 use crate::text::chunker::BreakPreference;
+pub(crate) use crate::text::markdown::is_code_indent;
 use crate::text::markdown::{FenceMarker, is_indented_code_line};
 use crate::{Lane, LengthMetric, ReplyTarget, Time};
 
@@ -633,12 +634,6 @@ fn trim_sep_end(text: &str) -> &str {
 
 fn trim_sep_start(text: &str) -> &str {
     text.trim_start_matches([' ', '\t', '\n', '\r'])
-}
-
-/// Whether `indent` (spaces and tabs) makes an indented code line: four columns or more.
-pub(crate) fn is_code_indent(indent: &str) -> bool {
-    let columns: usize = indent.bytes().map(|b| if b == b'\t' { 4 } else { 1 }).sum();
-    columns >= 4
 }
 
 fn line_breaks(text: &str) -> usize {

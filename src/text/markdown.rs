@@ -28,6 +28,13 @@
 
 use memchr::{memchr, memchr2_iter};
 
+/// Whether `indent` (spaces and tabs) makes an indented code line: four columns or more
+/// (a tab counts four).
+pub(crate) fn is_code_indent(indent: &str) -> bool {
+    let columns: usize = indent.bytes().map(|b| if b == b'\t' { 4 } else { 1 }).sum();
+    columns >= 4
+}
+
 /// How far back [`is_indented_code_line`] looks, in bytes.
 const INDENTED_LOOK_BACK: usize = 1024;
 
@@ -62,14 +69,10 @@ pub(crate) fn is_indented_code_line(text: &str, line: usize) -> bool {
         let prev = &text[prev_start..prev_end];
         let prev = prev.strip_suffix('\r').unwrap_or(prev);
         let indent = prev.len() - prev.trim_start_matches([' ', '\t']).len();
-        let columns: usize = prev[..indent]
-            .bytes()
-            .map(|b| if b == b'\t' { 4 } else { 1 })
-            .sum();
         if indent == prev.len() {
             return true;
         }
-        if columns < 4 {
+        if !is_code_indent(&prev[..indent]) {
             let rest = &prev[indent..];
             return rest.starts_with('#') || FenceMarker::parse_open(prev).is_some();
         }

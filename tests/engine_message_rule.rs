@@ -339,3 +339,37 @@ fn defect_9_a_reasoning_paragraph_longer_than_a_message_is_italic_in_every_piece
     let want: Vec<&str> = reasoning.split_whitespace().collect();
     assert_eq!(got, want);
 }
+
+#[test]
+fn an_indented_code_line_cut_in_its_middle_merges_back_as_written() {
+    // The chunker continues a long indented code line after 4 synthetic spaces; merged back
+    // into one send, the line is one line again, as the source wrote it.
+    let text = format!(
+        "Intro paragraph.\n\n    let data = \"{}\";\n    let more = 1;\n\nAfter.",
+        "x".repeat(90)
+    );
+    let mut c = config("generic");
+    c.chunk_min = 30;
+    c.chunk_max = 40;
+    c.coalesce_min = Some(1000);
+    c.coalesce_max = Some(1000);
+    c.coalesce_idle_ms = 0;
+    // The chunker does cut the line in its middle and continue it after 4 spaces.
+    let mut chunker = replystream::BlockChunker::new(replystream::ChunkerConfig {
+        min: 30,
+        max: 40,
+        ..replystream::ChunkerConfig::default()
+    })
+    .expect("config");
+    let mut blocks = Vec::new();
+    chunker.push(&text, &mut blocks);
+    chunker.flush(&mut blocks);
+    assert!(blocks.iter().any(|b| b.indent_reopened), "{blocks:#?}");
+    let mut sim = Sim::new(engine(c.clone()));
+    sim.stream(&text, 3, 0)
+        .push(Input::TextEnd(None))
+        .push(Input::Finish)
+        .run_until_idle();
+    assert_eq!(sim.sent_texts(), [text.clone()]);
+    assert_exact(&sim, &c, &text, vec![]);
+}

@@ -370,6 +370,6 @@ fn an_indented_code_line_cut_in_its_middle_merges_back_as_written() {
         .push(Input::TextEnd(None))
         .push(Input::Finish)
         .run_until_idle();
-    assert_eq!(sim.sent_texts(), [text.clone()]);
+    assert_eq!(sim.sent_texts(), std::slice::from_ref(&text));
     assert_exact(&sim, &c, &text, vec![]);
 }

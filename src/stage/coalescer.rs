@@ -270,19 +270,30 @@ impl Coalescer {
         // After a text boundary the joiner is used, except inside a fence that spans it (the
         // buffer ends with a synthetic close, the block reopens the same fence): a joiner
         // there would change the code, so the source joins them.
-        // A flush in the middle of a line ended that line for the chunker: joined without a
-        // line break, the two halves would read as one line (`` `` `` + `` ` `` as a closing
-        // marker), so the block goes out on its own instead.
+        // A flush in the middle of a line ended that line for the chunker: where the two
+        // halves, joined without a line break, would not read as they did apart (`` `` ``
+        // + `` ` `` makes a closing marker), the block goes out on its own instead.
         let mut apart = false;
         let seam = match (tail, contiguous) {
             (Some(t), Some(seam)) if t.continues => seam,
             (Some(_), Some(seam)) if self.buffer_trail > 0 && block.fence_reopened => {
-                let across_line = match &seam {
+                let gap = match &seam {
                     Seam::Source(r) => source.and_then(|t| t.get(r.clone())),
                     _ => Some(self.tail_gap.as_str()),
+                };
+                let across_line =
+                    gap.is_some_and(|gap| gap.contains('\n') || block.lead.contains('\n'));
+                if !(across_line || line_start) {
+                    let before = self.buffer.as_ref().map_or("", |b| {
+                        let kept = &b.text[..b.text.len() - self.buffer_trail];
+                        kept.rsplit('\n').next().unwrap_or("")
+                    });
+                    let after = block.text[head..].split('\n').next().unwrap_or("");
+                    let joined = format!("{before}{}{after}", gap.unwrap_or(""));
+                    apart = [before, after, joined.as_str()]
+                        .iter()
+                        .any(|line| FenceMarker::parse_open(line).is_some());
                 }
-                .is_some_and(|gap| gap.contains('\n') || block.lead.contains('\n'));
-                apart = !(across_line || line_start);
                 seam
             }
             _ => Seam::Joiner,

@@ -264,6 +264,10 @@ impl Source {
     /// Whether the line starting at `p`, if indented 4 columns or more, is indented code and
     /// not a paragraph's lazy continuation: the lines before it, back to the first that is
     /// not indented 4 or more, end at a blank line, a heading, a fence line or the start.
+    ///
+    /// The engine looks back over at most 1 KiB of indented lines and then takes the line for
+    /// code (a documented bound that keeps its cost linear, README design notes): past that
+    /// distance the line is taken for code here too.
     fn is_code_line(&self, p: usize) -> bool {
         let before = &self.text[..p];
         if before.is_empty() {
@@ -273,6 +277,10 @@ impl Source {
             return false;
         };
         for line in before.rsplit('\n') {
+            let walked = p - (line.as_ptr() as usize - self.text.as_ptr() as usize);
+            if walked > 1024 {
+                return true;
+            }
             let line = strip_cr(line);
             let indent = line.len() - line.trim_start_matches([' ', '\t']).len();
             if indent == line.len() {

@@ -373,3 +373,21 @@ fn an_indented_code_line_cut_in_its_middle_merges_back_as_written() {
     assert_eq!(sim.sent_texts(), std::slice::from_ref(&text));
     assert_exact(&sim, &c, &text, vec![]);
 }
+
+#[test]
+fn a_fence_closed_right_after_a_cut_shows_its_own_closing_line() {
+    // Found by a long property run: the chunker cut right before the fence's own closing
+    // line (after a blank code line), so the next block was only the reopened fence and its
+    // closer. Merged, the send showed the synthetic close ("````") in the middle instead of
+    // the source's blank line and "`````".
+    let text = "````js title=\"short\"\nprint('line 835')\nprint('line 307')\n\n`````\n\n    print('line 243')\n\nEnd.";
+    let mut c = config("telegram");
+    c.chunk_min = 10;
+    c.chunk_max = 27;
+    c.coalesce_min = Some(1);
+    c.metric = LengthMetric::Graphemes;
+    let mut sim = Sim::new(engine(c.clone()));
+    sim.stream(text, 1, 0).push(Input::Finish).run_until_idle();
+    assert_eq!(sim.sent_texts(), [text]);
+    assert_exact(&sim, &c, text, vec![]);
+}

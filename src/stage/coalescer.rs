@@ -304,7 +304,32 @@ impl Coalescer {
             // Nothing to show: the text stays part of the gap to the next block, unless it
             // holds a fence's closing line (that must not be skipped by a source join).
             if closed_at > 0 {
-                self.end_of_text();
+                // Right after the buffer's synthetic close of the same fence, the fence's own
+                // closing line takes its place, joined by the source (when it fits).
+                let gap = match &seam {
+                    Seam::Source(r) => source.and_then(|t| t.get(r.clone())),
+                    Seam::CarriedSep => Some(self.tail_gap.as_str()),
+                    Seam::Joiner => None,
+                }
+                .map(str::to_owned);
+                let closer = &block.text[head..closed_at];
+                let swapped = gap.is_some_and(|gap| self.swap_in_closer(&gap, closer, meta));
+                if swapped {
+                    self.tail_gap.clear();
+                    self.tail_gap.push_str(&block.sep);
+                    self.tail = Some(Tail {
+                        message: meta.message,
+                        lane: meta.lane,
+                        end: block.source.end,
+                        continues: true,
+                    });
+                    if let Some(last) = self.buffer.as_mut().and_then(|b| b.sources.last_mut()) {
+                        last.end = block.source.end;
+                    }
+                    self.arm(now);
+                } else {
+                    self.end_of_text();
+                }
             } else if has_tail && source.is_none() {
                 self.tail_gap.push_str(&block.lead);
                 self.tail_gap.push_str(shown);
@@ -363,6 +388,37 @@ impl Coalescer {
             end: block.source.end,
             continues: true,
         });
+    }
+
+    /// Replaces the synthetic close at the end of the buffer with `gap` (the source text
+    /// before the fence's own closing line) and `closer` (that line), when the buffer ends
+    /// with a synthetic close, has `meta`, and stays within `max` and the line cap. Returns
+    /// whether it did.
+    fn swap_in_closer(&mut self, gap: &str, closer: &str, meta: &BlockMeta) -> bool {
+        let trail = self.buffer_trail;
+        let Some(buffer) = self
+            .buffer
+            .as_mut()
+            .filter(|b| trail > 0 && b.meta == *meta)
+        else {
+            return false;
+        };
+        let kept = buffer.text.len() - trail;
+        let mut text = String::with_capacity(kept + gap.len() + closer.len());
+        text.push_str(&buffer.text[..kept]);
+        text.push_str(gap);
+        text.push_str(closer);
+        let len = self.config.metric.len(&text);
+        let breaks = line_breaks(&text);
+        let too_many_lines = self.config.max_lines.is_some_and(|cap| breaks + 1 > cap);
+        if len > self.config.max || too_many_lines {
+            return false;
+        }
+        buffer.text = text;
+        self.buffer_len = len;
+        self.buffer_breaks = breaks;
+        self.buffer_trail = 0;
+        true
     }
 
     /// The text the blocks came from ended (a `TextEnd`, a tool call, media): the next

@@ -479,9 +479,9 @@ fn walk_body(
     let line = &src.text[line_start..];
     let indent = line.len() - line.trim_start_matches([' ', '\t']).len();
     let mid_code_line = !reopened && columns(&line[..indent]) >= 4 && n > line_start + indent;
-    let body = match body.strip_prefix("    ") {
-        Some(rest) if mid_code_line => rest,
-        _ => body,
+    let (body, continued) = match body.strip_prefix("    ") {
+        Some(rest) if mid_code_line => (rest, true),
+        _ => (body, false),
     };
     // After a reopened fence line, leading whitespace (blank lines included) is code.
     let lead = if reopened {
@@ -492,7 +492,8 @@ fn walk_body(
     let code_indent = src.is_line_start(n - lead.min(n))
         && columns(&body[..lead]) >= 4
         && src.is_code_line(n - lead.min(n));
-    if lead > n - cursor || !reopened && !code_indent && lead > 0 {
+    // After the 4 synthetic spaces, spaces from the middle of the code line are code.
+    if lead > n - cursor || !reopened && !continued && !code_indent && lead > 0 {
         return Err(format!("leading separator whitespace at {n}: {body:?}"));
     }
     let a = n - lead;

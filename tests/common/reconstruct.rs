@@ -443,10 +443,13 @@ fn match_rest(
         && let Some(f) = src.open_at(b)
         && closes(f.marker, last)
     {
-        let real = src.text[b..].strip_prefix('\n').is_some_and(|rest| {
-            let line = rest.split('\n').next().unwrap_or("");
-            strip_cr(line) == strip_cr(last) && f.close_start == Some(b + 1)
-        });
+        // The source's own closing line right there (as the fence reading split it: a
+        // forced flush may have ended it), not a synthetic one.
+        let real = src.text[b..].starts_with('\n')
+            && f.close_start == Some(b + 1)
+            && f.close_end.is_some_and(|e| {
+                src.text[b + 1..e] == *strip_cr(last).trim_end_matches([' ', '\t'])
+            });
         if !real {
             return Ok((a, b));
         }

@@ -391,3 +391,30 @@ fn a_fence_closed_right_after_a_cut_shows_its_own_closing_line() {
     assert_eq!(sim.sent_texts(), [text]);
     assert_exact(&sim, &c, text, vec![]);
 }
+
+#[test]
+fn a_final_never_starts_with_a_reopened_fence_and_its_own_closer() {
+    // Found by a long property run: an empty fence whose opening line nearly fills the limit,
+    // sent in the final after a timeout. The splitter closed it after its opening line; the
+    // next piece reopened it right before its own closing line: an empty code block.
+    let text = "Some words first.\n\n~~~~~javascript title=\"an info string that is long enough to matter here\"\n~~~~~~\nThen the text after the fence goes on.";
+    let mut c = config("telegram");
+    c.text_limit = 79;
+    c.delivery_timeout_ms = 2000;
+    let policy: AckPolicy = Box::new(|send, _| match send.kind {
+        replystream::SendKind::Final => Ack::Deliver { after_ms: 0 },
+        _ => Ack::Hang,
+    });
+    let mut sim = Sim::with_policy(engine(c.clone()), policy);
+    sim.stream(text, 1, 0).push(Input::Finish).run_until_idle();
+    for s in sim.sent_texts() {
+        let first = s.lines().next().unwrap_or("");
+        let second = s.lines().nth(1).unwrap_or("");
+        assert!(
+            !(first.starts_with("~~~~~") && second.starts_with("~~~~~~")),
+            "{:#?}",
+            sim.sent_texts()
+        );
+    }
+    assert_exact(&sim, &c, text, vec![]);
+}

@@ -222,6 +222,15 @@ impl Engine {
         }
         let mut out = Vec::new();
         for (piece, spans) in self.split_mapped(&payload.text, Some(&map)) {
+            // Only a reopened fence and its own closer: the piece before showed that line
+            // with its synthetic close, and counts it as its own.
+            if piece.is_empty() {
+                if let Some(last) = out.last_mut() {
+                    let last: &mut Outgoing = last;
+                    last.spans.extend(spans);
+                }
+                continue;
+            }
             let mut p = Payload {
                 text: piece,
                 ..payload.clone()

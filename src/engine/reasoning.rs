@@ -139,9 +139,11 @@ pub(super) fn reasoning_messages(raw: &str, limits: ReasoningLimits) -> Vec<Stri
         let messages: Vec<String> = splitter
             .split(raw)
             .into_iter()
+            .map(|piece| without_separator_edges(raw, piece, |p| is_indented_code_line(raw, p)))
+            // A piece that was only a reopened fence and its closer shows nothing.
+            .filter(|piece| !piece.is_empty())
             .enumerate()
             .map(|(i, piece)| {
-                let piece = without_separator_edges(raw, piece, |p| is_indented_code_line(raw, p));
                 let mut out = String::with_capacity(piece.len() + 64);
                 if i == 0 {
                     out.push_str(HEADER);

@@ -8,7 +8,7 @@ use super::finals::ContentMap;
 use crate::action::SendKind;
 use crate::config::BreakMode;
 use crate::payload::{Lane, Payload};
-use crate::stage::coalescer::{BlockMeta, CoalescedText, is_code_indent};
+use crate::stage::coalescer::{BlockMeta, CoalescedText, is_code_indent, reopened_then_closed};
 use crate::stage::directives::DirectiveEvent;
 use crate::stage::ledger::SourceSpan;
 use crate::text::block::Block;
@@ -369,14 +369,22 @@ pub(super) fn without_separator_edges(
     code_line: impl Fn(usize) -> bool,
 ) -> String {
     let is_ws = |b: u8| matches!(b, b' ' | b'\t' | b'\r' | b'\n');
+    // A reopened fence whose own closing line comes first: the piece before closed it (its
+    // synthetic close showed that line), so both go, or they would show an empty code block.
+    let head = piece.source_in_text().start;
+    let closed_at = match piece.fence_reopened {
+        true => reopened_then_closed(&piece.text, head),
+        false => 0,
+    };
     let mut out = piece.text;
     if !piece.fence_closed {
         let keep = out.len() - out.bytes().rev().take_while(|&b| is_ws(b)).count();
-        out.truncate(keep);
+        out.truncate(keep.max(closed_at));
     }
-    if !piece.fence_reopened {
+    out.drain(..closed_at);
+    if !piece.fence_reopened || closed_at > 0 {
         let run = out.bytes().take_while(|&b| is_ws(b)).count();
-        let at = piece.source.start;
+        let at = piece.source.start + closed_at.saturating_sub(head);
         let line_start = at == 0 || text.as_bytes().get(at - 1) == Some(&b'\n');
         let nl = out[..run].rfind('\n');
         let indent_at = nl.map_or(0, |i| i + 1);

@@ -667,7 +667,7 @@ impl Piece {
 
 /// Where the first source line of a block ends when it closes the fence the block's
 /// synthetic reopen line (`lead` bytes) opens; 0 otherwise.
-fn reopened_then_closed(text: &str, lead: usize) -> usize {
+pub(crate) fn reopened_then_closed(text: &str, lead: usize) -> usize {
     // A bare marker going on with the rest of its opening line is no line of its own.
     if lead == 0 || text.as_bytes()[lead - 1] != b'\n' {
         return 0;

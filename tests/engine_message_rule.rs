@@ -339,3 +339,82 @@ fn defect_9_a_reasoning_paragraph_longer_than_a_message_is_italic_in_every_piece
     let want: Vec<&str> = reasoning.split_whitespace().collect();
     assert_eq!(got, want);
 }
+
+#[test]
+fn an_indented_code_line_cut_in_its_middle_merges_back_as_written() {
+    // The chunker continues a long indented code line after 4 synthetic spaces; merged back
+    // into one send, the line is one line again, as the source wrote it.
+    let text = format!(
+        "Intro paragraph.\n\n    let data = \"{}\";\n    let more = 1;\n\nAfter.",
+        "x".repeat(90)
+    );
+    let mut c = config("generic");
+    c.chunk_min = 30;
+    c.chunk_max = 40;
+    c.coalesce_min = Some(1000);
+    c.coalesce_max = Some(1000);
+    c.coalesce_idle_ms = 0;
+    // The chunker does cut the line in its middle and continue it after 4 spaces.
+    let mut chunker = replystream::BlockChunker::new(replystream::ChunkerConfig {
+        min: 30,
+        max: 40,
+        ..replystream::ChunkerConfig::default()
+    })
+    .expect("config");
+    let mut blocks = Vec::new();
+    chunker.push(&text, &mut blocks);
+    chunker.flush(&mut blocks);
+    assert!(blocks.iter().any(|b| b.indent_reopened), "{blocks:#?}");
+    let mut sim = Sim::new(engine(c.clone()));
+    sim.stream(&text, 3, 0)
+        .push(Input::TextEnd(None))
+        .push(Input::Finish)
+        .run_until_idle();
+    assert_eq!(sim.sent_texts(), std::slice::from_ref(&text));
+    assert_exact(&sim, &c, &text, vec![]);
+}
+
+#[test]
+fn a_fence_closed_right_after_a_cut_shows_its_own_closing_line() {
+    // Found by a long property run: the chunker cut right before the fence's own closing
+    // line (after a blank code line), so the next block was only the reopened fence and its
+    // closer. Merged, the send showed the synthetic close ("````") in the middle instead of
+    // the source's blank line and "`````".
+    let text = "````js title=\"short\"\nprint('line 835')\nprint('line 307')\n\n`````\n\n    print('line 243')\n\nEnd.";
+    let mut c = config("telegram");
+    c.chunk_min = 10;
+    c.chunk_max = 27;
+    c.coalesce_min = Some(1);
+    c.metric = LengthMetric::Graphemes;
+    let mut sim = Sim::new(engine(c.clone()));
+    sim.stream(text, 1, 0).push(Input::Finish).run_until_idle();
+    assert_eq!(sim.sent_texts(), [text]);
+    assert_exact(&sim, &c, text, vec![]);
+}
+
+#[test]
+fn a_final_never_starts_with_a_reopened_fence_and_its_own_closer() {
+    // Found by a long property run: an empty fence whose opening line nearly fills the limit,
+    // sent in the final after a timeout. The splitter closed it after its opening line; the
+    // next piece reopened it right before its own closing line: an empty code block.
+    let text = "Some words first.\n\n~~~~~javascript title=\"an info string that is long enough to matter here\"\n~~~~~~\nThen the text after the fence goes on.";
+    let mut c = config("telegram");
+    c.text_limit = 79;
+    c.delivery_timeout_ms = 2000;
+    let policy: AckPolicy = Box::new(|send, _| match send.kind {
+        replystream::SendKind::Final => Ack::Deliver { after_ms: 0 },
+        _ => Ack::Hang,
+    });
+    let mut sim = Sim::with_policy(engine(c.clone()), policy);
+    sim.stream(text, 1, 0).push(Input::Finish).run_until_idle();
+    for s in sim.sent_texts() {
+        let first = s.lines().next().unwrap_or("");
+        let second = s.lines().nth(1).unwrap_or("");
+        assert!(
+            !(first.starts_with("~~~~~") && second.starts_with("~~~~~~")),
+            "{:#?}",
+            sim.sent_texts()
+        );
+    }
+    assert_exact(&sim, &c, text, vec![]);
+}

@@ -3,14 +3,19 @@
 //! boundaries and tool calls, random ack latencies, failures and timeouts, on windows of the
 //! sample replies and on generated Markdown (backtick and tilde fences with long info
 //! strings, empty and unclosed fences, indented code, inline code with stray backticks, CRLF,
-//! combining marks, ZWJ emoji, CJK).
+//! combining marks, ZWJ emoji, CJK), decorated or not with what SPEC §2 strips: hidden
+//! reasoning in random tag forms, `<final>` pairs, `[[audio_as_voice]]`,
+//! `[[reply_to_current]]` and `HEARTBEAT_OK` at the start, ` NO_REPLY` at the end and
+//! `MEDIA:` lines (the test inserts them where it knows, with its own reading, that they are
+//! outside code, so the cleaned text is the undecorated reply exactly).
 //!
 //! Checked exactly, with the test's own fence parser and length metrics
 //! (`common::reconstruct`): each send is one span of the cleaned model text, apart from a
 //! synthetic reopening fence line at its start and a synthetic closing line at its end where
 //! a cut really fell inside a fence, and the configured joiner at `TextEnd` boundaries only;
 //! block sends come in source order; the delivered spans plus the separators between them
-//! give back the model text, every byte once.
+//! give back the model text, every byte once; no reasoning character is sent; the media
+//! arrive in order, each once; every send keeps the reply target.
 
 mod common;
 
@@ -104,7 +109,8 @@ fn sentence(rng: &mut fastrand::Rng, out: &mut String) {
 fn paragraph(rng: &mut fastrand::Rng, out: &mut String) {
     for i in 0..rng.usize(1..6) {
         if i > 0 {
-            out.push_str(if rng.u8(..5) == 0 { "\n" } else { " " });
+            // An indented line inside a paragraph is a lazy continuation, not code.
+            out.push_str(pick(rng, &["\n", " ", " ", " ", "\n     "]));
         }
         sentence(rng, out);
     }
@@ -250,6 +256,8 @@ struct Script {
     /// Per send: 0 deliver, 1 retryable failure, 2 hang (timeout), 3 permanent failure.
     fates: Vec<u8>,
     seed: u64,
+    /// Decorate each reply with what SPEC §2 strips (see [`decorate`]).
+    decorate: bool,
 }
 
 fn reply_text() -> impl Strategy<Value = String> {
@@ -294,6 +302,7 @@ fn script() -> impl Strategy<Value = Script> {
         ),
         prop::sample::select(vec![0u64, 300, 1000]),
         0u8..3,
+        prop::bool::weighted(0.35),
     );
     let timing = (
         prop::collection::vec(1usize..80, 1..40),
@@ -320,6 +329,7 @@ fn script() -> impl Strategy<Value = Script> {
                 metric,
                 idle_ms,
                 human,
+                decorate,
             ),
             (cuts, text_ends, tools, gap_ms, latencies, fates, seed),
         )| Script {
@@ -348,6 +358,7 @@ fn script() -> impl Strategy<Value = Script> {
             latencies,
             fates: fates.unwrap_or_default(),
             seed,
+            decorate,
         },
     )
 }
@@ -451,10 +462,162 @@ fn choose(positions: &[usize], per_mille: &[u16]) -> Vec<usize> {
     out
 }
 
+// ---- replies decorated with what SPEC §2 strips ----------------------------------------
+
+/// A reply as the model writes it: the plain reply with hidden reasoning, `<final>` pairs
+/// and directives added, whose cleaned text (SPEC §2) is the plain reply exactly.
+struct Decorated {
+    text: String,
+    /// Where text was inserted: (position in the plain reply, bytes), in order.
+    inserts: Vec<(usize, usize)>,
+    /// The `MEDIA:` URLs, in order.
+    media: Vec<String>,
+    /// `[[reply_to_current]]` starts the reply.
+    reply_current: bool,
+}
+
+impl Decorated {
+    /// The position in the decorated text of position `p` of the plain reply (no insertion
+    /// is made at a position asked for).
+    fn map(&self, p: usize) -> usize {
+        p + self
+            .inserts
+            .iter()
+            .filter(|&&(q, _)| q < p)
+            .map(|&(_, n)| n)
+            .sum::<usize>()
+    }
+}
+
+/// Hidden reasoning in a random tag form (SPEC §2: any case, spaces inside the brackets,
+/// attributes, nested), or a directive that takes no room.
+fn hidden(rng: &mut fastrand::Rng) -> String {
+    let names = ["think", "THINKING", "Thought", "antthinking", "thinking"];
+    let name = pick(rng, &names);
+    let attrs = pick(rng, &["", " type=\"internal\"", " id='x'"]);
+    let sp = pick(rng, &["", " "]);
+    match rng.u8(..4) {
+        0 | 1 => format!("<{sp}{name}{attrs}>ΣΘ {sp}Ψ</{sp}{name}{sp}>"),
+        2 => format!("<{name}>Σ<{name}{attrs}>Θ</{name}>Ψ</{name}>"),
+        _ => pick(rng, &["[[audio_as_voice]]", "<thinking/>"]).to_owned(),
+    }
+}
+
+/// Decorates `plain` (seeded), never at a position in `avoid`: hidden spans, `<final>`
+/// pairs and `[[audio_as_voice]]` inside words of prose lines (outside code, where no
+/// whitespace is tidied), `MEDIA:` lines after paragraph breaks, and at the edges
+/// `HEARTBEAT_OK` and `[[reply_to_current]]` before a reply that starts with a letter and
+/// ` NO_REPLY` after one that ends in prose. Everything added is what SPEC §2 strips.
+fn decorate(plain: &str, seed: u64, avoid: &[usize]) -> Decorated {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let src = Source::new(plain, Vec::new());
+    let bytes = plain.as_bytes();
+    let line_of = |p: usize| {
+        let start = plain[..p].rfind('\n').map_or(0, |i| i + 1);
+        let end = memchr_nl(bytes, p);
+        &plain[start..end]
+    };
+    // Blocks between blank lines that hold a backtick: an inline code span may run across
+    // their lines (CommonMark pairs runs within a block), and a tag inside one is text.
+    let mut ticked: Vec<std::ops::Range<usize>> = Vec::new();
+    let (mut block_start, mut at) = (0, 0);
+    for line in plain.split('\n') {
+        let end = at + line.len();
+        if line.trim().is_empty() || end == plain.len() {
+            if plain[block_start..end].contains('`') {
+                ticked.push(block_start..end + 1);
+            }
+            block_start = end + 1;
+        }
+        at = end + 1;
+    }
+    let prose_line = |p: usize| {
+        let line = line_of(p);
+        !line.starts_with("    ")
+            && !line.starts_with('\t')
+            && !line.contains(['`', '~'])
+            && !ticked.iter().any(|r| r.contains(&p))
+    };
+    let mut inserts: Vec<(usize, String)> = Vec::new();
+    // Inside words.
+    let words: Vec<usize> = seam_positions(plain)
+        .into_iter()
+        .filter(|&p| !avoid.contains(&p) && prose_line(p))
+        .filter(|_| rng.u8(..6) == 0)
+        .take(8)
+        .collect();
+    let mut i = 0;
+    while i < words.len() {
+        if rng.u8(..4) == 0 && i + 1 < words.len() {
+            inserts.push((words[i], "<final>".into()));
+            inserts.push((words[i + 1], "</final>".into()));
+            i += 2;
+        } else {
+            inserts.push((words[i], hidden(&mut rng)));
+            i += 1;
+        }
+    }
+    // Media lines after paragraph breaks, outside code.
+    let mut media = Vec::new();
+    for p in 2..plain.len() {
+        if &bytes[p - 2..p] == b"\n\n"
+            && !is_sep(bytes[p])
+            && !avoid.contains(&p)
+            && !src.in_code(p)
+            && prose_line(p)
+            && rng.u8(..4) == 0
+        {
+            let url = format!("https://example.com/m{}.png", media.len());
+            inserts.push((p, format!("MEDIA: {url}\n\n")));
+            media.push(url);
+        }
+    }
+    // The edges.
+    let reply_current = bytes.first().is_some_and(u8::is_ascii_alphabetic) && rng.bool();
+    if reply_current {
+        let heartbeat = if rng.bool() { "HEARTBEAT_OK\n" } else { "" };
+        inserts.push((0, format!("{heartbeat}[[reply_to_current]]")));
+    }
+    let last = plain.rsplit('\n').next().unwrap_or("");
+    let ends_in_prose = common::reconstruct::open_fence_at_end(plain).is_none()
+        && bytes.last().is_some_and(|&b| !is_sep(b))
+        && prose_line(plain.len())
+        && !last.starts_with(' ');
+    if ends_in_prose && rng.bool() {
+        inserts.push((plain.len(), " NO_REPLY".into()));
+    }
+    inserts.sort_by_key(|&(p, _)| p);
+    let mut text = String::with_capacity(plain.len() + 256);
+    let mut at = 0;
+    for (p, add) in &inserts {
+        text.push_str(&plain[at..*p]);
+        text.push_str(add);
+        at = *p;
+    }
+    text.push_str(&plain[at..]);
+    Decorated {
+        text,
+        inserts: inserts.iter().map(|(p, a)| (*p, a.len())).collect(),
+        media,
+        reply_current,
+    }
+}
+
+fn is_sep(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r')
+}
+
 struct Run {
     sim: Sim,
     sources: Vec<Source>,
     rule: Rule,
+    /// The script's send fates.
+    fates: Vec<u8>,
+    /// What the model wrote, per message (the reply, decorated or not).
+    written: Vec<String>,
+    /// Per message: the media its directives carry, and whether it replies to the current
+    /// message.
+    decorations: Vec<(Vec<String>, bool)>,
 }
 
 fn run(s: &Script) -> Option<Run> {
@@ -486,25 +649,47 @@ fn run(s: &Script) -> Option<Run> {
     let mut sim = Sim::with_policy(engine, policy);
     let mut sources = Vec::new();
     let mut cuts = s.cuts.iter().cycle();
-    for text in &s.texts {
+    let mut decorations = Vec::new();
+    let mut written_all = Vec::new();
+    for (k, text) in s.texts.iter().enumerate() {
         let text_ends = choose(&seam_positions(text), &s.text_ends);
         let tools = choose(&tool_positions(text), &s.tools);
+        // What the model writes: the reply, or the reply decorated; the boundaries stay at
+        // the same places of the reply.
+        let avoid: Vec<usize> = text_ends.iter().chain(&tools).copied().collect();
+        let decorated = s
+            .decorate
+            .then(|| decorate(text, s.seed ^ (k as u64 + 1), &avoid));
+        let (written, ends_at, tools_at) = match &decorated {
+            Some(d) => (
+                d.text.as_str(),
+                text_ends.iter().map(|&p| d.map(p)).collect(),
+                tools.iter().map(|&p| d.map(p)).collect(),
+            ),
+            None => (text.as_str(), text_ends.clone(), tools.clone()),
+        };
+        decorations.push(
+            decorated
+                .as_ref()
+                .map_or((Vec::new(), false), |d| (d.media.clone(), d.reply_current)),
+        );
+        written_all.push(written.to_owned());
         sim.push(Input::MessageStart);
         let mut at = 0;
-        while at < text.len() {
-            let mut end = (at + cuts.next().copied().unwrap_or(7)).min(text.len());
-            while !text.is_char_boundary(end) {
+        while at < written.len() {
+            let mut end = (at + cuts.next().copied().unwrap_or(7)).min(written.len());
+            while !written.is_char_boundary(end) {
                 end += 1;
             }
-            if let Some(&q) = text_ends.iter().chain(&tools).filter(|&&q| q > at).min() {
+            if let Some(&q) = ends_at.iter().chain(&tools_at).filter(|&&q| q > at).min() {
                 end = end.min(q);
             }
-            sim.push(Input::TextDelta(&text[at..end]));
+            sim.push(Input::TextDelta(&written[at..end]));
             at = end;
-            if text_ends.contains(&at) {
+            if ends_at.contains(&at) {
                 sim.push(Input::TextEnd(None));
             }
-            if tools.contains(&at) {
+            if tools_at.contains(&at) {
                 sim.push(Input::ToolStart { name: "search" });
             }
             sim.wait(s.gap_ms);
@@ -518,6 +703,11 @@ fn run(s: &Script) -> Option<Run> {
         let mut line_ends = tools.clone();
         line_ends.extend(&joiner_seams);
         line_ends.sort_unstable();
+        // Not where the line so far is only whitespace: that is kept for what follows.
+        line_ends.retain(|&p| {
+            let line = text[..p].rsplit('\n').next().unwrap_or("");
+            !line.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\r'))
+        });
         sources.push(Source::with_line_ends(text, joiner_seams, &line_ends));
     }
     sim.push(Input::Finish).run_until_idle();
@@ -532,7 +722,14 @@ fn run(s: &Script) -> Option<Run> {
         max_lines: resolved.max_lines,
         graphemes: true,
     };
-    Some(Run { sim, sources, rule })
+    Some(Run {
+        sim,
+        sources,
+        rule,
+        fates: s.fates.clone(),
+        written: written_all,
+        decorations,
+    })
 }
 
 fn check(r: &Run) -> Result<(), String> {
@@ -548,11 +745,42 @@ fn check(r: &Run) -> Result<(), String> {
     }
     let delivered: HashSet<_> = sim.delivered.iter().map(|(_, s)| s.send_id).collect();
     let log: Vec<_> = sim.sends().into_iter().map(|(_, s)| s).collect();
+    let media: Vec<String> = r.decorations.iter().flat_map(|(m, _)| m.clone()).collect();
+    let replies_current = r.decorations.iter().all(|&(_, current)| current);
     for s in &log {
-        if s.payload.lane != Lane::Answer || !s.payload.media.is_empty() {
+        if s.payload.lane != Lane::Answer || (media.is_empty() && !s.payload.media.is_empty()) {
             return Err(format!("unexpected send {:?}", s.payload));
         }
+        // Hidden reasoning never reaches a send (fail closed).
+        if s.payload.text.contains(['Σ', 'Θ', 'Ψ']) {
+            return Err(format!("reasoning sent: {:?}", s.payload.text));
+        }
+        if replies_current && s.payload.reply_to != Some(replystream::ReplyTarget::Current) {
+            return Err(format!("the reply target is lost: {:?}", s.payload));
+        }
     }
+    // Media: in order, each once; all of them when every send got through.
+    let mut seen_ids = HashSet::new();
+    let sent_media: Vec<String> = log
+        .iter()
+        .filter(|s| seen_ids.insert(s.send_id) && delivered.contains(&s.send_id))
+        .flat_map(|s| s.payload.media.iter().map(|m| m.to_string()))
+        .collect();
+    let mut expected = media.iter();
+    for m in &sent_media {
+        if !expected.any(|e| e == m) {
+            return Err(format!("media {m:?} out of order or twice: {sent_media:?}"));
+        }
+    }
+    let all_through = r.fates.iter().all(|&f| f == 0);
+    if all_through && sent_media != media {
+        return Err(format!("media {sent_media:?}, expected {media:?}"));
+    }
+    // A media item with no caption is no text send.
+    let log: Vec<_> = log
+        .into_iter()
+        .filter(|s| !s.payload.text.is_empty() || s.payload.media.is_empty())
+        .collect();
     let sends = seen_sends(log.iter(), &delivered);
     check_answer(&r.sources, &sends, &r.rule).map(|_| ())
 }
@@ -587,7 +815,7 @@ proptest! {
         if let Err(e) = check(&r) {
             // The whole story goes to a file; the assertion message stays readable.
             let path = concat!(env!("CARGO_TARGET_TMPDIR"), "/engine_props_failure.txt");
-            let story = format!("{e}\n\nscript: {s:#?}\n\nconfig: {:#?}\n\nlog:\n{}", config(&s), r.sim.log_text());
+            let story = format!("{e}\n\nscript: {s:#?}\n\nwritten: {:#?}\n\nconfig: {:#?}\n\nlog:\n{}", r.written, config(&s), r.sim.log_text());
             let _ = std::fs::write(path, story);
             prop_assert!(false, "{}\n(details in {path})", e.chars().take(600).collect::<String>());
         }
@@ -782,4 +1010,42 @@ proptest! {
 struct SendRequestText {
     id: replystream::SendId,
     text: String,
+}
+
+/// The decorations cover every kind SPEC §2 strips, over a few generated replies: a test of
+/// the generator, so it cannot quietly stop decorating.
+#[test]
+fn decorations_cover_every_kind() {
+    let mut seen = [false; 8];
+    for seed in 0..200u64 {
+        let plain = markdown(seed, 8, false);
+        let d = decorate(&plain, seed, &[]);
+        let t = &d.text;
+        for (k, needle) in [
+            "<final>",
+            "</final>",
+            "Ψ</",
+            "[[audio_as_voice]]",
+            "[[reply_to_current]]",
+            "HEARTBEAT_OK",
+            " NO_REPLY",
+            "MEDIA: https://",
+        ]
+        .iter()
+        .enumerate()
+        {
+            seen[k] |= t.contains(needle);
+        }
+        // Removing what was inserted gives the plain reply back.
+        let mut back = String::new();
+        let mut at = 0;
+        for &(p, n) in &d.inserts {
+            let q = d.map(p);
+            back.push_str(&t[at..q]);
+            at = q + n;
+        }
+        back.push_str(&t[at..]);
+        assert_eq!(back, plain);
+    }
+    assert!(seen.iter().all(|&s| s), "{seen:?}");
 }

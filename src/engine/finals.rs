@@ -43,7 +43,7 @@ use crate::payload::Payload;
 use crate::stage::coalescer::is_code_indent;
 use crate::stage::dispatch::Outgoing;
 use crate::stage::ledger::SourceSpan;
-use crate::text::markdown::MarkdownScanner;
+use crate::text::markdown::{MarkdownScanner, is_indented_code_line};
 
 impl Engine {
     /// Reconciles what the user got against what the model wrote and queues the finals:
@@ -108,6 +108,11 @@ impl Engine {
             for span in pending.iter().filter(|s| s.message == message) {
                 gaps = subtract(gaps, &span.range);
             }
+            // A forced flush ended a line there: the text on either side went out apart
+            // and is read apart, so no final joins them.
+            for &end in &msg.line_ends {
+                gaps = subtract(gaps, &(end..end));
+            }
             if gaps.is_empty() {
                 continue;
             }
@@ -117,15 +122,35 @@ impl Engine {
                 scanner.finish(&msg.text[..end]);
             }
             scanner.finish(&msg.text);
-            let mut texts = Vec::new();
-            for gap in gaps {
-                // Where the gap's first line starts (blank lines skipped), to tell whether
-                // it starts inside a fence; then its text starts past any separator (a send
-                // never starts or ends with separator whitespace), keeping the indentation
-                // of a code line.
+            // Where a gap's first line starts (blank lines skipped), to tell whether it
+            // starts inside a fence.
+            let probe_of = |gap: &Range<usize>| {
                 let lead = &msg.text[gap.clone()];
                 let ws = lead.len() - lead.trim_start_matches([' ', '\t', '\r', '\n']).len();
-                let probe = gap.start + lead[..ws].rfind('\n').map_or(0, |i| i + 1);
+                gap.start + lead[..ws].rfind('\n').map_or(0, |i| i + 1)
+            };
+            // A gap that starts in the middle of a fence's opening line: the rest of that
+            // line goes out on its own, after the bare marker, and the code after it is
+            // reopened as usual (the rest is no opening line to reopen the code with).
+            let gaps: Vec<Range<usize>> = gaps
+                .into_iter()
+                .flat_map(|gap| {
+                    let probe = probe_of(&gap);
+                    let split = scanner
+                        .fence_at(probe)
+                        .filter(|f| !f.continued && probe < f.open_end && f.open_end < gap.end)
+                        .map(|f| f.open_end);
+                    match split {
+                        Some(at) => [gap.start..at, at..gap.end].into_iter().take(2),
+                        None => [gap.clone(), gap.end..gap.end].into_iter().take(1),
+                    }
+                })
+                .collect();
+            let mut texts = Vec::new();
+            for gap in gaps {
+                // Then its text starts past any separator (a send never starts or ends with
+                // separator whitespace), keeping the indentation of a code line.
+                let probe = probe_of(&gap);
                 let mut start = gap.start + leading_separator(&msg.text, gap.clone());
                 // A gap that starts at a fence's closing line: the send before it ended
                 // with a synthetic close, which showed that line; reopening the fence here
@@ -154,7 +179,9 @@ impl Engine {
                 // A gap that starts inside a fence gets the fence's opening line back.
                 let mut text = String::new();
                 if let Some(f) = fence.filter(|f| !closed && !f.continued) {
-                    text.push_str(&msg.text[f.start..f.open_end]);
+                    let line = &msg.text[f.start..f.open_end];
+                    let line = line.strip_suffix('\r').unwrap_or(line);
+                    self.splitter.reopen_line(f.marker, line, &mut text);
                     text.push('\n');
                 } else if let Some(f) = in_opening_line {
                     f.marker.push_close(&mut text);
@@ -195,6 +222,15 @@ impl Engine {
         }
         let mut out = Vec::new();
         for (piece, spans) in self.split_mapped(&payload.text, Some(&map)) {
+            // Only a reopened fence and its own closer: the piece before showed that line
+            // with its synthetic close, and counts it as its own.
+            if piece.is_empty() {
+                if let Some(last) = out.last_mut() {
+                    let last: &mut Outgoing = last;
+                    last.spans.extend(spans);
+                }
+                continue;
+            }
             let mut p = Payload {
                 text: piece,
                 ..payload.clone()
@@ -260,7 +296,8 @@ fn without_ws(text: &str) -> impl Iterator<Item = char> + '_ {
 fn subtract(gaps: Vec<Range<usize>>, cut: &Range<usize>) -> Vec<Range<usize>> {
     let mut out = Vec::with_capacity(gaps.len() + 1);
     for g in gaps {
-        if g.end <= cut.start || cut.end <= g.start {
+        // An empty cut strictly inside a gap splits it there.
+        if g.end <= cut.start || cut.end <= g.start || (cut.is_empty() && cut.start == g.start) {
             out.push(g);
             continue;
         }
@@ -295,6 +332,14 @@ impl ContentMap {
         }
     }
 
+    /// The message and the byte of its cleaned text that byte `p` of the text shows, if it
+    /// shows one.
+    pub(super) fn source_of(&self, p: usize) -> Option<(u32, usize)> {
+        self.content
+            .contains(&p)
+            .then(|| (self.message, self.source_start + (p - self.content.start)))
+    }
+
     /// The source span that bytes `piece` of the text show, if any.
     pub(super) fn span_of(&self, piece: &std::ops::Range<usize>) -> Option<SourceSpan> {
         let start = piece.start.max(self.content.start);
@@ -315,8 +360,12 @@ fn leading_separator(text: &str, range: std::ops::Range<usize>) -> usize {
     let line_start = range.start == 0 || text.as_bytes()[range.start - 1] == b'\n';
     let nl = whole[..ws].rfind('\n');
     let indent_at = nl.map_or(0, |i| i + 1);
+    let code = || {
+        is_code_indent(&whole[indent_at..ws])
+            && is_indented_code_line(text, range.start + indent_at)
+    };
     match nl.is_some() || line_start {
-        true if is_code_indent(&whole[indent_at..ws]) => indent_at,
+        true if code() => indent_at,
         _ => ws,
     }
 }
@@ -332,5 +381,7 @@ mod tests {
         assert_eq!(subtract(vec![0..10], &(0..10)), vec![]);
         assert_eq!(subtract(vec![0..10], &(3..4)), vec![0..3, 4..10]);
         assert_eq!(subtract(vec![0..10], &(10..12)), vec![0..10]);
+        assert_eq!(subtract(vec![0..10], &(4..4)), vec![0..4, 4..10]);
+        assert_eq!(subtract(vec![0..10], &(0..0)), vec![0..10]);
     }
 }

@@ -392,10 +392,10 @@ impl Engine {
                     self.on_model_text(new, now);
                 }
                 if self.cfg().break_mode == BreakMode::TextEnd {
-                    // A text boundary, like a tool call: what the token gate holds (a
-                    // possible token prefix such as "N") belongs before it, so the joiner
-                    // lands exactly at the boundary.
-                    self.flush_token_gate(now);
+                    // A text boundary, like a tool call: what the stages hold (a possible
+                    // tag start, directive or token prefix such as "N") belongs before it,
+                    // so the joiner lands exactly at the boundary.
+                    self.release_at_boundary(now);
                     self.drain_pending_text();
                     self.flush_chunker(now);
                 }
@@ -413,20 +413,20 @@ impl Engine {
             }
             Input::ToolStart { .. } => {
                 self.ensure_streaming("tool_start")?;
-                self.flush_token_gate(now);
+                self.release_at_boundary(now);
                 self.drain_pending_text();
                 self.flush_all(now);
             }
             Input::ToolResult(payload) => {
                 self.ensure_streaming("tool_result")?;
-                self.flush_token_gate(now);
+                self.release_at_boundary(now);
                 self.drain_pending_text();
                 self.flush_all(now);
                 self.on_tool_result(payload);
             }
             Input::Media(payload) => {
                 self.ensure_streaming("media")?;
-                self.flush_token_gate(now);
+                self.release_at_boundary(now);
                 self.drain_pending_text();
                 self.flush_chunker(now);
                 self.on_host_media(payload, now);

@@ -351,6 +351,9 @@ impl Engine {
     /// of the preview, is delivered as its own message(s) on the reasoning lane.
     fn enqueue_segment_reasoning(&mut self, reasoning: String) {
         for (text, _) in self.split_mapped(&reasoning, None) {
+            if text.is_empty() {
+                continue;
+            }
             self.dispatcher.enqueue(Outgoing {
                 kind: SendKind::Final,
                 op: SendOp::CREATE,

@@ -9,6 +9,7 @@ use crate::action::SendKind;
 use crate::config::ReasoningMode;
 use crate::payload::{Lane, Payload};
 use crate::text::markdown::FenceMarker;
+use crate::text::markdown::is_indented_code_line;
 use crate::text::metric::LengthMetric;
 use crate::text::splitter::{PlatformSplitter, SplitConfig, SplitMode};
 use crate::time::Time;
@@ -138,9 +139,11 @@ pub(super) fn reasoning_messages(raw: &str, limits: ReasoningLimits) -> Vec<Stri
         let messages: Vec<String> = splitter
             .split(raw)
             .into_iter()
+            .map(|piece| without_separator_edges(raw, piece, |p| is_indented_code_line(raw, p)))
+            // A piece that was only a reopened fence and its closer shows nothing.
+            .filter(|piece| !piece.is_empty())
             .enumerate()
             .map(|(i, piece)| {
-                let piece = without_separator_edges(raw, piece);
                 let mut out = String::with_capacity(piece.len() + 64);
                 if i == 0 {
                     out.push_str(HEADER);

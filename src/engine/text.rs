@@ -8,10 +8,11 @@ use super::finals::ContentMap;
 use crate::action::SendKind;
 use crate::config::BreakMode;
 use crate::payload::{Lane, Payload};
-use crate::stage::coalescer::{BlockMeta, CoalescedText, is_code_indent};
+use crate::stage::coalescer::{BlockMeta, CoalescedText, is_code_indent, reopened_then_closed};
 use crate::stage::directives::DirectiveEvent;
 use crate::stage::ledger::SourceSpan;
 use crate::text::block::Block;
+use crate::text::markdown::is_indented_code_line;
 use crate::time::Time;
 
 impl Engine {
@@ -21,6 +22,24 @@ impl Engine {
         if raw.is_empty() {
             return;
         }
+        self.filter_model_text(Some(raw), now);
+    }
+
+    /// A text boundary inside the message (`TextEnd`, a tool call, media): every stage lets
+    /// go of what it holds back (a possible tag start, a possible directive, a possible
+    /// token), in order, so the text before the boundary leaves before it and the joiner
+    /// lands exactly at the boundary.
+    pub(super) fn release_at_boundary(&mut self, now: Time) {
+        if !self.message_open {
+            return;
+        }
+        self.filter_model_text(None, now);
+        self.flush_token_gate(now);
+    }
+
+    /// Runs `raw` (or, with `None`, what the stages hold at a boundary) through tags and
+    /// directives.
+    fn filter_model_text(&mut self, raw: Option<&str>, now: Time) {
         self.reasoning_scratch.clear();
         self.directive_out.clear();
         // The tag filter appends the answer straight into the directive parser's buffer,
@@ -28,10 +47,20 @@ impl Engine {
         // the reasoning is routed changes nothing, as routing never touches the directive
         // parser or its output, whose events are applied only after.
         let (tags, reasoning) = (&mut self.tags, &mut self.reasoning_scratch);
-        let events = self.directives.push_with(
-            |answer| tags.push(raw, answer, reasoning),
-            &mut self.directive_out,
-        );
+        let events = match raw {
+            Some(raw) => self.directives.push_with(
+                |answer| tags.push(raw, answer, reasoning),
+                &mut self.directive_out,
+            ),
+            None => {
+                let events = self.directives.push_with(
+                    |answer| tags.release(answer, reasoning),
+                    &mut self.directive_out,
+                );
+                self.directives.release(&mut self.directive_out);
+                events
+            }
+        };
         // With no block ended and no reasoning, routing does nothing.
         if events.thinking_ended_at.is_some() || !self.reasoning_scratch.is_empty() {
             self.route_reasoning_events(events.thinking_ended_at, now);
@@ -155,7 +184,9 @@ impl Engine {
         if self.streams_blocks() {
             let msg = self.messages.last_mut().expect("a message is open");
             let end = msg.text.len();
-            if end > 0 && !msg.text.ends_with('\n') && msg.line_ends.last() != Some(&end) {
+            let line = msg.text.rsplit('\n').next().unwrap_or("");
+            let ended = !line.bytes().all(|b| matches!(b, b' ' | b'\t' | b'\r'));
+            if ended && msg.line_ends.last() != Some(&end) {
                 msg.line_ends.push(end);
             }
         }
@@ -232,7 +263,15 @@ impl Engine {
                     .and_then(|m| m.span_of(&piece.source))
                     .into_iter()
                     .collect();
-                (without_separator_edges(text, piece), spans)
+                // Whether an indented line is code is read in the whole message where the
+                // piece shows it (the text may start in the middle of one of its lines).
+                let code_line = |p: usize| match map.and_then(|m| m.source_of(p)) {
+                    Some((message, at)) => {
+                        is_indented_code_line(&self.messages[message as usize].text, at)
+                    }
+                    None => true,
+                };
+                (without_separator_edges(text, piece, code_line), spans)
             })
             .collect()
     }
@@ -322,21 +361,39 @@ fn line_cap_pieces(block: &Block, pieces: Vec<Block>) -> impl Iterator<Item = Bl
 /// never starts or ends with it): whitespace at its start unless it indents a line of code
 /// (nothing after a synthetic reopen line goes), whitespace at its end (unless it ends
 /// with a synthetic close). Its span still covers what was dropped.
-pub(super) fn without_separator_edges(text: &str, piece: Block) -> String {
+/// `code_line(p)` says whether an indentation of 4 columns or more at the line starting at
+/// byte `p` of `text` makes indented code (not a paragraph's lazy continuation line).
+pub(super) fn without_separator_edges(
+    text: &str,
+    piece: Block,
+    code_line: impl Fn(usize) -> bool,
+) -> String {
     let is_ws = |b: u8| matches!(b, b' ' | b'\t' | b'\r' | b'\n');
+    // A reopened fence whose own closing line comes first: the piece before closed it (its
+    // synthetic close showed that line), so both go, or they would show an empty code block.
+    let head = piece.source_in_text().start;
+    let closed_at = match piece.fence_reopened {
+        true => reopened_then_closed(&piece.text, head),
+        false => 0,
+    };
     let mut out = piece.text;
     if !piece.fence_closed {
         let keep = out.len() - out.bytes().rev().take_while(|&b| is_ws(b)).count();
-        out.truncate(keep);
+        out.truncate(keep.max(closed_at));
     }
-    if !piece.fence_reopened {
+    out.drain(..closed_at);
+    if !piece.fence_reopened || closed_at > 0 {
         let run = out.bytes().take_while(|&b| is_ws(b)).count();
-        let at = piece.source.start;
+        let at = piece.source.start + closed_at.saturating_sub(head);
         let line_start = at == 0 || text.as_bytes().get(at - 1) == Some(&b'\n');
         let nl = out[..run].rfind('\n');
         let indent_at = nl.map_or(0, |i| i + 1);
+        let code = || {
+            is_code_indent(&out[indent_at..run])
+                && (piece.indent_reopened || code_line((at + indent_at).min(text.len())))
+        };
         let strip = match nl.is_some() || line_start {
-            true if is_code_indent(&out[indent_at..run]) => indent_at,
+            true if code() => indent_at,
             _ => run,
         };
         out.drain(..strip);

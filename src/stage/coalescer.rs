@@ -11,7 +11,8 @@ use smallvec::SmallVec;
 
 use crate::text::block::Block;
 use crate::text::chunker::BreakPreference;
-use crate::text::markdown::FenceMarker;
+pub(crate) use crate::text::markdown::is_code_indent;
+use crate::text::markdown::{FenceMarker, is_indented_code_line};
 use crate::{Lane, LengthMetric, ReplyTarget, Time};
 
 /// Coalescer settings. `min` and `max` are in `metric` units.
@@ -269,20 +270,66 @@ impl Coalescer {
         // After a text boundary the joiner is used, except inside a fence that spans it (the
         // buffer ends with a synthetic close, the block reopens the same fence): a joiner
         // there would change the code, so the source joins them.
+        // A flush in the middle of a line ended that line for the chunker: where the two
+        // halves, joined without a line break, would not read as they did apart (`` `` ``
+        // + `` ` `` makes a closing marker), the block goes out on its own instead.
+        let mut apart = false;
         let seam = match (tail, contiguous) {
-            (Some(t), Some(seam))
-                if t.continues || (self.buffer_trail > 0 && block.fence_reopened) =>
-            {
+            (Some(t), Some(seam)) if t.continues => seam,
+            (Some(_), Some(seam)) if self.buffer_trail > 0 && block.fence_reopened => {
+                let gap = match &seam {
+                    Seam::Source(r) => source.and_then(|t| t.get(r.clone())),
+                    _ => Some(self.tail_gap.as_str()),
+                };
+                let across_line =
+                    gap.is_some_and(|gap| gap.contains('\n') || block.lead.contains('\n'));
+                if !(across_line || line_start) {
+                    let before = self.buffer.as_ref().map_or("", |b| {
+                        let kept = &b.text[..b.text.len() - self.buffer_trail];
+                        kept.rsplit('\n').next().unwrap_or("")
+                    });
+                    let after = block.text[head..].split('\n').next().unwrap_or("");
+                    let joined = format!("{before}{}{after}", gap.unwrap_or(""));
+                    apart = [before, after, joined.as_str()]
+                        .iter()
+                        .any(|line| FenceMarker::parse_open(line).is_some());
+                }
                 seam
             }
             _ => Seam::Joiner,
         };
+
         let has_tail = tail.is_some();
         if shown.bytes().all(is_sep_ws) {
             // Nothing to show: the text stays part of the gap to the next block, unless it
             // holds a fence's closing line (that must not be skipped by a source join).
             if closed_at > 0 {
-                self.end_of_text();
+                // Right after the buffer's synthetic close of the same fence, the fence's own
+                // closing line takes its place, joined by the source (when it fits).
+                let gap = match &seam {
+                    Seam::Source(r) => source.and_then(|t| t.get(r.clone())),
+                    Seam::CarriedSep => Some(self.tail_gap.as_str()),
+                    Seam::Joiner => None,
+                }
+                .map(str::to_owned);
+                let closer = &block.text[head..closed_at];
+                let swapped = gap.is_some_and(|gap| self.swap_in_closer(&gap, closer, meta));
+                if swapped {
+                    self.tail_gap.clear();
+                    self.tail_gap.push_str(&block.sep);
+                    self.tail = Some(Tail {
+                        message: meta.message,
+                        lane: meta.lane,
+                        end: block.source.end,
+                        continues: true,
+                    });
+                    if let Some(last) = self.buffer.as_mut().and_then(|b| b.sources.last_mut()) {
+                        last.end = block.source.end;
+                    }
+                    self.arm(now);
+                } else {
+                    self.end_of_text();
+                }
             } else if has_tail && source.is_none() {
                 self.tail_gap.push_str(&block.lead);
                 self.tail_gap.push_str(shown);
@@ -290,6 +337,20 @@ impl Coalescer {
             }
             return;
         }
+        if apart {
+            self.flush(out);
+        }
+        // Where the block's first shown char sits in its source: is an indentation before
+        // it code? (Without the source, as before: four columns make code.)
+        // (Only asked when the block starts with whitespace.)
+        let starts_ws = shown.as_bytes().first().is_some_and(|&b| is_sep_ws(b));
+        let code_line = !starts_ws
+            || source.is_none_or(|text| {
+                let ws = shown.len() - trim_sep_start(shown).len();
+                let p = (start + ws).min(text.len());
+                let line = text[..p].rfind('\n').map_or(0, |i| i + 1);
+                is_indented_code_line(text, line)
+            });
         let mut gap = std::mem::take(&mut self.tail_gap);
         if matches!(seam, Seam::CarriedSep) {
             gap.push_str(&block.lead);
@@ -311,6 +372,7 @@ impl Coalescer {
                 trail,
                 closed_at,
                 line_start,
+                code_line,
             },
             seam_text,
             meta,
@@ -326,6 +388,37 @@ impl Coalescer {
             end: block.source.end,
             continues: true,
         });
+    }
+
+    /// Replaces the synthetic close at the end of the buffer with `gap` (the source text
+    /// before the fence's own closing line) and `closer` (that line), when the buffer ends
+    /// with a synthetic close, has `meta`, and stays within `max` and the line cap. Returns
+    /// whether it did.
+    fn swap_in_closer(&mut self, gap: &str, closer: &str, meta: &BlockMeta) -> bool {
+        let trail = self.buffer_trail;
+        let Some(buffer) = self
+            .buffer
+            .as_mut()
+            .filter(|b| trail > 0 && b.meta == *meta)
+        else {
+            return false;
+        };
+        let kept = buffer.text.len() - trail;
+        let mut text = String::with_capacity(kept + gap.len() + closer.len());
+        text.push_str(&buffer.text[..kept]);
+        text.push_str(gap);
+        text.push_str(closer);
+        let len = self.config.metric.len(&text);
+        let breaks = line_breaks(&text);
+        let too_many_lines = self.config.max_lines.is_some_and(|cap| breaks + 1 > cap);
+        if len > self.config.max || too_many_lines {
+            return false;
+        }
+        buffer.text = text;
+        self.buffer_len = len;
+        self.buffer_breaks = breaks;
+        self.buffer_trail = 0;
+        true
     }
 
     /// The text the blocks came from ended (a `TextEnd`, a tool call, media): the next
@@ -540,6 +633,9 @@ struct Piece {
     closed_at: usize,
     /// The piece starts a line of its source.
     line_start: bool,
+    /// An indentation at the piece's start would make indented code, as in its source
+    /// (not a paragraph's lazy continuation line).
+    code_line: bool,
 }
 
 impl Piece {
@@ -561,7 +657,9 @@ impl Piece {
         let indent = &run[nl.map_or(0, |i| i + 1)..];
         let at_line_start = nl.is_some() || (self.line_start && from == 0);
         from + match nl {
-            _ if indent_ok && at_line_start && is_code_indent(indent) => nl.map_or(0, |i| i + 1),
+            _ if indent_ok && at_line_start && self.code_line && is_code_indent(indent) => {
+                nl.map_or(0, |i| i + 1)
+            }
             _ => run.len(),
         }
     }
@@ -569,7 +667,7 @@ impl Piece {
 
 /// Where the first source line of a block ends when it closes the fence the block's
 /// synthetic reopen line (`lead` bytes) opens; 0 otherwise.
-fn reopened_then_closed(text: &str, lead: usize) -> usize {
+pub(crate) fn reopened_then_closed(text: &str, lead: usize) -> usize {
     // A bare marker going on with the rest of its opening line is no line of its own.
     if lead == 0 || text.as_bytes()[lead - 1] != b'\n' {
         return 0;
@@ -603,12 +701,6 @@ fn trim_sep_end(text: &str) -> &str {
 
 fn trim_sep_start(text: &str) -> &str {
     text.trim_start_matches([' ', '\t', '\n', '\r'])
-}
-
-/// Whether `indent` (spaces and tabs) makes an indented code line: four columns or more.
-pub(crate) fn is_code_indent(indent: &str) -> bool {
-    let columns: usize = indent.bytes().map(|b| if b == b'\t' { 4 } else { 1 }).sum();
-    columns >= 4
 }
 
 fn line_breaks(text: &str) -> usize {
@@ -1099,17 +1191,17 @@ mod tests {
     fn no_send_starts_with_a_separator() {
         // After media or a tool (a new text), " B" starts mid-line: the space was the
         // separator around what was removed.
-        let src = "A B\n    code";
+        let src = "A B\n\n    code";
         let mut c = Coalescer::new(cfg(1, 100, BreakPreference::Paragraph));
         let mut out = Vec::new();
         c.push_block(block(src, 0..1, 1), &meta(0), Some(src), t(0), &mut out);
         c.flush(&mut out);
         c.end_of_text();
-        c.push_block(block(src, 1..3, 4), &meta(0), Some(src), t(0), &mut out);
+        c.push_block(block(src, 1..3, 5), &meta(0), Some(src), t(0), &mut out);
         c.flush(&mut out);
-        // A line's indentation is not a separator.
+        // A code line's indentation is not a separator.
         c.push_block(
-            block(src, 4..src.len(), src.len()),
+            block(src, 5..src.len(), src.len()),
             &meta(0),
             Some(src),
             t(0),
@@ -1119,6 +1211,26 @@ mod tests {
         assert_eq!(texts(&out), ["A", "B", "    code"]);
         assert_eq!(out[1].sources.len(), 1);
         assert_eq!(out[1].covered(), 1..3, "the separator counts as shown");
+    }
+
+    #[test]
+    fn a_lazy_continuation_line_loses_its_indentation_at_a_send_start() {
+        // Indented by 4 right after a paragraph line: the paragraph goes on (CommonMark),
+        // so at the start of a send the spaces would turn it into a code block.
+        let src = "A paragraph\n     goes on";
+        let mut c = Coalescer::new(cfg(1, 100, BreakPreference::Paragraph));
+        let mut out = Vec::new();
+        c.push_block(block(src, 0..11, 12), &meta(0), Some(src), t(0), &mut out);
+        c.flush(&mut out);
+        c.push_block(
+            block(src, 12..src.len(), src.len()),
+            &meta(0),
+            Some(src),
+            t(0),
+            &mut out,
+        );
+        c.flush(&mut out);
+        assert_eq!(texts(&out), ["A paragraph", "goes on"]);
     }
 }
 

@@ -172,6 +172,15 @@ impl TagFilter {
         events
     }
 
+    /// A text boundary inside the message (`TextEnd`, a tool call, media): held-back text is
+    /// decided as if nothing followed (a possible tag start such as `</t` is text), so it
+    /// goes out before the boundary. Open thinking blocks stay open.
+    pub(crate) fn release(&mut self, answer: &mut String, reasoning: &mut String) -> TagEvents {
+        let mut events = TagEvents::default();
+        self.run(true, answer, reasoning, &mut events);
+        events
+    }
+
     /// Ends the message: held-back text is decided as if nothing followed, an unclosed
     /// thinking block ends, and the filter is reset for the next message.
     pub(crate) fn finish(&mut self, answer: &mut String, reasoning: &mut String) -> TagEvents {

@@ -28,6 +28,59 @@
 
 use memchr::{memchr, memchr2_iter};
 
+/// Whether `indent` (spaces and tabs) makes an indented code line: four columns or more
+/// (a tab counts four).
+pub(crate) fn is_code_indent(indent: &str) -> bool {
+    let columns: usize = indent.bytes().map(|b| if b == b'\t' { 4 } else { 1 }).sum();
+    columns >= 4
+}
+
+/// How far back [`is_indented_code_line`] looks, in bytes.
+const INDENTED_LOOK_BACK: usize = 1024;
+
+/// Whether the line of `text` starting at `line` (indented 4 columns or more) is a line of
+/// an indented code block rather than a paragraph's lazy continuation: indented code cannot
+/// interrupt a paragraph, so walking back over the indented lines before it, a blank line,
+/// a heading, a fence line or the text's start must come first. For what a piece may show
+/// at its start (an indentation is kept only when it makes code); cost: the lines walked.
+/// False when `line` is not the start of a line. The walk stops after
+/// [`INDENTED_LOOK_BACK`] bytes of indented lines, which are then taken for code, so asking
+/// at every piece of a long indented block stays linear.
+pub(crate) fn is_indented_code_line(text: &str, line: usize) -> bool {
+    let mut end = line.min(text.len());
+    // Not at a line start: an indentation there is no line's.
+    if end > 0 && text.as_bytes()[end - 1] != b'\n' {
+        return false;
+    }
+    let floor = end.saturating_sub(INDENTED_LOOK_BACK);
+    while end > 0 {
+        if end < floor {
+            return true;
+        }
+        let prev_end = end - 1;
+        let from = floor.min(prev_end);
+        let Some(prev_start) = memchr::memrchr(b'\n', &text.as_bytes()[from..prev_end])
+            .map(|i| from + i + 1)
+            .or((from == 0).then_some(0))
+        else {
+            // A line longer than the look-back: taken for code, as above.
+            return true;
+        };
+        let prev = &text[prev_start..prev_end];
+        let prev = prev.strip_suffix('\r').unwrap_or(prev);
+        let indent = prev.len() - prev.trim_start_matches([' ', '\t']).len();
+        if indent == prev.len() {
+            return true;
+        }
+        if !is_code_indent(&prev[..indent]) {
+            let rest = &prev[indent..];
+            return rest.starts_with('#') || FenceMarker::parse_open(prev).is_some();
+        }
+        end = prev_start;
+    }
+    true
+}
+
 /// A fence's opening marker: which character, how many, and how far indented.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct FenceMarker {
@@ -975,6 +1028,21 @@ fn trim_cr(bytes: &[u8]) -> &[u8] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn indented_lines_are_code_only_where_a_code_block_may_start() {
+        let text = "Para\n    lazy\n\n    code\n      more\n# Head\n    code2\n```\n    in\n```\n    code3";
+        let at = |line: &str| text.find(&format!("\n{line}")).unwrap() + 1;
+        assert!(!is_indented_code_line(text, at("    lazy")));
+        assert!(is_indented_code_line(text, at("    code\n")));
+        assert!(is_indented_code_line(text, at("      more")));
+        assert!(is_indented_code_line(text, at("    code2")));
+        assert!(is_indented_code_line(text, at("    code3")));
+        assert!(!is_indented_code_line(text, 2), "not a line start");
+        // A long run of indented lines is taken for code without walking it all.
+        let long = format!("Para\n{}", "    x\n".repeat(1000));
+        assert!(is_indented_code_line(&long, long.len() - 6));
+    }
 
     fn scan_all(text: &str) -> MarkdownScanner {
         let mut s = MarkdownScanner::new();

@@ -118,6 +118,23 @@ impl PlatformSplitter {
         &self.config
     }
 
+    /// The line that reopens a fence with marker `marker` and opening line `open_line` at
+    /// the start of a text to be split: the line itself when it leaves room for code within
+    /// the limit, else the bare marker (as a piece cut inside the fence would be reopened).
+    pub(crate) fn reopen_line(&self, marker: FenceMarker, open_line: &str, out: &mut String) {
+        let limits = Limits {
+            metric: self.config.metric,
+            max: self.config.limit,
+            max_lines: self.config.max_lines,
+        };
+        match limits.repair(marker, open_line) {
+            Some(Reopen::Fence {
+                line: Some(line), ..
+            }) => out.push_str(line),
+            _ => marker.push_close(out),
+        }
+    }
+
     /// Splits `text` into pieces, appended to `out`. Never an empty piece; always progress.
     pub fn split_into(&self, text: &str, out: &mut Vec<Block>) {
         let mut scanner = MarkdownScanner::new();

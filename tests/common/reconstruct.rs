@@ -261,6 +261,38 @@ impl Source {
         p
     }
 
+    /// Whether the line starting at `p`, if indented 4 columns or more, is indented code and
+    /// not a paragraph's lazy continuation: the lines before it, back to the first that is
+    /// not indented 4 or more, end at a blank line, a heading, a fence line or the start.
+    ///
+    /// The engine looks back over at most 1 KiB of indented lines and then takes the line for
+    /// code (a documented bound that keeps its cost linear, README design notes): past that
+    /// distance the line is taken for code here too.
+    fn is_code_line(&self, p: usize) -> bool {
+        let before = &self.text[..p];
+        if before.is_empty() {
+            return true;
+        }
+        let Some(before) = before.strip_suffix('\n') else {
+            return false;
+        };
+        for line in before.rsplit('\n') {
+            let walked = p - (line.as_ptr() as usize - self.text.as_ptr() as usize);
+            if walked > 1024 {
+                return true;
+            }
+            let line = strip_cr(line);
+            let indent = line.len() - line.trim_start_matches([' ', '\t']).len();
+            if indent == line.len() {
+                return true;
+            }
+            if columns(&line[..indent]) < 4 {
+                return line[indent..].starts_with('#') || opener(line).is_some();
+            }
+        }
+        true
+    }
+
     fn is_line_start(&self, p: usize) -> bool {
         p == 0 || self.text.as_bytes()[p - 1] == b'\n'
     }
@@ -351,12 +383,17 @@ fn match_send(
     // marker's char), so the rest still reads as the info string.
     if let Some(f) = src.opening_line_around(n) {
         let m = f.marker;
-        let mut marker = " ".repeat(m.indent);
-        marker.extend(std::iter::repeat_n(m.ch as char, m.len));
+        // Its indentation (up to 3 spaces) does not change a fence line.
+        let mut marker: String = std::iter::repeat_n(m.ch as char, m.len).collect();
         if src.text.as_bytes()[n] == m.ch {
             marker.push(' ');
         }
-        let Some(body) = text.strip_prefix(marker.as_str()) else {
+        let unindented = text.trim_start_matches(' ');
+        let indented = text.len() - unindented.len() <= 3;
+        let Some(body) = unindented
+            .strip_prefix(marker.as_str())
+            .filter(|_| indented)
+        else {
             return Err(format!(
                 "starts in the opening line at {n} without the bare marker {marker:?}: {text:?}"
             ));
@@ -406,10 +443,13 @@ fn match_rest(
         && let Some(f) = src.open_at(b)
         && closes(f.marker, last)
     {
-        let real = src.text[b..].strip_prefix('\n').is_some_and(|rest| {
-            let line = rest.split('\n').next().unwrap_or("");
-            strip_cr(line) == strip_cr(last) && f.close_start == Some(b + 1)
-        });
+        // The source's own closing line right there (as the fence reading split it: a
+        // forced flush may have ended it), not a synthetic one.
+        let real = src.text[b..].starts_with('\n')
+            && f.close_start == Some(b + 1)
+            && f.close_end.is_some_and(|e| {
+                src.text[b + 1..e] == *strip_cr(last).trim_end_matches([' ', '\t'])
+            });
         if !real {
             return Ok((a, b));
         }
@@ -442,9 +482,9 @@ fn walk_body(
     let line = &src.text[line_start..];
     let indent = line.len() - line.trim_start_matches([' ', '\t']).len();
     let mid_code_line = !reopened && columns(&line[..indent]) >= 4 && n > line_start + indent;
-    let body = match body.strip_prefix("    ") {
-        Some(rest) if mid_code_line => rest,
-        _ => body,
+    let (body, continued) = match body.strip_prefix("    ") {
+        Some(rest) if mid_code_line => (rest, true),
+        _ => (body, false),
     };
     // After a reopened fence line, leading whitespace (blank lines included) is code.
     let lead = if reopened {
@@ -452,8 +492,11 @@ fn walk_body(
     } else {
         body.len() - body.trim_start_matches([' ', '\t']).len()
     };
-    let code_indent = src.is_line_start(n - lead.min(n)) && columns(&body[..lead]) >= 4;
-    if lead > n - cursor || !reopened && !code_indent && lead > 0 {
+    let code_indent = src.is_line_start(n - lead.min(n))
+        && columns(&body[..lead]) >= 4
+        && src.is_code_line(n - lead.min(n));
+    // After the 4 synthetic spaces, spaces from the middle of the code line are code.
+    if lead > n - cursor || !reopened && !continued && !code_indent && lead > 0 {
         return Err(format!("leading separator whitespace at {n}: {body:?}"));
     }
     let a = n - lead;
@@ -508,9 +551,18 @@ fn joined(src: &Source, body: &[u8], i: usize, q: usize, rule: &Rule) -> Option<
     }
     let run = &s[q..r];
     let nl = run.iter().rposition(|&b| b == b'\n');
-    let indent_at = nl.map_or(q, |i| q + i + 1);
-    let code_indent =
-        (nl.is_some() || src.is_line_start(q)) && columns(&src.text[indent_at..r]) >= 4;
+    // Without a line break after the boundary, the indentation may have begun before it
+    // (a `TextEnd` after the first spaces of an indented line).
+    let line_start = src.text[..q].rfind('\n').map_or(0, |i| i + 1);
+    let blank_before = s[line_start..q].iter().all(|&b| b == b' ' || b == b'\t');
+    let indent_at = match nl {
+        Some(i) => q + i + 1,
+        None if blank_before => line_start,
+        None => q,
+    };
+    let code_indent = (nl.is_some() || src.is_line_start(indent_at))
+        && columns(&src.text[indent_at..r]) >= 4
+        && src.is_code_line(indent_at);
     let next = if rule.joiner.contains('\n') && code_indent {
         indent_at
     } else {
@@ -731,7 +783,8 @@ impl Tiling<'_> {
         while from > 0 && is_sep(src.text.as_bytes()[from - 1]) && self.covered[m][from - 1] == 0 {
             from -= 1;
         }
-        let (a, b) = match_send(src, from, text, rule).map_err(|e| format!("final: {e}"))?;
+        let (a, b) = match_send(src, from, text, rule)
+            .map_err(|e| format!("final {text:?} from {from}: {e}"))?;
         if self.covered[m][a..b].iter().any(|&c| c > 0) {
             return Err(format!("final {text:?} repeats delivered text at {a}..{b}"));
         }

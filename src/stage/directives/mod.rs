@@ -178,6 +178,13 @@ impl DirectiveParser {
         result
     }
 
+    /// A text boundary inside the message (`TextEnd`, a tool call, media): decides what is
+    /// held back (a `[` that may start `[[…`, a `MEDIA:` line without its line break) as if
+    /// nothing followed, so it goes out before the boundary.
+    pub(crate) fn release(&mut self, out: &mut DirectiveOutput) {
+        self.run(true, out);
+    }
+
     /// Ends the message's text: decides everything held back (an unfinished `[[…` or a
     /// `MEDIA:` line without a line break). The reply target and audio flag stay readable
     /// until [`DirectiveParser::reset`].

@@ -103,8 +103,12 @@ impl LineTidy {
     #[inline]
     pub(super) fn newline(&mut self, out: &mut DirectiveOutput) {
         if self.line_has_text {
-            if !self.line_had_removal {
+            if !self.removed_since_text {
+                // Trailing whitespace after text, touching no removed directive: as written.
                 out.push_text(&self.pending_ws);
+            } else if self.pending_ws.ends_with('\r') {
+                // Spaces after a removed directive go; the CR of a CRLF stays.
+                out.push_text("\r");
             }
             out.push_text("\n");
             self.prev_line_blank = false;

@@ -72,6 +72,7 @@ fn assert_exact(sim: &Sim, config: &replystream::Config, text: &str, at: usize, 
         limit: config.text_limit,
         max_lines: config.max_lines,
         graphemes: true,
+        all_fences_repairable: true,
     };
     let line = text[..at].rsplit('\n').next().unwrap_or("");
     let line_ends: Vec<usize> = if line.trim().is_empty() {

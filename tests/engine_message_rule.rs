@@ -33,6 +33,7 @@ fn assert_exact(sim: &Sim, config: &Config, text: &str, seams: Vec<usize>) {
         limit: config.text_limit,
         max_lines: config.max_lines,
         graphemes: true,
+        all_fences_repairable: true,
     };
     if let Err(e) = check_answer(&[Source::new(text, seams)], &sends, &rule) {
         panic!("{e}\nsends: {:#?}", sim.sent_texts());

@@ -721,6 +721,11 @@ fn run(s: &Script) -> Option<Run> {
         limit: resolved.text_limit,
         max_lines: resolved.max_lines,
         graphemes: true,
+        all_fences_repairable: sources.iter().all(|src| {
+            src.fence_markers().all(|m| {
+                !common::reconstruct::unrepairable(m, resolved.metric, resolved.text_limit)
+            })
+        }),
     };
     Some(Run {
         sim,
@@ -952,6 +957,7 @@ proptest! {
             limit: config.text_limit,
             max_lines: config.max_lines,
             graphemes: false,
+            all_fences_repairable: true,
         };
         for (i, m) in messages.iter().enumerate() {
             let text = &m.payload.text;

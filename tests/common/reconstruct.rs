@@ -225,6 +225,11 @@ impl Source {
         })
     }
 
+    /// The markers of the fences of the text.
+    pub(crate) fn fence_markers(&self) -> impl Iterator<Item = Marker> + '_ {
+        self.fences.iter().map(|f| f.marker)
+    }
+
     /// The fence whose opening line holds `p` past its marker's first char.
     fn opening_line_around(&self, p: usize) -> Option<&Fence> {
         self.fences
@@ -308,6 +313,9 @@ pub(crate) struct Rule {
     pub(crate) max_lines: Option<usize>,
     /// Check that every span starts and ends on a grapheme boundary.
     pub(crate) graphemes: bool,
+    /// Every fence of the sources can be closed and reopened within the limit: every send
+    /// must then have balanced fences (else a fence may be cut plainly, SPEC §9).
+    pub(crate) all_fences_repairable: bool,
 }
 
 /// Where a send sits in its source.
@@ -316,6 +324,18 @@ pub(crate) struct Span {
     pub(crate) message: usize,
     pub(crate) start: usize,
     pub(crate) end: usize,
+}
+
+/// Whether a fence with marker `m` cannot be closed and reopened within the rule's limit
+/// around even one char (its marker is wider than the standard form the smallest limits
+/// are made for, "   ```"): then it is cut plainly (the limit wins, SPEC §9).
+pub(crate) fn unrepairable(m: Marker, metric: LengthMetric, limit: usize) -> bool {
+    let widest_char = match metric {
+        LengthMetric::Bytes => 4,
+        LengthMetric::Utf16 => 2,
+        _ => 1,
+    };
+    2 * (m.indent + m.len + 1) + widest_char > limit
 }
 
 /// Checks what every send must satisfy on its own: not empty, within the limit and the line
@@ -334,7 +354,7 @@ pub(crate) fn check_shape(text: &str, rule: &Rule) -> Result<(), String> {
             return Err(format!("{lines} lines > cap {cap}: {text:?}"));
         }
     }
-    if !balanced(text) {
+    if rule.all_fences_repairable && !balanced(text) {
         return Err(format!("unbalanced fences: {text:?}"));
     }
     if text.ends_with(|c: char| c.is_ascii() && is_sep(c as u8)) {
@@ -381,7 +401,10 @@ fn match_send(
     // A span starting in the middle of an opening line goes on with the rest of that line
     // after the fence's bare marker (a space between when the rest starts with the
     // marker's char), so the rest still reads as the info string.
-    if let Some(f) = src.opening_line_around(n) {
+    if let Some(f) = src
+        .opening_line_around(n)
+        .filter(|f| !unrepairable(f.marker, rule.metric, rule.limit))
+    {
         let m = f.marker;
         // Its indentation (up to 3 spaces) does not change a fence line.
         let mut marker: String = std::iter::repeat_n(m.ch as char, m.len).collect();
@@ -401,7 +424,14 @@ fn match_send(
         // Spaces before the rest are part of the info string (shown like code is).
         return match_rest(src, cursor, n, body, true, rule);
     }
-    let body = match src.inside(n) {
+    let inside = inside
+        && src
+            .inside(n)
+            .is_some_and(|f| !unrepairable(f.marker, rule.metric, rule.limit));
+    let body = match src
+        .inside(n)
+        .filter(|f| !unrepairable(f.marker, rule.metric, rule.limit))
+    {
         Some(f) => {
             let Some((first, rest)) = text.split_once('\n') else {
                 return Err(format!(
@@ -455,7 +485,10 @@ fn match_rest(
         }
     }
     let (a, b) = walk_body(src, cursor, n, body, inside, rule)?;
-    if let Some(f) = src.open_at(b) {
+    if let Some(f) = src
+        .open_at(b)
+        .filter(|f| !unrepairable(f.marker, rule.metric, rule.limit))
+    {
         return Err(format!(
             "span {a}..{b} ends inside the fence opened at {} without closing it: {text:?}",
             f.open_start

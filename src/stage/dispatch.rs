@@ -111,10 +111,83 @@ struct KeyedMessage {
     message_ref: Option<String>,
 }
 
+/// A queued send: the send, and its id and attempt count if it is a retry.
+type Queued = (Outgoing, Option<(SendId, u32)>);
+
+/// The dispatcher's queue, counting its sends per kind, so "is a block still queued?" is
+/// answered without a walk: the engine asks it after every input, and at the end of a long
+/// turn the queue holds one final per undelivered block (a walk per ack was quadratic).
+#[derive(Debug, Default)]
+struct SendQueue {
+    items: VecDeque<Queued>,
+    /// Queued sends per kind, indexed by [`kind_index`].
+    per_kind: [usize; 4],
+}
+
+fn kind_index(kind: SendKind) -> usize {
+    match kind {
+        SendKind::Tool => 0,
+        SendKind::Block => 1,
+        SendKind::Final => 2,
+        SendKind::Preview => 3,
+    }
+}
+
+impl SendQueue {
+    fn push_back(&mut self, queued: Queued) {
+        self.per_kind[kind_index(queued.0.kind)] += 1;
+        self.items.push_back(queued);
+    }
+
+    fn push_front(&mut self, queued: Queued) {
+        self.per_kind[kind_index(queued.0.kind)] += 1;
+        self.items.push_front(queued);
+    }
+
+    fn pop_front(&mut self) -> Option<Queued> {
+        let queued = self.items.pop_front()?;
+        self.per_kind[kind_index(queued.0.kind)] -= 1;
+        Some(queued)
+    }
+
+    fn front(&self) -> Option<&Queued> {
+        self.items.front()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    fn has(&self, kind: SendKind) -> bool {
+        self.per_kind[kind_index(kind)] > 0
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &Queued> {
+        self.items.iter()
+    }
+
+    /// Keeps the sends `keep` says yes to, in order.
+    fn retain(&mut self, mut keep: impl FnMut(&Outgoing) -> bool) {
+        let per_kind = &mut self.per_kind;
+        self.items.retain(|(o, _)| {
+            let kept = keep(o);
+            if !kept {
+                per_kind[kind_index(o.kind)] -= 1;
+            }
+            kept
+        });
+    }
+
+    fn clear(&mut self) {
+        self.items.clear();
+        self.per_kind = [0; 4];
+    }
+}
+
 /// One ordered queue, one send in flight. See the module docs.
 #[derive(Debug)]
 pub(crate) struct Dispatcher {
-    queue: VecDeque<(Outgoing, Option<(SendId, u32)>)>,
+    queue: SendQueue,
     in_flight: Option<InFlight>,
     /// Sends whose timeout fired, or that were in flight at a cancel; a late ack still
     /// counts as delivered.
@@ -138,7 +211,7 @@ impl Dispatcher {
     /// the engine's RNG (the only consumer of its draws, one per delayed block).
     pub(crate) fn new(timeout_ms: u64, human_delay: HumanDelay, rng: fastrand::Rng) -> Self {
         Dispatcher {
-            queue: VecDeque::new(),
+            queue: SendQueue::default(),
             in_flight: None,
             timed_out: Vec::new(),
             next_id: 1,
@@ -163,7 +236,7 @@ impl Dispatcher {
     /// order.
     pub(crate) fn withdraw(&mut self, mut pick: impl FnMut(&Outgoing) -> bool) -> Vec<Outgoing> {
         let mut taken = Vec::new();
-        self.queue.retain(|(o, _)| {
+        self.queue.retain(|o| {
             if pick(o) {
                 taken.push(o.clone());
                 false
@@ -301,8 +374,7 @@ impl Dispatcher {
 
     /// Whether a send of `kind` is queued or in flight.
     pub(crate) fn has_pending(&self, kind: SendKind) -> bool {
-        self.queue.iter().any(|(o, _)| o.kind == kind)
-            || self.in_flight.as_ref().is_some_and(|f| f.item.kind == kind)
+        self.queue.has(kind) || self.in_flight.as_ref().is_some_and(|f| f.item.kind == kind)
     }
 
     /// Every payload queued or in flight, for dedupe.

@@ -464,3 +464,42 @@ fn the_closing_line_of_a_fence_cut_plainly_is_sent_as_written() {
     );
     assert_exact_with(&sim, &c, UNREPAIRABLE, vec![], false);
 }
+
+/// The finals of [`UNREPAIRABLE`] streamed when the block sends after the first
+/// `delivered` never arrive (the finals carry them), checked with the independent checker.
+fn finals_after_lost_blocks(delivered: u64) -> Vec<String> {
+    let c = unrepairable_config();
+    let policy: AckPolicy = Box::new(move |send, _| match send.kind {
+        replystream::SendKind::Block if send.send_id.0 > delivered => Ack::Hang,
+        _ => Ack::Deliver { after_ms: 0 },
+    });
+    let mut sim = Sim::with_policy(engine(c.clone()), policy);
+    sim.stream(UNREPAIRABLE, 1, 0)
+        .push(Input::Finish)
+        .run_until_idle();
+    assert_exact_with(&sim, &c, UNREPAIRABLE, vec![], false);
+    sim.sends()
+        .into_iter()
+        .filter(|(_, s)| s.kind == replystream::SendKind::Final)
+        .map(|(_, s)| s.payload.text.clone())
+        .collect()
+}
+
+#[test]
+fn a_final_after_a_plain_cut_keeps_the_fences_own_closing_line() {
+    // The block ending right before the closing line was cut plainly (no synthetic close
+    // showed that line); the block holding it never arrived. The final used to start after
+    // the closing line (lost), taking it for one the synthetic close had shown.
+    assert_eq!(finals_after_lost_blocks(3), ["~~~~~\n\nfox", "jumps."]);
+}
+
+#[test]
+fn a_final_inside_a_fence_cut_plainly_reads_its_closing_line_as_one() {
+    // The final starts in the code of that fence: it is not reopened (a piece cut inside it
+    // is not), and its closing line is not taken for a new fence's opening line (which the
+    // splitter would close and reopen around the prose after it).
+    assert_eq!(
+        finals_after_lost_blocks(2),
+        ["print(\"done\");", "~~~~~\n\nfox", "jumps."]
+    );
+}

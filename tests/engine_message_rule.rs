@@ -15,6 +15,16 @@ use replystream::{BreakPreference, Config, Input, Lane, LengthMetric, ReasoningM
 /// Every send of `sim` checked against `text` (one assistant message, `TextEnd` at
 /// `seams`) with the independent checker: exact spans, edges, order, nothing lost.
 fn assert_exact(sim: &Sim, config: &Config, text: &str, seams: Vec<usize>) {
+    assert_exact_with(sim, config, text, seams, true);
+}
+
+fn assert_exact_with(
+    sim: &Sim,
+    config: &Config,
+    text: &str,
+    seams: Vec<usize>,
+    all_fences_repairable: bool,
+) {
     let delivered: HashSet<_> = sim.delivered.iter().map(|(_, s)| s.send_id).collect();
     let log: Vec<_> = sim
         .sends()
@@ -33,7 +43,7 @@ fn assert_exact(sim: &Sim, config: &Config, text: &str, seams: Vec<usize>) {
         limit: config.text_limit,
         max_lines: config.max_lines,
         graphemes: true,
-        all_fences_repairable: true,
+        all_fences_repairable,
     };
     if let Err(e) = check_answer(&[Source::new(text, seams)], &sends, &rule) {
         panic!("{e}\nsends: {:#?}", sim.sent_texts());
@@ -418,4 +428,78 @@ fn a_final_never_starts_with_a_reopened_fence_and_its_own_closer() {
         );
     }
     assert_exact(&sim, &c, text, vec![]);
+}
+
+/// A fence too wide to close and reopen at a 16-grapheme limit: "  ~~~~~" is 7 graphemes, so
+/// a close and a bare reopen take 16 before any code (SPEC §9: the limit wins, it is cut
+/// plainly). The code lines are cut so that a block ends right before its closing line.
+const UNREPAIRABLE: &str = "Intro.\n\n  ~~~~~rust\nx=1;\nprint(\"done\");\n~~~~~\n\nfox jumps.";
+
+fn unrepairable_config() -> Config {
+    let mut c = config("telegram");
+    c.text_limit = 16;
+    c.metric = LengthMetric::Graphemes;
+    c
+}
+
+#[test]
+fn the_closing_line_of_a_fence_cut_plainly_is_sent_as_written() {
+    // Found by a long property run (seed 5555, 8000 cases): with no synthetic close before
+    // it, the fence's own closing line starts the next send, as the source wrote it. The
+    // checker used to take that line for one a synthetic close had already shown.
+    let c = unrepairable_config();
+    let mut sim = Sim::new(engine(c.clone()));
+    sim.stream(UNREPAIRABLE, 1, 0)
+        .push(Input::Finish)
+        .run_until_idle();
+    assert_eq!(
+        sim.sent_texts(),
+        [
+            "Intro.",
+            "~~~~~rust\nx=1;",
+            "print(\"done\");",
+            "~~~~~\n\nfox",
+            "jumps."
+        ]
+    );
+    assert_exact_with(&sim, &c, UNREPAIRABLE, vec![], false);
+}
+
+/// The finals of [`UNREPAIRABLE`] streamed when the block sends after the first
+/// `delivered` never arrive (the finals carry them), checked with the independent checker.
+fn finals_after_lost_blocks(delivered: u64) -> Vec<String> {
+    let c = unrepairable_config();
+    let policy: AckPolicy = Box::new(move |send, _| match send.kind {
+        replystream::SendKind::Block if send.send_id.0 > delivered => Ack::Hang,
+        _ => Ack::Deliver { after_ms: 0 },
+    });
+    let mut sim = Sim::with_policy(engine(c.clone()), policy);
+    sim.stream(UNREPAIRABLE, 1, 0)
+        .push(Input::Finish)
+        .run_until_idle();
+    assert_exact_with(&sim, &c, UNREPAIRABLE, vec![], false);
+    sim.sends()
+        .into_iter()
+        .filter(|(_, s)| s.kind == replystream::SendKind::Final)
+        .map(|(_, s)| s.payload.text.clone())
+        .collect()
+}
+
+#[test]
+fn a_final_after_a_plain_cut_keeps_the_fences_own_closing_line() {
+    // The block ending right before the closing line was cut plainly (no synthetic close
+    // showed that line); the block holding it never arrived. The final used to start after
+    // the closing line (lost), taking it for one the synthetic close had shown.
+    assert_eq!(finals_after_lost_blocks(3), ["~~~~~\n\nfox", "jumps."]);
+}
+
+#[test]
+fn a_final_inside_a_fence_cut_plainly_reads_its_closing_line_as_one() {
+    // The final starts in the code of that fence: it is not reopened (a piece cut inside it
+    // is not), and its closing line is not taken for a new fence's opening line (which the
+    // splitter would close and reopen around the prose after it).
+    assert_eq!(
+        finals_after_lost_blocks(2),
+        ["print(\"done\");", "~~~~~\n\nfox", "jumps."]
+    );
 }

@@ -43,7 +43,7 @@ use crate::payload::Payload;
 use crate::stage::coalescer::is_code_indent;
 use crate::stage::dispatch::Outgoing;
 use crate::stage::ledger::SourceSpan;
-use crate::text::markdown::{MarkdownScanner, is_indented_code_line};
+use crate::text::markdown::{FenceSpan, MarkdownScanner, is_indented_code_line};
 
 impl Engine {
     /// Reconciles what the user got against what the model wrote and queues the finals:
@@ -129,39 +129,52 @@ impl Engine {
                 let ws = lead.len() - lead.trim_start_matches([' ', '\t', '\r', '\n']).len();
                 gap.start + lead[..ws].rfind('\n').map_or(0, |i| i + 1)
             };
+            let open_line = |f: &FenceSpan| {
+                let line = &msg.text[f.start..f.open_end];
+                line.strip_suffix('\r').unwrap_or(line)
+            };
             // A gap that starts in the middle of a fence's opening line: the rest of that
             // line goes out on its own, after the bare marker, and the code after it is
             // reopened as usual (the rest is no opening line to reopen the code with).
-            let gaps: Vec<Range<usize>> = gaps
-                .into_iter()
-                .flat_map(|gap| {
-                    let probe = probe_of(&gap);
-                    let split = scanner
-                        .fence_at(probe)
-                        .filter(|f| !f.continued && probe < f.open_end && f.open_end < gap.end)
-                        .map(|f| f.open_end);
-                    match split {
-                        Some(at) => [gap.start..at, at..gap.end].into_iter().take(2),
-                        None => [gap.clone(), gap.end..gap.end].into_iter().take(1),
-                    }
-                })
-                .collect();
+            let split_at = |gap: &Range<usize>| {
+                let probe = probe_of(gap);
+                scanner
+                    .fence_at(probe)
+                    .filter(|f| !f.continued && probe < f.open_end && f.open_end < gap.end)
+                    .map(|f| f.open_end)
+            };
+            let mut split = Vec::with_capacity(gaps.len());
+            for mut gap in gaps {
+                while let Some(at) = split_at(&gap) {
+                    split.push(gap.start..at);
+                    gap.start = at;
+                }
+                split.push(gap);
+            }
+            let gaps = split;
             let mut texts = Vec::new();
             for gap in gaps {
                 // Then its text starts past any separator (a send never starts or ends with
                 // separator whitespace), keeping the indentation of a code line.
                 let probe = probe_of(&gap);
                 let mut start = gap.start + leading_separator(&msg.text, gap.clone());
-                // A gap that starts at a fence's closing line: the send before it ended
-                // with a synthetic close, which showed that line; reopening the fence here
-                // would show an empty code block.
+                // A gap that starts at a fence's closing line, where the send before it
+                // ended with a synthetic close: that close showed the line, and reopening the
+                // fence here would show an empty code block. Where the send before was cut
+                // plainly (a fence too wide to close and reopen within its limit), the line
+                // is still to be shown.
                 // A gap that starts in the middle of a fence's opening line goes on with the
                 // rest of that line after the bare marker (see `Block::fence_reopened`).
                 let fence = scanner.fence_at(probe).copied();
                 let in_opening_line = fence.filter(|f| !f.continued && probe < f.open_end);
                 let fence = fence.filter(|_| in_opening_line.is_none());
                 let first_line = msg.text[start..gap.end].split('\n').next().unwrap_or("");
-                let closed = fence.is_some_and(|f| f.marker.is_closed_by(first_line));
+                let closed = fence.is_some_and(|f| {
+                    f.marker.is_closed_by(first_line)
+                        && self.closed_before(message, gap.start, pending, || {
+                            self.splitter.closes(f.marker, open_line(&f))
+                        })
+                });
                 if closed {
                     start += first_line.len();
                     start += leading_separator(&msg.text, start..gap.end);
@@ -176,13 +189,21 @@ impl Engine {
                 if slice.trim().is_empty() {
                     continue;
                 }
-                // A gap that starts inside a fence gets the fence's opening line back.
+                // A gap that starts inside a fence gets the fence's opening line back; not
+                // when the fence cannot be closed and reopened within the limit (a piece cut
+                // inside it is not reopened either, SPEC §9): its text is then read as going
+                // on inside the fence, so its closing line is read as one.
                 let mut text = String::new();
+                let mut in_fence = None;
                 if let Some(f) = fence.filter(|f| !closed && !f.continued) {
-                    let line = &msg.text[f.start..f.open_end];
-                    let line = line.strip_suffix('\r').unwrap_or(line);
-                    self.splitter.reopen_line(f.marker, line, &mut text);
-                    text.push('\n');
+                    if self
+                        .splitter
+                        .reopen_line(f.marker, open_line(&f), &mut text)
+                    {
+                        text.push('\n');
+                    } else {
+                        in_fence = Some(f.start..f.start + open_line(&f).len());
+                    }
                 } else if let Some(f) = in_opening_line {
                     f.marker.push_close(&mut text);
                     if slice.as_bytes()[0] == f.marker.ch {
@@ -193,6 +214,7 @@ impl Engine {
                     message,
                     content: text.len()..text.len() + slice.len(),
                     source_start: gap.start,
+                    in_fence,
                 };
                 text.push_str(slice);
                 texts.push((text, map));
@@ -209,6 +231,31 @@ impl Engine {
             }
         }
         items
+    }
+
+    /// Whether the send that ended at byte `at` of message `message`, right before a
+    /// fence's own closing line, ended with a synthetic close of that fence (which showed
+    /// the line): a delivered send or one still with the host (`pending`) says so itself;
+    /// else the text before `at` goes out in the finals too, split here, and
+    /// `splitter_closes` says whether the splitter closes the fence at its end.
+    fn closed_before(
+        &self,
+        message: u32,
+        at: usize,
+        pending: &[SourceSpan],
+        splitter_closes: impl FnOnce() -> bool,
+    ) -> bool {
+        if let Some(closed) = self.ledger.end_at(message, at) {
+            return closed;
+        }
+        let mut ending = pending
+            .iter()
+            .filter(|s| s.message == message && s.range.end == at)
+            .peekable();
+        if ending.peek().is_some() {
+            return ending.any(|s| s.closes_fence);
+        }
+        splitter_closes()
     }
 
     /// The final sends of a text of model text, not queued: split to the platform limit
@@ -316,9 +363,12 @@ fn subtract(gaps: Vec<Range<usize>>, cut: &Range<usize>) -> Vec<Range<usize>> {
 /// a reopened fence line, a closing fence line).
 #[derive(Clone, Debug)]
 pub(super) struct ContentMap {
-    message: u32,
+    pub(super) message: u32,
     content: std::ops::Range<usize>,
     source_start: usize,
+    /// The text goes on inside a fence it does not reopen: the byte range of the fence's
+    /// opening line in the message's cleaned text.
+    pub(super) in_fence: Option<std::ops::Range<usize>>,
 }
 
 impl ContentMap {
@@ -329,6 +379,7 @@ impl ContentMap {
             message,
             content: 0..len,
             source_start,
+            in_fence: None,
         }
     }
 
@@ -348,6 +399,7 @@ impl ContentMap {
             message: self.message,
             range: self.source_start + (start - self.content.start)
                 ..self.source_start + (end - self.content.start),
+            closes_fence: false,
         })
     }
 }

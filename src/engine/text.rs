@@ -255,12 +255,22 @@ impl Engine {
         text: &str,
         map: Option<&ContentMap>,
     ) -> Vec<(String, SmallVec<[SourceSpan; 2]>)> {
-        self.splitter
-            .split(text)
+        // Text that goes on inside a fence not reopened is read as it is in the source.
+        let pieces = match map.and_then(|m| Some((m.message, m.in_fence.clone()?))) {
+            Some((message, line)) => self
+                .splitter
+                .split_in_fence(&self.messages[message as usize].text[line], text),
+            None => self.splitter.split(text),
+        };
+        pieces
             .into_iter()
             .map(|piece| {
                 let spans = map
                     .and_then(|m| m.span_of(&piece.source))
+                    .map(|span| SourceSpan {
+                        closes_fence: piece.fence_closed,
+                        ..span
+                    })
                     .into_iter()
                     .collect();
                 // Whether an indented line is code is read in the whole message where the
@@ -290,11 +300,14 @@ impl Engine {
     pub(super) fn coalesced_payload(item: CoalescedText) -> (Payload, SmallVec<[SourceSpan; 2]>) {
         let spans = if item.meta.lane == Lane::Answer {
             let message = item.meta.message as u32;
+            let last = item.sources.len().saturating_sub(1);
             item.sources
                 .iter()
-                .map(|r| SourceSpan {
+                .enumerate()
+                .map(|(i, r)| SourceSpan {
                     message,
                     range: r.clone(),
+                    closes_fence: i == last && item.fence_closed,
                 })
                 .collect()
         } else {

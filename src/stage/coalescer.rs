@@ -104,6 +104,9 @@ pub(crate) struct CoalescedText {
     pub sources: SourceRanges,
     /// The metadata shared by every merged block.
     pub meta: BlockMeta,
+    /// `text` ends with a `"\n"` and a synthetic closing fence line (the last merged
+    /// block was cut inside a fence).
+    pub fence_closed: bool,
 }
 
 impl CoalescedText {
@@ -558,6 +561,7 @@ impl Coalescer {
             let kept = trim_sep_end(&buffer.text).len();
             buffer.text.truncate(kept);
         }
+        buffer.fence_closed = self.buffer_trail > 0;
         self.buffer_trail = 0;
         Some(buffer)
     }
@@ -600,6 +604,7 @@ impl Coalescer {
             text,
             sources,
             meta: meta.clone(),
+            fence_closed: false,
         });
         self.buffer_trail = piece.trail;
         if len >= self.config.max {

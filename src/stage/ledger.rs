@@ -22,6 +22,10 @@ pub(crate) struct SourceSpan {
     pub message: u32,
     /// Byte range in that message's cleaned text.
     pub range: Range<usize>,
+    /// The send shows a synthetic closing fence line right after this range (it was cut
+    /// inside a fence it could repair). The fence's own closing line, if it comes next in
+    /// the source, was then shown by it, and a final starting there leaves that line out.
+    pub closes_fence: bool,
 }
 
 /// Confirmed-delivered ranges per assistant message.
@@ -29,6 +33,9 @@ pub(crate) struct SourceSpan {
 pub(crate) struct DeliveryLedger {
     /// Per message: disjoint, non-adjacent ranges, `start → end`.
     delivered: Vec<BTreeMap<usize, usize>>,
+    /// Where a delivered send ended with a synthetic closing fence line: message and byte
+    /// (few: only sends cut inside a fence).
+    closed_ends: Vec<(u32, usize)>,
 }
 
 impl DeliveryLedger {
@@ -41,6 +48,9 @@ impl DeliveryLedger {
     pub(crate) fn record(&mut self, span: &SourceSpan) {
         if span.range.is_empty() {
             return;
+        }
+        if span.closes_fence {
+            self.closed_ends.push((span.message, span.range.end));
         }
         let m = span.message as usize;
         if self.delivered.len() <= m {
@@ -73,6 +83,17 @@ impl DeliveryLedger {
                 .get(span.message as usize)
                 .and_then(|r| r.range(..span.range.end).next_back())
                 .is_some_and(|(_, &e)| e > span.range.start)
+    }
+
+    /// Whether delivered text of message `message` ends at byte `at`, and if so whether a
+    /// delivered send ended there with a synthetic closing fence line.
+    pub(crate) fn end_at(&self, message: u32, at: usize) -> Option<bool> {
+        let (_, &e) = self
+            .delivered
+            .get(message as usize)?
+            .range(..at)
+            .next_back()?;
+        (e == at).then(|| self.closed_ends.contains(&(message, at)))
     }
 
     /// Whether anything of message `message` was delivered.
@@ -110,7 +131,11 @@ mod tests {
     use proptest::prelude::*;
 
     fn span(message: u32, range: Range<usize>) -> SourceSpan {
-        SourceSpan { message, range }
+        SourceSpan {
+            message,
+            range,
+            closes_fence: false,
+        }
     }
 
     #[test]

@@ -119,19 +119,37 @@ impl PlatformSplitter {
     }
 
     /// The line that reopens a fence with marker `marker` and opening line `open_line` at
-    /// the start of a text to be split: the line itself when it leaves room for code within
-    /// the limit, else the bare marker (as a piece cut inside the fence would be reopened).
-    pub(crate) fn reopen_line(&self, marker: FenceMarker, open_line: &str, out: &mut String) {
-        let limits = Limits {
-            metric: self.config.metric,
-            max: self.config.limit,
-            max_lines: self.config.max_lines,
-        };
-        match limits.repair(marker, open_line) {
+    /// the start of a text to be split, as a piece cut inside the fence would be reopened:
+    /// the line itself when it leaves room for code within the limit, else the bare marker.
+    /// Returns false, and writes nothing, for a fence the limits cannot close and reopen
+    /// (a cut inside it is a plain cut: the limit wins, SPEC §9).
+    pub(crate) fn reopen_line(
+        &self,
+        marker: FenceMarker,
+        open_line: &str,
+        out: &mut String,
+    ) -> bool {
+        match self.limits().repair(marker, open_line) {
             Some(Reopen::Fence {
                 line: Some(line), ..
             }) => out.push_str(line),
-            _ => marker.push_close(out),
+            Some(_) => marker.push_close(out),
+            None => return false,
+        }
+        true
+    }
+
+    /// Whether a text split here that ends inside a fence with marker `marker` and opening
+    /// line `open_line` ends with a synthetic close of it.
+    pub(crate) fn closes(&self, marker: FenceMarker, open_line: &str) -> bool {
+        self.limits().repair(marker, open_line).is_some()
+    }
+
+    fn limits(&self) -> Limits {
+        Limits {
+            metric: self.config.metric,
+            max: self.config.limit,
+            max_lines: self.config.max_lines,
         }
     }
 
@@ -139,15 +157,32 @@ impl PlatformSplitter {
     pub fn split_into(&self, text: &str, out: &mut Vec<Block>) {
         let mut scanner = MarkdownScanner::new();
         scanner.finish(text);
-        let limits = Limits {
-            metric: self.config.metric,
-            max: self.config.limit,
-            max_lines: self.config.max_lines,
-        };
+        self.split_scanned(text, &scanner, out);
+    }
+
+    /// Splits `text`, which goes on inside a fence opened by `open_line` (a line not part of
+    /// `text`): its first fence line that closes that fence is read as a closing line, as it
+    /// is in the source, not as the opening line of a new fence. The fence is not reopened
+    /// at `text`'s start.
+    pub(crate) fn split_in_fence(&self, open_line: &str, text: &str) -> Vec<Block> {
+        let mut context = String::with_capacity(open_line.len() + 1 + text.len());
+        context.push_str(open_line);
+        context.push('\n');
+        context.push_str(text);
+        let mut scanner = MarkdownScanner::new();
+        scanner.finish(&context);
+        scanner.drain(open_line.len() + 1);
+        let mut out = Vec::new();
+        self.split_scanned(text, &scanner, &mut out);
+        out
+    }
+
+    fn split_scanned(&self, text: &str, scanner: &MarkdownScanner, out: &mut Vec<Block>) {
+        let limits = self.limits();
         let first = out.len();
         let mut run = SplitRun {
             text,
-            scanner: &scanner,
+            scanner,
             limits,
             reopen: None,
             out,
@@ -158,7 +193,7 @@ impl PlatformSplitter {
             SplitMode::Length => run.split_range(0, text.len(), text.len()),
             SplitMode::Newline => {
                 let mut start = 0;
-                while let Some((end, sep_end)) = next_paragraph_break(text, &scanner, start) {
+                while let Some((end, sep_end)) = next_paragraph_break(text, scanner, start) {
                     run.split_range(start, end, sep_end);
                     start = sep_end;
                 }

@@ -244,14 +244,18 @@ impl Source {
             .any(|f| p >= f.open_start && f.close_end.is_none_or(|c| p <= c + 1))
     }
 
-    /// When the first non-separator byte from `cursor` starts the closing line of a fence,
-    /// the send before ended with a synthetic close just before it, which showed that line
-    /// (a send reopening the fence there would show an empty code block): the range of the
-    /// line, to be counted with the send before.
-    fn shown_closer(&self, cursor: usize) -> Option<std::ops::Range<usize>> {
+    /// When the first non-separator byte from `cursor` starts the closing line of a fence
+    /// that can be repaired under `rule`, the send before ended with a synthetic close just
+    /// before it, which showed that line (a send reopening the fence there would show an
+    /// empty code block): the range of the line, to be counted with the send before.
+    ///
+    /// A fence that cannot be repaired is cut plainly, with no synthetic close (SPEC §9: the
+    /// limit wins): its closing line is only ever shown as source text, by the send that
+    /// holds it.
+    fn shown_closer(&self, cursor: usize, rule: &Rule) -> Option<std::ops::Range<usize>> {
         let n = self.next_non_sep(cursor);
         let f = self.inside(n)?;
-        if f.close_start != Some(n) {
+        if f.close_start != Some(n) || unrepairable(f.marker, rule.metric, rule.limit) {
             return None;
         }
         Some(n..f.close_end?)
@@ -670,7 +674,7 @@ pub(crate) fn check_answer(
             SendKind::Final => {
                 if !finals_started {
                     finals_started = true;
-                    run.absorb_closer()?;
+                    run.absorb_closer(rule)?;
                 }
                 run.match_final(&mut final_at, text, rule)?
             }
@@ -688,9 +692,9 @@ pub(crate) fn check_answer(
         run.spans.push((span, send.delivered));
     }
     if !finals_started {
-        run.absorb_closer()?;
+        run.absorb_closer(rule)?;
     }
-    run.cover_shown_closers();
+    run.cover_shown_closers(rule);
     for (i, src) in sources.iter().enumerate() {
         for (p, &b) in src.text.as_bytes().iter().enumerate() {
             let c = run.covered[i][p];
@@ -727,11 +731,11 @@ impl Tiling<'_> {
     /// A fence's closing line right at the cursor was shown by the synthetic close of the
     /// send before: the cursor moves past it (it is counted as delivered by
     /// [`Tiling::cover_shown_closers`], whichever delivered send closed the fence there).
-    fn absorb_closer(&mut self) -> Result<(), String> {
+    fn absorb_closer(&mut self, rule: &Rule) -> Result<(), String> {
         let Some(src) = self.sources.get(self.m) else {
             return Ok(());
         };
-        let Some(closer) = src.shown_closer(self.cursor) else {
+        let Some(closer) = src.shown_closer(self.cursor, rule) else {
             return Ok(());
         };
         let m = self.m;
@@ -751,7 +755,7 @@ impl Tiling<'_> {
 
     fn match_block(&mut self, text: &str, rule: &Rule) -> Result<Span, String> {
         loop {
-            self.absorb_closer()?;
+            self.absorb_closer(rule)?;
             let src = self
                 .sources
                 .get(self.m)
@@ -767,7 +771,7 @@ impl Tiling<'_> {
                 }
                 Err(e) => {
                     // The message is done only if nothing but separators is left of it.
-                    self.absorb_closer()?;
+                    self.absorb_closer(rule)?;
                     let left = src.next_non_sep(self.cursor) < src.text.len();
                     if left || self.m + 1 >= self.sources.len() {
                         return Err(format!("message {}: {e}", self.m));
@@ -798,7 +802,7 @@ impl Tiling<'_> {
                 p += 1;
             }
             if p < s.len() {
-                if let Some(closer) = src.shown_closer(p)
+                if let Some(closer) = src.shown_closer(p, rule)
                     && self.closed_by_delivered(m, closer.start)
                 {
                     self.cover(m, closer.clone());
@@ -830,12 +834,14 @@ impl Tiling<'_> {
     }
 
     /// Closing lines no send showed as source, right after a delivered send that ended
-    /// inside their fence (its synthetic close showed them), count as delivered once.
-    fn cover_shown_closers(&mut self) {
+    /// inside their fence (its synthetic close showed them), count as delivered once. A
+    /// fence that cannot be repaired gets no synthetic close: a send must show its closer.
+    fn cover_shown_closers(&mut self, rule: &Rule) {
         for m in 0..self.sources.len() {
             let closers: Vec<_> = self.sources[m]
                 .fences
                 .iter()
+                .filter(|f| !unrepairable(f.marker, rule.metric, rule.limit))
                 .filter_map(|f| Some(f.close_start?..f.close_end?))
                 .collect();
             for closer in closers {

@@ -56,6 +56,7 @@ impl DeltaAssembler {
     }
 
     /// Accepts an incremental piece of text and returns it (all of it is new).
+    #[inline]
     pub(crate) fn delta<'t>(&mut self, text: &'t str) -> &'t str {
         self.accepted.push_str(text);
         text

@@ -257,6 +257,7 @@ impl TagFilter {
 
 impl Router {
     /// Routes decided text to the answer, the reasoning, or nowhere.
+    #[inline]
     fn text(&mut self, text: &str, answer: &mut String, reasoning: &mut String) {
         if text.is_empty() {
             return;

@@ -134,6 +134,7 @@ impl TokenGate {
     }
 
     /// Feeds the next piece of text; appends the text that is decided to `out`.
+    #[inline]
     pub(crate) fn push(&mut self, delta: &str, out: &mut String) {
         if delta.is_empty() {
             return;
@@ -222,8 +223,10 @@ impl TokenGate {
             // the last byte cannot be part of a token run, so `region_start(bytes)` is
             // `chunk.len()` (not 0), the held text is released, and `candidate_start`
             // finds no candidate in `chunk`, which is released whole.
-            out.push_str(&self.tail);
-            self.tail.clear();
+            if !self.tail.is_empty() {
+                out.push_str(&self.tail);
+                self.tail.clear();
+            }
             out.push_str(chunk);
             self.released_any = true;
             return;

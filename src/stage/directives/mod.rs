@@ -87,6 +87,7 @@ impl DirectiveOutput {
         self.events.is_empty()
     }
 
+    #[inline]
     fn push_text(&mut self, s: &str) {
         if s.is_empty() {
             return;

@@ -59,6 +59,19 @@ impl LineTidy {
         // trimming bytes cuts `seg` exactly where trimming chars would.
         let is_space = |b: &u8| matches!(b, b' ' | b'\t' | b'\r');
         let bytes = seg.as_bytes();
+        if !self.removed_since_text
+            && self.pending_ws.is_empty()
+            && bytes.last().is_some_and(|b| !is_space(b))
+        {
+            // Fast path for plain text, exactly what the general path below does here: no
+            // spaces are held and the segment ends in text, so it is released whole and
+            // nothing is held after it.
+            out.push_text(seg);
+            self.line_has_text = true;
+            self.squeeze_blank = false;
+            self.released_text = true;
+            return;
+        }
         let Some(body_start) = bytes.iter().position(|b| !is_space(b)) else {
             self.pending_ws.push_str(seg);
             return;
@@ -81,7 +94,9 @@ impl LineTidy {
             out.push_text(&seg[..body_end]);
         }
         self.pending_ws.clear();
-        self.pending_ws.push_str(&seg[body_end..]);
+        if body_end < seg.len() {
+            self.pending_ws.push_str(&seg[body_end..]);
+        }
         self.line_has_text = true;
         self.removed_since_text = false;
         self.squeeze_blank = false;

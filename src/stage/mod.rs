@@ -173,6 +173,14 @@ impl CodeTracker {
         } else {
             scanned
         };
+        // An inline code span still open may turn out unmatched when its block ends; the
+        // scanner then pairs the backtick runs after its opening run, and those must all
+        // still be here (dropping the opening run made the pairing start in the wrong place,
+        // so a tag inside a later span read as a tag or not depending on the split).
+        let scanner_keep = self
+            .scanner
+            .open_code_start()
+            .map_or(scanner_keep, |start| scanner_keep.min(start));
         // Keep at least one decided byte: the scanner clamps the start of a span that began
         // in dropped text to 0, and "inside" means strictly after the start, so every byte
         // still to be asked about must sit at index 1 or later.

@@ -826,6 +826,37 @@ mod tests {
         prop::collection::vec(piece, 0..32).prop_map(|v| v.concat())
     }
 
+    /// An unmatched backtick run is literal text once its paragraph ends, and the runs after
+    /// it pair among themselves: `` `<think>` `` after a stray ```` is code, not a tag. The
+    /// stage drops decided text as it goes; it must keep the stray run until it is decided,
+    /// however the text was split (dropping it made the answer depend on the split).
+    #[test]
+    fn a_tag_in_code_after_an_unmatched_run_stays_text_past_the_drop_point() {
+        let tail = "a ```` b\n| x | `<think>` c |\nafter\n";
+        for pad in (crate::stage::SETTLE_BATCH / 2..crate::stage::SETTLE_BATCH * 3).step_by(7) {
+            let text = format!("{}{tail}", "w ".repeat(pad / 2));
+            let expected = (text.as_str(), "");
+            let whole = run(&text);
+            assert_eq!(
+                (whole.0.as_str(), whole.1.as_str()),
+                expected,
+                "whole, pad {pad}"
+            );
+            let chars = run_chars(&text, false);
+            assert_eq!(
+                (chars.0.as_str(), chars.1.as_str()),
+                expected,
+                "chars, pad {pad}"
+            );
+            let thirds = run_split(&text, &[text.len() / 3, 2 * text.len() / 3], false);
+            assert_eq!(
+                (thirds.0.as_str(), thirds.1.as_str()),
+                expected,
+                "thirds, pad {pad}"
+            );
+        }
+    }
+
     proptest! {
         #[test]
         fn split_invariant(text in tagged_text(), require_final in any::<bool>()) {

@@ -499,6 +499,17 @@ impl MarkdownScanner {
         self.fences.last().filter(|f| f.end.is_none())
     }
 
+    /// Where the backtick run of the inline code span still open at the end of the scanned
+    /// text starts, if one is open. Until its block ends it may prove unmatched, and then
+    /// (with late pairs) the runs after it are paired among themselves: a consumer that
+    /// drops text must keep the run and everything after it.
+    pub(crate) fn open_code_start(&self) -> Option<usize> {
+        if self.code_open_len == 0 {
+            return None;
+        }
+        self.codes.last().map(|c| c.start)
+    }
+
     /// The first *content* byte of `text[from..to]`: a byte that is not whitespace, not on a
     /// fence's opening or closing line, and not on a line whose kind is still undecided.
     /// `Err(resume)` when there is none yet: no content lies in `from..resume`, and asking

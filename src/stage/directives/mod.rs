@@ -619,6 +619,20 @@ mod tests {
         Ev::R(ReplyTarget::Id(s.to_string()))
     }
 
+    /// The directive stage reads code the way the tag stage does (see the tag filter's test
+    /// of the same name): a directive inside a code span that follows an unmatched backtick
+    /// run is text, also when the stage has dropped decided text in between.
+    #[test]
+    fn a_directive_in_code_after_an_unmatched_run_stays_text_past_the_drop_point() {
+        let tail = "a ```` b\n| x | `[[reply_to_current]]` c |\nafter\n";
+        for pad in (crate::stage::SETTLE_BATCH / 2..crate::stage::SETTLE_BATCH * 3).step_by(7) {
+            let text = format!("{}{tail}", "w ".repeat(pad / 2));
+            let expected = [t(&text)];
+            assert_eq!(run(&text), expected, "whole, pad {pad}");
+            assert_eq!(run_chars(&text), expected, "chars, pad {pad}");
+        }
+    }
+
     #[test]
     fn media_line_with_url() {
         check_all_splits(

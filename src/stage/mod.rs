@@ -90,7 +90,7 @@ impl Default for CodeTracker {
 }
 
 /// How many decided bytes a [`CodeTracker`] holds before it scans and drops them.
-pub(crate) const SETTLE_BATCH: usize = 1024;
+pub(crate) const SETTLE_BATCH: usize = 256;
 
 impl CodeTracker {
     pub(crate) fn reset(&mut self) {

@@ -121,6 +121,7 @@ fn main() {
     let seconds = env("REPLYSTREAM_BENCH_SECS", 10);
     let streams = env("REPLYSTREAM_BENCH_STREAMS", 100_000) as usize;
     let rate_hz = env("REPLYSTREAM_BENCH_RATE", 20).max(1);
+    let in_step = env("REPLYSTREAM_BENCH_IN_STEP", 0) != 0;
     let words = include_str!("../tests/data/prose-paragraphs.md");
     let pieces: Vec<&str> = words.split_inclusive(' ').collect();
 
@@ -186,17 +187,30 @@ fn main() {
     let mut pushed = 0u64;
     let mut behind_slots = 0u64;
     let mut worst_lag = Duration::ZERO;
+    let mut worst_lag_at = Duration::ZERO;
     for k in 1..=ticks as usize {
-        for group in handles.chunks(per_slot) {
-            for h in group {
-                h.text(pieces[k % pieces.len()]).unwrap();
+        for (g, group) in handles.chunks(per_slot).enumerate() {
+            for (j, h) in group.iter().enumerate() {
+                // Each stream reads the text from its own starting word, so that streams
+                // finish their blocks (and arm their idle timers) at different moments, as
+                // independent replies do; `REPLYSTREAM_BENCH_IN_STEP=1` gives every stream
+                // the same word at the same tick.
+                let offset = if in_step {
+                    0
+                } else {
+                    (g * per_slot + j) * 7919
+                };
+                h.text(pieces[(k + offset) % pieces.len()]).unwrap();
                 pushed += 1;
             }
             next += slot;
             let now = Instant::now();
             if now > next {
                 behind_slots += 1;
-                worst_lag = worst_lag.max(now - next);
+                if now - next > worst_lag {
+                    worst_lag = now - next;
+                    worst_lag_at = now - start;
+                }
             } else {
                 std::thread::sleep(next - now);
             }
@@ -240,9 +254,10 @@ fn main() {
         (streams as u64 * rate_hz) as f64,
     );
     println!(
-        "  producer slots late  {behind_slots} of {} (worst {:.1} ms)",
+        "  producer slots late  {behind_slots} of {} (worst {:.1} ms, {:.2} s into the run)",
         ticks * handles.chunks(per_slot).len() as u64,
-        worst_lag.as_secs_f64() * 1000.0
+        worst_lag.as_secs_f64() * 1000.0,
+        worst_lag_at.as_secs_f64()
     );
     println!(
         "  engine inputs        {} (deltas, acks, timers) in {:.2} s: {:.0}/s; {} deltas merged into the one before",

@@ -146,7 +146,7 @@ impl Engine {
     /// Cleaned text was just appended to the message text: in streaming mode the chunker
     /// gets everything it has not had yet.
     fn feed_new_clean(&mut self, now: Time) {
-        let streaming = self.streams_blocks() && self.cfg().break_mode == BreakMode::TextEnd;
+        let streaming = self.streams_blocks && self.break_mode == BreakMode::TextEnd;
         let msg = self.messages.last_mut().expect("a message is open");
         if streaming {
             let from = msg.fed;
@@ -172,7 +172,11 @@ impl Engine {
     /// Whether blocks are sent while the model writes: block streaming is on and no live
     /// preview is (with a preview, block streaming is off for the turn, SPEC §10).
     pub(super) fn streams_blocks(&self) -> bool {
-        self.cfg().block_streaming && self.preview.is_none()
+        debug_assert_eq!(
+            self.streams_blocks,
+            self.cfg().block_streaming && self.preview.is_none()
+        );
+        self.streams_blocks
     }
 
     /// Forced drain of the chunker into the coalescer (the coalescer keeps its buffer).

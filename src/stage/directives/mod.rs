@@ -104,19 +104,24 @@ impl DirectiveOutput {
 
 /// Streaming directive parser. One per stream; [`DirectiveParser::reset`] at each new
 /// assistant message. See the module docs for the rules.
+///
+/// Layout (`repr(C)`): what a push of plain text reads and writes comes first (the
+/// position, the line state, the tidy flags, the input's buffer), the sticky directive
+/// state last.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub(crate) struct DirectiveParser {
-    input: CodeTracker,
     /// Bytes of `input.text` already decided.
     done: usize,
-    /// `done` is at the start of a line (a `MEDIA:` line may begin there).
-    at_line_start: bool,
     /// The input byte just before `done` (`None` at the start of the message).
     prev_byte: Option<u8>,
-    tidy: LineTidy,
-    reply_target: Option<ReplyTarget>,
+    /// `done` is at the start of a line (a `MEDIA:` line may begin there).
+    at_line_start: bool,
     reply_explicit: bool,
     audio_as_voice: bool,
+    tidy: LineTidy,
+    input: CodeTracker,
+    reply_target: Option<ReplyTarget>,
 }
 
 impl Default for DirectiveParser {

@@ -398,13 +398,17 @@ impl ByteSet {
 }
 
 /// The usable tokens and the set of bytes a trailing token run may contain.
+///
+/// Layout (`repr(C)`): `sets`, read by every push of text, first, next to the gate's other
+/// per-push fields.
 #[derive(Clone, Debug)]
+#[repr(C)]
 struct Tokens {
-    silent: Option<Box<[u8]>>,
-    heartbeat: Option<Box<[u8]>>,
     /// The byte sets of these tokens: shared by every gate with the default tokens (one set
     /// of cache lines for all streams, instead of 64 B in each).
     sets: Arc<TokenSets>,
+    silent: Option<Box<[u8]>>,
+    heartbeat: Option<Box<[u8]>>,
 }
 
 /// The byte sets a [`Tokens`] matches with.

@@ -141,14 +141,6 @@ enum ReopenKind {
     Indent,
 }
 
-/// The synthetic start of the block being built, with its cost.
-#[derive(Clone, Copy, Debug)]
-struct ReopenState {
-    kind: ReopenKind,
-    /// What the synthetic text costs, kept because it is asked for at every char.
-    cost: ReopenCost,
-}
-
 /// Cuts a stream of text deltas into blocks. One chunker per assistant message.
 ///
 /// ```
@@ -175,11 +167,11 @@ struct ReopenState {
 /// );
 /// assert_eq!(blocks[0].sep, "\n\n"); // what separated it from the next block
 /// ```
-// Layout: a push usually reads and writes only the fields below up to `reopen`: the buffer,
+// Layout: a push usually reads and writes only the fields before `reopen`: the buffer,
 // the positions and unit counts, the settings, the whitespace run, the waiting candidates
 // and the synthetic start's cost. `repr(C)` keeps them in the order written, first, and
 // `align(64)` starts them on a cache line, so that (at 100 000 streams, where no chunker is
-// cached when its next delta comes) a push touches four lines of it instead of six.
+// cached when its next delta comes) a push touches three lines of it instead of six.
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub struct BlockChunker {
@@ -203,6 +195,8 @@ pub struct BlockChunker {
     prev: Prev,
     /// The block holds only whitespace so far (from `lead_from`).
     leading: bool,
+    /// How many regional indicators end at `cursor` (graphemes metric).
+    ri_run: usize,
     /// Eligible candidates with no content after them yet (only fence lines or an
     /// undecided line): they join `fresh` at the moment content arrives.
     waiting: Vec<(Candidate, usize)>,
@@ -210,12 +204,13 @@ pub struct BlockChunker {
     /// backticks or tildes at the end of the text: it is considered again (with its units)
     /// once that run ends, as a third would make the next piece start like a fence line.
     recheck: Option<(usize, usize)>,
-    /// How many regional indicators end at `cursor` (graphemes metric).
-    ri_run: usize,
+    /// What `reopen` costs (zero without one), kept because it is asked for at every char.
+    reopen_cost: ReopenCost,
+    // ---- read when a candidate, a line break or a cut comes ----
+    /// The synthetic start of the block being built.
+    reopen: Option<ReopenKind>,
     /// Up to where the scanner has been fed.
     scanned: usize,
-    reopen: Option<ReopenState>,
-    // ---- read when a candidate, a line break or a cut comes ----
     scanner: MarkdownScanner,
     /// Message offset of `buffer[0]`.
     base: usize,
@@ -292,6 +287,7 @@ impl BlockChunker {
             scanned: 0,
             content: Err(0),
             reopen: None,
+            reopen_cost: ReopenCost::default(),
             reopen_line: String::new(),
             fresh: Vec::new(),
             waiting: Vec::new(),
@@ -396,7 +392,7 @@ impl BlockChunker {
         self.scanner.reset();
         self.scanned = 0;
         self.content = Err(0);
-        self.reopen = None;
+        self.clear_reopen();
         self.reopen_line.clear();
         self.fresh.clear();
         self.waiting.clear();
@@ -418,7 +414,7 @@ impl BlockChunker {
     }
 
     fn current_reopen(&self) -> Option<Reopen<'_>> {
-        self.reopen.map(|r| match r.kind {
+        self.reopen.map(|kind| match kind {
             ReopenKind::Fence { marker, bare } => Reopen::Fence {
                 marker,
                 line: (!bare).then_some(self.reopen_line.as_str()),
@@ -429,17 +425,19 @@ impl BlockChunker {
     }
 
     fn reopen_cost(&self) -> ReopenCost {
-        self.reopen.map_or(ReopenCost::default(), |r| r.cost)
+        self.reopen_cost
     }
 
     /// Sets the synthetic start of the block being built, computing its cost.
     fn set_reopen(&mut self, kind: ReopenKind) {
-        self.reopen = Some(ReopenState {
-            kind,
-            cost: ReopenCost::default(),
-        });
-        let cost = ReopenCost::of(self.current_reopen(), self.config.metric);
-        self.reopen = Some(ReopenState { kind, cost });
+        self.reopen = Some(kind);
+        self.reopen_cost = ReopenCost::of(self.current_reopen(), self.config.metric);
+    }
+
+    /// The block being built has no synthetic start.
+    fn clear_reopen(&mut self) {
+        self.reopen = None;
+        self.reopen_cost = ReopenCost::default();
     }
 
     /// Units of the block so far, its synthetic start included.
@@ -1099,7 +1097,7 @@ impl BlockChunker {
             fence_closed: close.is_some(),
         });
         self.lead_from = self.start;
-        self.reopen = None;
+        self.clear_reopen();
         match next {
             NextStart::Fence { bare } if close.is_some() => {
                 let Some(f) = self.scanner.fence_at(end).copied() else {
@@ -1133,8 +1131,8 @@ impl BlockChunker {
         let line = line.strip_suffix('\r').unwrap_or(line);
         self.reopen_line.clear();
         self.reopen_line.push_str(line);
-        if let Some(r) = self.reopen {
-            self.set_reopen(r.kind);
+        if let Some(kind) = self.reopen {
+            self.set_reopen(kind);
         }
     }
 

@@ -315,6 +315,14 @@ fn ids_are_known_before_any_event_names_them() {
 
 /// A sink whose deliveries wait until the test opens a gate, to fill the driver's queue.
 fn gated_driver(options: DriverOptions) -> (Driver, Arc<AtomicBool>, Arc<AtomicBool>) {
+    gated_driver_with_events(options, |_, _| {})
+}
+
+/// [`gated_driver`], with the sink's events going to `event`.
+fn gated_driver_with_events(
+    options: DriverOptions,
+    event: impl FnMut(StreamId, &StreamEvent) + Send + 'static,
+) -> (Driver, Arc<AtomicBool>, Arc<AtomicBool>) {
     let (gate, entered) = (
         Arc::new(AtomicBool::new(false)),
         Arc::new(AtomicBool::new(false)),
@@ -329,7 +337,7 @@ fn gated_driver(options: DriverOptions) -> (Driver, Arc<AtomicBool>, Arc<AtomicB
                 }
                 delivered()
             },
-            |_, _| {},
+            event,
         ),
         options,
     );
@@ -390,32 +398,16 @@ fn a_full_command_queue_refuses_at_once_under_the_refuse_policy() {
 /// runs.)
 #[test]
 fn the_room_of_taken_inputs_is_free_while_the_sink_runs() {
-    let (gate, entered, started) = (
-        Arc::new(AtomicBool::new(false)),
-        Arc::new(AtomicBool::new(false)),
-        Arc::new(AtomicBool::new(false)),
-    );
-    let (g, e, s) = (gate.clone(), entered.clone(), started.clone());
+    let started = Arc::new(AtomicBool::new(false));
+    let s = started.clone();
     let options = DriverOptions::default()
         .with_command_capacity(4)
         .with_when_full(WhenFull::Refuse);
-    let driver = Driver::spawn(
-        sink(
-            move |_, _, _| {
-                e.store(true, Ordering::SeqCst);
-                while !g.load(Ordering::SeqCst) {
-                    std::thread::sleep(Duration::from_millis(1));
-                }
-                delivered()
-            },
-            move |_, event| {
-                if *event == StreamEvent::Started {
-                    s.store(true, Ordering::SeqCst);
-                }
-            },
-        ),
-        options,
-    );
+    let (driver, gate, entered) = gated_driver_with_events(options, move |_, event| {
+        if *event == StreamEvent::Started {
+            s.store(true, Ordering::SeqCst);
+        }
+    });
     let stream = driver.open("chat", Config::default(), 1).unwrap();
     stream.text("Some text.").unwrap();
     eventually("the stream started", || started.load(Ordering::SeqCst));

@@ -41,7 +41,9 @@ impl Engine {
     /// directives.
     fn filter_model_text(&mut self, raw: Option<&str>, now: Time) {
         self.reasoning_scratch.clear();
-        self.directive_out.clear();
+        // Nothing to clear: every use of `directive_out` ends in `apply_directive_events`,
+        // which clears it, or releases nothing (no event, and so no text).
+        debug_assert!(self.directive_out.is_empty() && self.directive_out.text.is_empty());
         // The tag filter appends the answer straight into the directive parser's buffer,
         // which then parses it. That is `push` of the answer, one copy fewer; parsing before
         // the reasoning is routed changes nothing, as routing never touches the directive

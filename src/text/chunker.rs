@@ -196,11 +196,12 @@ fn break_orders(
 /// );
 /// assert_eq!(blocks[0].sep, "\n\n"); // what separated it from the next block
 /// ```
-// Layout: a push usually reads and writes only the fields before `reopen`: the buffer,
+// Layout: a push usually reads and writes only the fields before `scanned`: the buffer,
 // the positions and unit counts, the settings, the whitespace run, the waiting candidates
 // and the synthetic start's cost. `repr(C)` keeps them in the order written, first, and
 // `align(64)` starts them on a cache line, so that (at 100 000 streams, where no chunker is
-// cached when its next delta comes) a push touches three lines of it instead of six.
+// cached when its next delta comes) a push touches three lines of it instead of six. What
+// considering a candidate reads comes next, what cutting a block reads last.
 #[derive(Debug)]
 #[repr(C, align(64))]
 pub struct BlockChunker {
@@ -235,31 +236,32 @@ pub struct BlockChunker {
     recheck: Option<(usize, usize)>,
     /// What `reopen` costs (zero without one), kept because it is asked for at every char.
     reopen_cost: ReopenCost,
-    // ---- read when a candidate, a line break or a cut comes ----
-    /// The synthetic start of the block being built.
-    reopen: Option<ReopenKind>,
+    // ---- read when a candidate is considered (a whitespace run or a sentence end ends) ----
     /// Up to where the scanner has been fed.
     scanned: usize,
-    scanner: MarkdownScanner,
-    /// Message offset of `buffer[0]`.
-    base: usize,
+    /// Candidates that became eligible at the current moment.
+    fresh: Vec<(Candidate, usize)>,
+    /// Allowed classes for eager cuts, best first.
+    eager: &'static [BreakClass],
+    /// The first content byte of the block (see [`MarkdownScanner::first_content`]), once
+    /// found; else how far the block is known to hold none.
+    content: Result<usize, usize>,
     /// The start of the last line that began before `line_scan` (found lazily, when a
     /// candidate in the middle of a line needs it: each byte is looked at once).
     line_start: usize,
     /// How far `line_start` has been searched.
     line_scan: usize,
-    /// The first content byte of the block (see [`MarkdownScanner::first_content`]), once
-    /// found; else how far the block is known to hold none.
-    content: Result<usize, usize>,
-    /// Allowed classes for eager cuts, best first.
-    eager: &'static [BreakClass],
+    scanner: MarkdownScanner,
+    // ---- read when a block is cut, a fence is reopened or the buffer is compacted ----
+    /// The synthetic start of the block being built.
+    reopen: Option<ReopenKind>,
+    /// Message offset of `buffer[0]`.
+    base: usize,
     /// All classes for cuts at max and forced drains, best first.
     forced: &'static [BreakClass],
     /// The opening line of the fence open at the block start, once it may have left the
     /// buffer (for reopening it).
     reopen_line: String,
-    /// Candidates that became eligible at the current moment.
-    fresh: Vec<(Candidate, usize)>,
     /// A cut at max waits for the line starting here to be decided.
     max_wait: Option<usize>,
     /// Room for candidates being re-checked (kept to reuse its capacity).

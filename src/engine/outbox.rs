@@ -161,7 +161,23 @@ impl Engine {
     }
 
     /// After every input: let sends leave, advance the finish, re-arm the timer.
+    #[inline]
     pub(super) fn after_input(&mut self, now: Time) {
+        if self.phase == Phase::Streaming && self.preview.is_none() && self.dispatcher.is_idle() {
+            // The usual case while the model writes, what `after_input_in_general` does here:
+            // nothing is queued, held or in flight, so `on_time` would change nothing and the
+            // dispatcher has no deadline; without a preview the coalescer's is the only one.
+            let next = self.coalescer.deadline();
+            debug_assert_eq!(next, self.next_deadline());
+            self.arm_timer_at(next);
+            return;
+        }
+        self.after_input_in_general(now);
+    }
+
+    /// [`Engine::after_input`] in every case.
+    #[inline(never)]
+    fn after_input_in_general(&mut self, now: Time) {
         if self.phase == Phase::Cancelled {
             self.arm_timer();
             return;
@@ -240,7 +256,12 @@ impl Engine {
     }
 
     fn arm_timer(&mut self) {
-        let next = self.next_deadline();
+        self.arm_timer_at(self.next_deadline());
+    }
+
+    /// Arms the timer for `next`, the engine's next deadline, unless it already is.
+    #[inline]
+    fn arm_timer_at(&mut self, next: Option<Time>) {
         if next != self.armed {
             self.armed = next;
             self.actions.push_back(Action::ArmTimer { deadline: next });

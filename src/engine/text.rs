@@ -41,7 +41,9 @@ impl Engine {
     /// directives.
     fn filter_model_text(&mut self, raw: Option<&str>, now: Time) {
         self.reasoning_scratch.clear();
-        self.directive_out.clear();
+        // Nothing to clear: every use of `directive_out` ends in `apply_directive_events`,
+        // which clears it, or releases nothing (no event, and so no text).
+        debug_assert!(self.directive_out.is_empty() && self.directive_out.text.is_empty());
         // The tag filter appends the answer straight into the directive parser's buffer,
         // which then parses it. That is `push` of the answer, one copy fewer; parsing before
         // the reasoning is routed changes nothing, as routing never touches the directive
@@ -146,7 +148,7 @@ impl Engine {
     /// Cleaned text was just appended to the message text: in streaming mode the chunker
     /// gets everything it has not had yet.
     fn feed_new_clean(&mut self, now: Time) {
-        let streaming = self.streams_blocks() && self.cfg().break_mode == BreakMode::TextEnd;
+        let streaming = self.streams_blocks && self.break_mode == BreakMode::TextEnd;
         let msg = self.messages.last_mut().expect("a message is open");
         if streaming {
             let from = msg.fed;
@@ -172,7 +174,11 @@ impl Engine {
     /// Whether blocks are sent while the model writes: block streaming is on and no live
     /// preview is (with a preview, block streaming is off for the turn, SPEC §10).
     pub(super) fn streams_blocks(&self) -> bool {
-        self.cfg().block_streaming && self.preview.is_none()
+        debug_assert_eq!(
+            self.streams_blocks,
+            self.cfg().block_streaming && self.preview.is_none()
+        );
+        self.streams_blocks
     }
 
     /// Forced drain of the chunker into the coalescer (the coalescer keeps its buffer).

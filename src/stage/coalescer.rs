@@ -179,7 +179,12 @@ enum Seam {
 ///   that fence, and they would show an empty code block.
 ///
 /// A block that shows nothing else (empty, only whitespace, only fence lines) is ignored.
+///
+/// Layout (`repr(C)`): `deadline`, which the engine reads after every input, comes last, so
+/// that it shares a cache line with the dispatcher's per-input fields that follow it in the
+/// engine.
 #[derive(Debug)]
+#[repr(C)]
 pub(crate) struct Coalescer {
     config: CoalescerConfig,
     buffer: Option<CoalescedText>,
@@ -191,12 +196,12 @@ pub(crate) struct Coalescer {
     /// Bytes at the end of the buffer's text that are a synthetic fence close (`"\n"` and
     /// the closing line); 0 when it ends with source text.
     buffer_trail: usize,
-    deadline: Option<Time>,
     /// The last shown block given to [`Coalescer::push_block`].
     tail: Option<Tail>,
     /// The source text after the tail block, as its separator carried it (plus any ignored
     /// whitespace-only blocks after it): used when the caller has no source text to give.
     tail_gap: String,
+    deadline: Option<Time>,
 }
 
 impl Coalescer {

@@ -45,7 +45,11 @@ use crate::text::markdown::MarkdownScanner;
 /// front. The scanner only ever looks at text up to the byte being asked about, so whether a
 /// byte is code depends on the text before it, never on how much text has arrived after it:
 /// that keeps every stage independent of how its input was split.
+///
+/// Layout (`repr(C)`): `text`, which every push appends to, first; the scanner is read only
+/// when a candidate byte (a `<`, a `[[`) comes or a batch of text is settled.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub(crate) struct CodeTracker {
     /// Input not yet dropped; positions handed out are indices into it.
     pub(crate) text: String,

@@ -105,17 +105,24 @@ pub(crate) struct TagEvents {
 
 /// Streaming filter for thinking and final tags. One per stream; [`TagFilter::finish`] (or
 /// [`TagFilter::reset`]) between assistant messages. See the module docs for the rules.
+///
+/// Layout (`repr(C)`): what a push reads and writes comes first (the position, the
+/// router's flags, the input's buffer), in as few cache lines as the fields allow.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub(crate) struct TagFilter {
-    require_final_tag: bool,
-    input: CodeTracker,
     /// Bytes of `input.text` already decided (released, routed or removed).
     done: usize,
     router: Router,
+    input: CodeTracker,
+    require_final_tag: bool,
 }
 
 /// Where decided text goes, and the small amount of state that tidies it.
+///
+/// Layout (`repr(C)`): the flags first, the reasoning's held whitespace last.
 #[derive(Clone, Debug, Default)]
+#[repr(C)]
 struct Router {
     require_final_tag: bool,
     /// How many thinking blocks are open (nested openers count).

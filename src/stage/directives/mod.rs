@@ -36,6 +36,7 @@ mod tidy;
 use std::ops::Range;
 
 use memchr::memchr2;
+use smallvec::SmallVec;
 
 use self::media::{LineStart, media_items, media_line_start, unquote};
 use self::policy::{Verdict, classify};
@@ -65,8 +66,10 @@ pub(crate) enum DirectiveEvent {
 pub(crate) struct DirectiveOutput {
     /// All text released since the last clear.
     pub text: String,
-    /// Events in order; adjacent text is merged into one [`DirectiveEvent::Text`].
-    pub events: Vec<DirectiveEvent>,
+    /// Events in order; adjacent text is merged into one [`DirectiveEvent::Text`]. A push
+    /// of plain text releases one event: it is kept inline, in the engine's per-push cache
+    /// lines, rather than in a heap buffer of its own.
+    pub events: SmallVec<[DirectiveEvent; 1]>,
 }
 
 impl DirectiveOutput {
@@ -77,12 +80,14 @@ impl DirectiveOutput {
     }
 
     /// Empties the output, keeping its capacity.
+    #[inline]
     pub(crate) fn clear(&mut self) {
         self.text.clear();
         self.events.clear();
     }
 
     /// Whether nothing was released.
+    #[inline]
     pub(crate) fn is_empty(&self) -> bool {
         self.events.is_empty()
     }
@@ -104,19 +109,24 @@ impl DirectiveOutput {
 
 /// Streaming directive parser. One per stream; [`DirectiveParser::reset`] at each new
 /// assistant message. See the module docs for the rules.
+///
+/// Layout (`repr(C)`): what a push of plain text reads and writes comes first (the
+/// position, the line state, the tidy flags, the input's buffer), the sticky directive
+/// state last.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub(crate) struct DirectiveParser {
-    input: CodeTracker,
     /// Bytes of `input.text` already decided.
     done: usize,
-    /// `done` is at the start of a line (a `MEDIA:` line may begin there).
-    at_line_start: bool,
     /// The input byte just before `done` (`None` at the start of the message).
     prev_byte: Option<u8>,
-    tidy: LineTidy,
-    reply_target: Option<ReplyTarget>,
+    /// `done` is at the start of a line (a `MEDIA:` line may begin there).
+    at_line_start: bool,
     reply_explicit: bool,
     audio_as_voice: bool,
+    tidy: LineTidy,
+    input: CodeTracker,
+    reply_target: Option<ReplyTarget>,
 }
 
 impl Default for DirectiveParser {

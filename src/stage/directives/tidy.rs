@@ -10,10 +10,12 @@
 use super::DirectiveOutput;
 
 /// Whitespace bookkeeping so removed directives leave no double spaces or empty lines.
+///
+/// Layout (`repr(C)`): the flags a push reads first, the held spaces last, next to the
+/// parser's input that follows it.
 #[derive(Clone, Debug)]
+#[repr(C)]
 pub(super) struct LineTidy {
-    /// Spaces and tabs not yet released: what they become depends on what follows.
-    pending_ws: String,
     /// The current line has released non-space text.
     line_has_text: bool,
     /// A directive was removed on the current line.
@@ -27,6 +29,8 @@ pub(super) struct LineTidy {
     squeeze_blank: bool,
     /// Text other than spaces was released since the start (or the last reset).
     released_text: bool,
+    /// Spaces and tabs not yet released: what they become depends on what follows.
+    pending_ws: String,
 }
 
 impl LineTidy {

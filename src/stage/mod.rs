@@ -125,7 +125,13 @@ impl CodeTracker {
     pub(crate) fn code_state(&mut self, p: usize, hold: usize, at_end: bool) -> CodeState {
         debug_assert!(self.text.as_bytes()[p].is_ascii());
         let bounded = self.text.len() >= p + hold;
-        let limit = if bounded { p + hold } else { self.text.len() };
+        let mut limit = if bounded { p + hold } else { self.text.len() };
+        // The bound may fall inside a multi-byte char: look at the text up to the char
+        // before it (the scanner only reacts to ASCII bytes, and the text ends on a char
+        // boundary, so this depends on the text up to the bound just the same).
+        while !self.text.is_char_boundary(limit) {
+            limit -= 1;
+        }
         if self.scanner.scanned() < limit {
             self.scanner.scan(&self.text[..limit]);
         }

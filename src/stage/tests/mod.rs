@@ -3,6 +3,7 @@
 
 mod alloc;
 mod corpus;
+mod long;
 
 /// Byte offsets picked by `picks` in `text`, on char boundaries, sorted: where a stage's
 /// property tests cut a text into deltas.

@@ -74,6 +74,21 @@ pub(crate) fn skip_blanks(s: &[u8], mut i: usize, end: usize) -> usize {
     i
 }
 
+/// Whether the scanner has decided that byte `p` is code (`Some(true)`: in a fence or in a
+/// closed inline code span) or text (`Some(false)`), or not yet (`None`: in an inline code
+/// span or on a possible fence line that is still open).
+fn decided_code(scanner: &MarkdownScanner, p: usize) -> Option<bool> {
+    if scanner.fence_at(p).is_some() {
+        return Some(true);
+    }
+    match scanner.code_at(p) {
+        Some(span) if span.end.is_some() => Some(true),
+        Some(_) => None,
+        None if scanner.in_undecided_fence_line(p) => None,
+        None => Some(false),
+    }
+}
+
 /// Whether `word`, cut short by the end of the text so far, may still grow into one of
 /// `names` (ASCII case ignored): then the stage holds it back instead of releasing it.
 pub(crate) fn may_become<'n>(word: &[u8], mut names: impl Iterator<Item = &'n [u8]>) -> bool {
@@ -117,7 +132,9 @@ impl CodeTracker {
     /// bytes past `p`) to settle an inline code span or a possible fence line that is still
     /// open at `p`. CommonMark decides those only later: a span is code once its closing run
     /// arrives and literal text if its block ends first; a line that starts like a fence is
-    /// decided at its end. `at_end`: no more text will come (an open span is then literal).
+    /// decided at its end. `at_end`: the text ends here for now (a boundary inside the message
+    /// or its end): what is still open is decided as if nothing followed (an open span is then
+    /// literal), without changing how later text will be read.
     ///
     /// The answer depends only on `text[..p + hold]`, never on how much text has arrived
     /// beyond that, so a stage that waits on [`CodeState::Pending`] stays independent of how
@@ -135,22 +152,25 @@ impl CodeTracker {
         if self.scanner.scanned() < limit {
             self.scanner.scan(&self.text[..limit]);
         }
-        if at_end && !bounded {
-            self.scanner.finish(&self.text);
-            self.scanner.end_block(&self.text);
-        }
-        if self.scanner.fence_at(p).is_some() {
-            return CodeState::Code;
-        }
-        let open = match self.scanner.code_at(p) {
-            Some(span) if span.end.is_some() => return CodeState::Code,
-            Some(_) => true,
-            None => self.scanner.in_undecided_fence_line(p),
-        };
-        match (open, at_end && !bounded, bounded) {
-            (false, _, _) | (true, true, _) => CodeState::Text,
-            (true, false, true) => CodeState::Unresolved,
-            (true, false, false) => CodeState::Pending,
+        match decided_code(&self.scanner, p) {
+            Some(true) => CodeState::Code,
+            Some(false) => CodeState::Text,
+            None if bounded => CodeState::Unresolved,
+            None if !at_end => CodeState::Pending,
+            None => {
+                // The text ends here: decide as if nothing followed (an open span is then
+                // literal, a possible fence line is decided). On a copy of the scanner: at a
+                // boundary inside the message (`release`) the text goes on, and ending the
+                // scanner's line for good made backticks that continue the line read as a
+                // fence opener, so the boundary changed how the text after it was read.
+                let mut ended = self.scanner.clone();
+                ended.finish(&self.text);
+                ended.end_block(&self.text);
+                match decided_code(&ended, p) {
+                    Some(true) => CodeState::Code,
+                    _ => CodeState::Text,
+                }
+            }
         }
     }
 

@@ -116,6 +116,24 @@ const HARD: &[&str] = &[
     "\u{301}",
 ];
 
+/// A construct longer than the drop batch or a stage's hold: a long backtick run, a long
+/// line that may still be a fence line, an unclosed `[[`, a long `MEDIA:` line or reply id,
+/// a long inline code span, a long indented code block.
+fn long_construct(rng: &mut fastrand::Rng) -> String {
+    let n = rng.usize(SETTLE_BATCH / 2..SETTLE_BATCH * 3);
+    let filler = |n: usize| "ab é ".repeat(n / 6 + 1);
+    match rng.u8(..8) {
+        0 => "`".repeat(rng.usize(1..n)),
+        1 => format!("\n```{}", filler(n)),
+        2 => format!("[[{}", filler(n)),
+        3 => format!("\nMEDIA: https://example.com/{}.png\n", "p".repeat(n)),
+        4 => format!("[[reply_to: {}]]", "9".repeat(n)),
+        5 => format!("`<think>{}</think>`", filler(n)),
+        6 => format!("\n\n{}\n", "    code <think> line\n".repeat(n / 20 + 1)),
+        _ => format!("<think>{}", "`".repeat(rng.usize(1..5))) + &filler(n) + "</think>",
+    }
+}
+
 /// A long text: paragraphs of prose with hard constructs sprinkled in, and a burst of hard
 /// constructs around every multiple of the drop batch (where the drops happen).
 fn long_text(seed: u64, len: usize) -> String {
@@ -130,6 +148,12 @@ fn long_text(seed: u64, len: usize) -> String {
                 "<final>",
             ][rng.usize(..4)],
         );
+    }
+    if rng.u8(..8) == 0 {
+        // A long undecided start: whitespace and markup past the token gate's head bound.
+        let unit = [" ", "\n", "**", "\r\n", "<b>"][rng.usize(..5)];
+        out.push_str(&unit.repeat(rng.usize(100..400)));
+        out.push_str(["HEARTBEAT_OK", "NO_REPLY", "x"][rng.usize(..3)]);
     }
     let mut next_edge = SETTLE_BATCH - rng.usize(..48);
     while out.len() < len {
@@ -149,6 +173,7 @@ fn long_text(seed: u64, len: usize) -> String {
             1 => out.push('\n'),
             2 => out.push_str("\r\n"),
             3 | 4 => out.push_str(HARD[rng.usize(..HARD.len())]),
+            7 if rng.u8(..6) == 0 => out.push_str(&long_construct(&mut rng)),
             5 => {
                 // A table row.
                 out.push_str("\n| ");
@@ -192,7 +217,9 @@ fn long_text(seed: u64, len: usize) -> String {
                 " HEARTBEAT_OK!!",
                 "</final>",
                 "\n\n",
-            ][rng.usize(..5)],
+                &" NO_REPLY".repeat(rng.usize(20..60)),
+                &format!(" {}", "HEARTBEAT_OK ".repeat(rng.usize(15..40))),
+            ][rng.usize(..7)],
         );
     }
     out
@@ -538,4 +565,33 @@ fn a_tag_in_an_open_span_with_a_multibyte_char_at_the_look_ahead_bound() {
     // Still open after the look-ahead: undecided, so the opener fails closed and hides.
     assert_eq!(whole, ("`".to_string(), "é".repeat(CODE_HOLD / 2 + 8)));
     assert_eq!(tags_only(&pieces(&text, None), false), whole);
+}
+
+/// A text boundary inside the message (`TextEnd`, a tool call) decides held-back tags as if
+/// nothing followed, but the text goes on: the boundary must not change how the text after
+/// it is read. It did when a tag sat in an open code span at the boundary: deciding it ended
+/// the scanner's line for good, so backticks that continue the line read as a fence opener
+/// and the thinking block after them was shown as code (a leak); the same text without the
+/// tag before the boundary hid it.
+#[test]
+fn a_boundary_after_a_tag_in_an_open_span_does_not_open_a_fence() {
+    let second = "```\n<think>secret</think>\nz\n";
+    for first in [
+        "Use `x <final>y",
+        "Use `x y",
+        "Use `x </think>y",
+        "Use `x <thi",
+    ] {
+        let mut tags = TagFilter::new(false);
+        let (mut answer, mut reasoning) = (String::new(), String::new());
+        tags.push(first, &mut answer, &mut reasoning);
+        tags.release(&mut answer, &mut reasoning);
+        tags.push(second, &mut answer, &mut reasoning);
+        tags.finish(&mut answer, &mut reasoning);
+        assert_eq!(reasoning, "secret", "{first:?}: answer {answer:?}");
+        assert!(answer.ends_with("```\nz\n"), "{first:?}: answer {answer:?}");
+        // The same as with no boundary at all.
+        let whole = tags_only(&[&format!("{first}{second}")], false);
+        assert_eq!((answer, reasoning), whole, "{first:?}");
+    }
 }

@@ -563,3 +563,16 @@ pub(crate) fn hard_markdown() -> impl Strategy<Value = String> {
 pub(crate) fn limit_for(metric: LengthMetric, extra: usize) -> usize {
     metric.min_limit() + extra
 }
+
+/// Long random hard Markdown (several KiB): the fragments of [`hard_markdown`] and long
+/// lines without a break, so the chunker compacts its buffer many times and plans cuts on
+/// lines longer than a block.
+pub(crate) fn long_markdown() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        20 => fragment(),
+        1 => "[a-z]{150,700}".prop_map(|w| w),
+        1 => "([a-z]{1,9} ){40,120}".prop_map(|w| w),
+        1 => "(`[a-z ]{0,40}){10,60}".prop_map(|w| w),
+    ];
+    prop::collection::vec(piece, 300..1200).prop_map(|v| v.concat())
+}

@@ -1,0 +1,252 @@
+//! LONG inputs (several KiB) through the block chunker and the whole engine: the code that
+//! only runs on long text (the chunker's buffer compaction, the cut planner on lines longer
+//! than a block, the text stages' drops of decided text, the token gate's held head and
+//! tail) must give the same result however the text was split (SPEC §3 split-invariance,
+//! §13).
+//!
+//! - The chunker over long random hard Markdown (fences, indented code, stray backticks,
+//!   spans across lines, CRLF, combining marks, ZWJ emoji, CJK, lines with no break longer
+//!   than a block), every break preference and metric, limits down to the smallest: every
+//!   invariant of `check_blocks`, and the same blocks for the whole text, one char at a time
+//!   and random delta sizes.
+//! - The engine over the same Markdown decorated with what SPEC §2 strips or routes (thinking
+//!   and final tags, bracket and `MEDIA:` directives, the silent and heartbeat tokens), put
+//!   around the stages' drop points, inside and outside code: the same sends, byte for byte,
+//!   for the whole text, one char at a time and random cuts.
+//!
+//! Fixed proptest seeds keep the suite deterministic; `PROPTEST_CASES` widens a run.
+
+mod common;
+mod text_checks;
+
+use common::*;
+use proptest::prelude::*;
+use proptest::test_runner::RngSeed;
+use replystream::{
+    Block, BlockChunker, BreakPreference, ChannelProfile, ChunkerConfig, Input, LengthMetric,
+};
+use text_checks::{Expect, cases, check_blocks, long_markdown};
+
+// ---- the chunker ----------------------------------------------------------------------
+
+fn chunk(config: ChunkerConfig, deltas: &[&str]) -> Vec<Block> {
+    let mut c = BlockChunker::new(config).expect("valid config");
+    let mut out = Vec::new();
+    for d in deltas {
+        c.push(d, &mut out);
+    }
+    c.flush(&mut out);
+    out
+}
+
+/// `text` cut after the given sizes in bytes (cycled), moved forward to char boundaries.
+fn deltas<'a>(text: &'a str, sizes: &[usize]) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    let (mut at, mut k) = (0, 0);
+    while at < text.len() {
+        let mut end = (at + sizes[k % sizes.len()].max(1)).min(text.len());
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        out.push(&text[at..end]);
+        at = end;
+        k += 1;
+    }
+    out
+}
+
+const PREFS: [BreakPreference; 3] = [
+    BreakPreference::Paragraph,
+    BreakPreference::Newline,
+    BreakPreference::Sentence,
+];
+
+fn chunker_config() -> impl Strategy<Value = ChunkerConfig> {
+    (
+        0usize..4,
+        prop_oneof![4 => 0usize..40, 2 => 40usize..300, 1 => 300usize..1500],
+        0u32..=100,
+        0usize..3,
+        any::<bool>(),
+    )
+        .prop_map(|(m, extra, min_pct, p, fop)| {
+            let metric = LengthMetric::ALL[m];
+            let max = metric.min_limit() + extra;
+            ChunkerConfig {
+                min: (max * min_pct as usize / 100).max(1),
+                max,
+                break_preference: PREFS[p],
+                flush_on_paragraph: fop,
+                metric,
+            }
+        })
+}
+
+// ---- the engine -----------------------------------------------------------------------
+
+/// What SPEC §2 strips or routes, in forms the stages must get right wherever they land.
+const DECORATIONS: &[&str] = &[
+    "<think>hidden</think>",
+    "<thinking>\nhidden\n</thinking>\n",
+    "< think type=\"x\" >hidden</ think >",
+    "<final>",
+    "</final>",
+    "<thinking/>",
+    "`<think>`",
+    "`",
+    "``",
+    "```",
+    "[[reply_to_current]]",
+    "[[reply_to: 12]]",
+    "[[audio_as_voice]]",
+    "[[media:https://example.com/m.png]]",
+    "[[",
+    "\nMEDIA: https://example.com/a.png\n",
+    "\nMEDIA: ./x.txt\n",
+    " NO_REPLY",
+    "HEARTBEAT_OK",
+    "\r\n",
+    "é",
+    "日本",
+];
+
+/// `markdown` with decorations spliced in at char boundaries, most near the multiples of
+/// 256 bytes (where the stages drop decided text), and maybe a token at either edge.
+fn decorate(markdown: &str, seed: u64) -> String {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut out = String::with_capacity(markdown.len() + 1024);
+    if rng.u8(..4) == 0 {
+        out.push_str(["HEARTBEAT_OK\n", "NO_REPLY ", "[[reply_to: 9]] "][rng.usize(..3)]);
+    }
+    let mut next = 256 - rng.usize(..32);
+    let mut at = 0;
+    for (i, c) in markdown.char_indices() {
+        if i >= next {
+            out.push_str(&markdown[at..i]);
+            at = i;
+            for _ in 0..rng.usize(1..4) {
+                out.push_str(DECORATIONS[rng.usize(..DECORATIONS.len())]);
+            }
+            next = i + rng.usize(16..400);
+        }
+        let _ = c;
+    }
+    out.push_str(&markdown[at..]);
+    if rng.u8(..4) == 0 {
+        out.push_str([" NO_REPLY", " HEARTBEAT_OK", "</final>"][rng.usize(..3)]);
+    }
+    out
+}
+
+/// The sends of a whole message streamed in `pieces` (no timer fires in between), with the
+/// payload fields a user sees.
+fn engine_sends(config: &replystream::Config, pieces: &[&str]) -> Vec<String> {
+    let mut sim = Sim::new(engine(config.clone()));
+    for p in pieces {
+        sim.push(Input::TextDelta(p));
+    }
+    sim.push(Input::Finish).run_until_idle();
+    assert!(sim.errors.is_empty(), "{:?}", sim.errors);
+    sim.delivered
+        .iter()
+        .map(|(_, s)| {
+            format!(
+                "{:?} {:?} {:?} media {:?} voice {} to {:?}",
+                s.kind,
+                s.op,
+                s.payload.text,
+                s.payload.media,
+                s.payload.audio_as_voice,
+                s.payload.reply_to
+            )
+        })
+        .collect()
+}
+
+fn engine_config(channel: usize, small: bool) -> replystream::Config {
+    let mut c = replystream::Config::for_channel(&ChannelProfile::ALL[channel]);
+    c.coalesce_idle_ms = 0;
+    if small {
+        c.chunk_min = 20;
+        c.chunk_max = 90;
+        c.coalesce_min = Some(20);
+        c.coalesce_max = Some(90);
+    }
+    c
+}
+
+fn first_difference(a: &[String], b: &[String]) -> String {
+    let i = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    format!("send {i}:\n  {:?}\nvs whole\n  {:?}", a.get(i), b.get(i))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: cases(24),
+        rng_seed: RngSeed::Fixed(0x10e9_2026),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn long_markdown_chunks_the_same_however_split(
+        text in long_markdown(),
+        config in chunker_config(),
+        sizes in prop::collection::vec(1usize..600, 1..6),
+    ) {
+        let whole = chunk(config, &[&text]);
+        let expect = Expect::for_text(&text, config.metric, config.max, None);
+        if let Err(e) = check_blocks(&text, &whole, expect) {
+            prop_assert!(false, "{:?}: {}", config, e);
+        }
+        for split in [deltas(&text, &[1]), deltas(&text, &sizes)] {
+            let blocks = chunk(config, &split);
+            let i = blocks.iter().zip(&whole).take_while(|(a, b)| a == b).count();
+            prop_assert!(
+                blocks == whole,
+                "{:?}, deltas {:?}: block {} differs:\n{:#?}\nvs whole\n{:#?}",
+                config,
+                &sizes,
+                i,
+                blocks.get(i),
+                whole.get(i)
+            );
+        }
+    }
+
+    #[test]
+    fn long_decorated_replies_send_the_same_however_split(
+        markdown in long_markdown(),
+        seed in any::<u64>(),
+        sizes in prop::collection::vec(1usize..300, 1..6),
+        channel in 0..ChannelProfile::ALL.len(),
+        small in any::<bool>(),
+    ) {
+        let text = decorate(&markdown, seed);
+        let config = engine_config(channel, small);
+        let whole = engine_sends(&config, &[&text]);
+        for split in [deltas(&text, &[1]), deltas(&text, &sizes)] {
+            let got = engine_sends(&config, &split);
+            prop_assert!(got == whole, "deltas {:?}: {}", &sizes, first_difference(&got, &whole));
+        }
+    }
+}
+
+/// A `TextEnd` right after a tag that sits in a still-open code span must not change how
+/// the text after it is read: the thinking block below stays hidden, as it is with no tag
+/// before the boundary. (The boundary ended the tag filter's line for good, so the next
+/// block's backticks read as a fence opener and the thinking text was sent.)
+#[test]
+fn a_text_end_after_a_tag_in_an_open_span_does_not_leak_the_next_thinking_block() {
+    for first in ["Use `x <final>y", "Use `x y"] {
+        let mut sim = Sim::new(engine(small_config()));
+        sim.push(Input::TextDelta(first))
+            .push(Input::TextEnd(None))
+            .push(Input::TextDelta("```\n<think>secret</think>\nz\n"))
+            .push(Input::Finish)
+            .run_until_idle();
+        let sent = sim.delivered_texts().concat();
+        assert!(!sent.contains("secret"), "{first:?}: sent {sent:?}");
+        assert!(sent.contains("Use `x y"), "{first:?}: sent {sent:?}");
+    }
+}

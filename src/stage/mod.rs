@@ -39,12 +39,12 @@ use crate::text::markdown::MarkdownScanner;
 /// The recent input of a stage plus the Markdown scanner that tells which of its bytes are
 /// code. Both stages that must ignore syntax inside code (tags and directives) keep one.
 ///
-/// The stage appends each delta to `text`, asks [`CodeTracker::in_code`] about candidate
+/// The stage appends each delta to `text`, asks [`CodeTracker::code_state`] about candidate
 /// bytes in increasing order, and reports with [`CodeTracker::settle`] how far it has decided;
 /// bytes that neither the stage nor the scanner needs any more are then dropped from the
-/// front. The scanner only ever looks at text up to the byte being asked about, so whether a
-/// byte is code depends on the text before it, never on how much text has arrived after it:
-/// that keeps every stage independent of how its input was split.
+/// front. The scanner only ever looks at text up to a fixed bound past the byte being asked
+/// about, so whether a byte is code depends on the text up to that bound, never on how much
+/// text has arrived beyond it: that keeps every stage independent of how its input was split.
 #[derive(Clone, Debug)]
 pub(crate) struct CodeTracker {
     /// Input not yet dropped; positions handed out are indices into it.
@@ -113,21 +113,6 @@ impl CodeTracker {
         self.scanner.reset();
     }
 
-    /// Whether the ASCII byte at `p` lies in fenced code, in an inline code span (one that is
-    /// open counts: its closing run may still come), or on a line that may yet be a fence
-    /// opener. Must be asked in increasing order of `p`, never for bytes before the point
-    /// last passed to [`CodeTracker::settle`].
-    pub(crate) fn in_code(&mut self, p: usize) -> bool {
-        debug_assert!(self.text.as_bytes()[p].is_ascii());
-        let through = p + 1;
-        if self.scanner.scanned() < through {
-            self.scanner.scan(&self.text[..through]);
-        }
-        self.scanner.fence_at(p).is_some()
-            || self.scanner.code_at(p).is_some()
-            || self.scanner.in_undecided_fence_line(p)
-    }
-
     /// Whether the ASCII byte at `p` is code, looking ahead as far as needed (at most `hold`
     /// bytes past `p`) to settle an inline code span or a possible fence line that is still
     /// open at `p`. CommonMark decides those only later: a span is code once its closing run
@@ -138,7 +123,8 @@ impl CodeTracker {
     ///
     /// The answer depends only on `text[..p + hold]`, never on how much text has arrived
     /// beyond that, so a stage that waits on [`CodeState::Pending`] stays independent of how
-    /// its input was split. Same ordering rule as [`CodeTracker::in_code`].
+    /// its input was split. Must be asked in increasing order of `p` (the same `p` again is
+    /// fine), never for bytes before the point last passed to [`CodeTracker::settle`].
     pub(crate) fn code_state(&mut self, p: usize, hold: usize, at_end: bool) -> CodeState {
         debug_assert!(self.text.as_bytes()[p].is_ascii());
         let bounded = self.text.len() >= p + hold;
@@ -183,7 +169,7 @@ impl CodeTracker {
     /// (the scanner needs a line that may be a fence line until its end).
     pub(crate) fn settle(&mut self, done: usize) -> usize {
         // Below this size nothing is dropped, so nothing needs scanning yet either: the
-        // scanner catches up in one batch (here or at the next `in_code` question) instead of
+        // scanner catches up in one batch (here or at the next `code_state` question) instead of
         // a few bytes at a time on every push, and the front is moved rarely.
         if done < SETTLE_BATCH {
             return 0;

@@ -595,3 +595,50 @@ fn a_boundary_after_a_tag_in_an_open_span_does_not_open_a_fence() {
         assert_eq!((answer, reasoning), whole, "{first:?}");
     }
 }
+
+/// A backtick run that never closes is literal text (CommonMark): directives after it in the
+/// same paragraph are outside code and apply. They were taken for code (an open span
+/// counted as code), so a stray backtick earlier in the paragraph left a `MEDIA:` line as
+/// visible text and sent no media. A run that does close still makes them code.
+#[test]
+fn directives_after_an_unmatched_backtick_apply() {
+    let media = |url: &str| format!("{:?}", DirectiveEvent::Media(url.to_string()));
+    type Case<'a> = (&'a str, &'a str, Vec<(usize, String)>);
+    let cases: [Case; 5] = [
+        (
+            "Price 5` each\nMEDIA: https://example.com/a.png\nmore\n",
+            "Price 5` each\nmore\n",
+            vec![(14, media("https://example.com/a.png"))],
+        ),
+        (
+            "Use `x [[reply_to_current]] y\n",
+            "Use `x y\n",
+            vec![(6, "ReplyTo(Current)".to_string())],
+        ),
+        (
+            "A ` stray.\n[[audio_as_voice]] hi\n\nnext",
+            "A ` stray.\nhi\n\nnext",
+            vec![(11, "AudioAsVoice".to_string())],
+        ),
+        // Closed later in the paragraph: code, left as it is.
+        (
+            "Use `x [[audio_as_voice]] y` z\n",
+            "Use `x [[audio_as_voice]] y` z\n",
+            vec![],
+        ),
+        (
+            "Price 5` each\nMEDIA: https://example.com/a.png\nmore` x\n",
+            "Price 5` each\nMEDIA: https://example.com/a.png\nmore` x\n",
+            vec![],
+        ),
+    ];
+    for (text, answer, events) in cases {
+        let expected = (answer.to_string(), events);
+        assert_eq!(directives_only(&[text]), expected, "{text:?} whole");
+        assert_eq!(
+            directives_only(&pieces(text, None)),
+            expected,
+            "{text:?} chars"
+        );
+    }
+}

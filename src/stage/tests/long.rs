@@ -19,7 +19,10 @@
 //!   decision even when the whole text arrives in one piece.
 
 use crate::stage::SETTLE_BATCH;
+use crate::stage::directives::MAX_BRACKET_LEN;
+use crate::stage::directives::media::MAX_MEDIA_LINE_LEN;
 use crate::stage::directives::{DirectiveEvent, DirectiveOutput, DirectiveParser};
+use crate::stage::tags::CODE_HOLD;
 use crate::stage::tags::TagFilter;
 use crate::stage::tokens::{TokenConfig, TokenGate, normalize_text};
 
@@ -122,7 +125,7 @@ const HARD: &[&str] = &[
 fn long_construct(rng: &mut fastrand::Rng) -> String {
     let n = rng.usize(SETTLE_BATCH / 2..SETTLE_BATCH * 3);
     let filler = |n: usize| "ab é ".repeat(n / 6 + 1);
-    match rng.u8(..8) {
+    match rng.u8(..9) {
         0 => "`".repeat(rng.usize(1..n)),
         1 => format!("\n```{}", filler(n)),
         2 => format!("[[{}", filler(n)),
@@ -130,7 +133,24 @@ fn long_construct(rng: &mut fastrand::Rng) -> String {
         4 => format!("[[reply_to: {}]]", "9".repeat(n)),
         5 => format!("`<think>{}</think>`", filler(n)),
         6 => format!("\n\n{}\n", "    code <think> line\n".repeat(n / 20 + 1)),
-        _ => format!("<think>{}", "`".repeat(rng.usize(1..5))) + &filler(n) + "</think>",
+        7 => format!("<think>{}", "`".repeat(rng.usize(1..5))) + &filler(n) + "</think>",
+        // Past the stages' own bounds: a `MEDIA:` line longer than a media line may be, a
+        // bracket longer than a bracket directive, a tag after more than the code look-ahead
+        // in an open span.
+        _ => match rng.u8(..3) {
+            0 => format!(
+                "\nMEDIA: https://example.com/{}.png\n",
+                "q".repeat(MAX_MEDIA_LINE_LEN + rng.usize(..64) - 40)
+            ),
+            1 => format!(
+                "[[media:https://example.com/{}]]",
+                "r".repeat(MAX_BRACKET_LEN + rng.usize(..64) - 48)
+            ),
+            _ => format!(
+                "`{}<think>x</think>`",
+                "s é".repeat(CODE_HOLD / 4 + rng.usize(..32) - 16)
+            ),
+        },
     }
 }
 
@@ -557,7 +577,6 @@ fn long_texts_a_plain_prefix_only_prefixes_the_tag_filter() {
 /// must stop at the character before it (it sliced the text there and panicked).
 #[test]
 fn a_tag_in_an_open_span_with_a_multibyte_char_at_the_look_ahead_bound() {
-    use crate::stage::tags::CODE_HOLD;
     // The `<` is at byte 1, so the bound is byte 1 + CODE_HOLD: odd, inside an `é`.
     let text = format!("`<think>{}", "é".repeat(CODE_HOLD / 2 + 8));
     assert!(!text.is_char_boundary(1 + CODE_HOLD));

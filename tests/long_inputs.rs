@@ -9,6 +9,8 @@
 //!   than a block), every break preference and metric, limits down to the smallest: every
 //!   invariant of `check_blocks`, and the same blocks for the whole text, one char at a time
 //!   and random delta sizes.
+//! - The platform splitter over the same Markdown, both modes, every metric, with and
+//!   without a line cap: every invariant of `check_blocks`.
 //! - The engine over the same Markdown decorated with what SPEC §2 strips or routes (thinking
 //!   and final tags, bracket and `MEDIA:` directives, the silent and heartbeat tokens), put
 //!   around the stages' drop points, inside and outside code: the same sends, byte for byte,
@@ -24,6 +26,7 @@ use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
 use replystream::{
     Block, BlockChunker, BreakPreference, ChannelProfile, ChunkerConfig, Input, LengthMetric,
+    PlatformSplitter, SplitConfig, SplitMode,
 };
 use text_checks::{Expect, cases, check_blocks, long_markdown};
 
@@ -211,6 +214,28 @@ proptest! {
                 blocks.get(i),
                 whole.get(i)
             );
+        }
+    }
+
+    #[test]
+    fn long_markdown_splits_within_every_limit(
+        text in long_markdown(),
+        m in 0usize..4,
+        extra in prop_oneof![3 => 0usize..60, 1 => 60usize..2000],
+        newline in any::<bool>(),
+        max_lines in prop::option::of(3usize..40),
+    ) {
+        let metric = LengthMetric::ALL[m];
+        let config = SplitConfig {
+            limit: metric.min_limit() + extra,
+            metric,
+            mode: if newline { SplitMode::Newline } else { SplitMode::Length },
+            max_lines,
+        };
+        let pieces = PlatformSplitter::new(config).expect("valid config").split(&text);
+        let expect = Expect::for_text(&text, metric, config.limit, max_lines);
+        if let Err(e) = check_blocks(&text, &pieces, expect) {
+            prop_assert!(false, "{:?}: {}", config, e);
         }
     }
 

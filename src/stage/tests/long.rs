@@ -91,6 +91,9 @@ const HARD: &[&str] = &[
     "\nMEDIA: ./local/c.txt\n",
     "\n   MEDIA: https://example.com/d.png extra\n",
     "\nMEDIA: http://localhost/x.png\n",
+    "\r\nMEDIA: https://example.com/crlf.png\r\n",
+    "\r\n[[reply_to_current]]\r\n",
+    "\nMEDIA: \"./with space.png\"\n",
     "The MEDIA: tag",
     "NO_REPLY",
     " NO_REPLY",
@@ -133,7 +136,16 @@ fn long_construct(rng: &mut fastrand::Rng) -> String {
         4 => format!("[[reply_to: {}]]", "9".repeat(n)),
         5 => format!("`<think>{}</think>`", filler(n)),
         6 => format!("\n\n{}\n", "    code <think> line\n".repeat(n / 20 + 1)),
-        7 => format!("<think>{}", "`".repeat(rng.usize(1..5))) + &filler(n) + "</think>",
+        7 => match rng.u8(..4) {
+            0 => format!("<think>{}", "`".repeat(rng.usize(1..5))) + &filler(n) + "</think>",
+            // Tags around the tag length bound: long attributes, long blanks inside.
+            1 => format!(
+                "<think data=\"{}\">hidden</think>",
+                "a".repeat(rng.usize(200..300))
+            ),
+            2 => format!("<final{}>kept</final >", " ".repeat(rng.usize(200..300))),
+            _ => format!("hidden</{}think>", "\n".repeat(rng.usize(200..300))),
+        },
         // Past the stages' own bounds: a `MEDIA:` line longer than a media line may be, a
         // bracket longer than a bracket directive, a tag after more than the code look-ahead
         // in an open span.

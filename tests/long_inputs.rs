@@ -16,7 +16,9 @@
 //!   around the stages' drop points, inside and outside code: the same sends, byte for byte,
 //!   for the whole text, one char at a time and random cuts.
 //!
-//! Fixed proptest seeds keep the suite deterministic; `PROPTEST_CASES` widens a run.
+//! Fixed proptest seeds keep the suite deterministic; 16 cases each keep a debug run of the
+//! file within about 15 s on 2 cores (well under 1 s in release); `PROPTEST_CASES` widens a
+//! run.
 
 mod common;
 mod text_checks;
@@ -185,7 +187,7 @@ fn first_difference(a: &[String], b: &[String]) -> String {
 
 proptest! {
     #![proptest_config(ProptestConfig {
-        cases: cases(24),
+        cases: cases(16),
         rng_seed: RngSeed::Fixed(0x10e9_2026),
         failure_persistence: None,
         ..ProptestConfig::default()

@@ -315,6 +315,14 @@ fn ids_are_known_before_any_event_names_them() {
 
 /// A sink whose deliveries wait until the test opens a gate, to fill the driver's queue.
 fn gated_driver(options: DriverOptions) -> (Driver, Arc<AtomicBool>, Arc<AtomicBool>) {
+    gated_driver_with_events(options, |_, _| {})
+}
+
+/// [`gated_driver`], with the sink's events going to `event`.
+fn gated_driver_with_events(
+    options: DriverOptions,
+    event: impl FnMut(StreamId, &StreamEvent) + Send + 'static,
+) -> (Driver, Arc<AtomicBool>, Arc<AtomicBool>) {
     let (gate, entered) = (
         Arc::new(AtomicBool::new(false)),
         Arc::new(AtomicBool::new(false)),
@@ -329,7 +337,7 @@ fn gated_driver(options: DriverOptions) -> (Driver, Arc<AtomicBool>, Arc<AtomicB
                 }
                 delivered()
             },
-            |_, _| {},
+            event,
         ),
         options,
     );
@@ -378,6 +386,46 @@ fn a_full_command_queue_refuses_at_once_under_the_refuse_policy() {
     assert!(!ack.is_finished(), "the ack waits for room");
     gate.store(true, Ordering::SeqCst);
     assert_eq!(ack.join().unwrap(), Ok(()));
+    eventually("room again", || stream.text("more ").is_ok());
+    stream.finish().unwrap();
+    let report = driver.shutdown(Duration::from_secs(10));
+    assert!(report.is_clean(), "{report:?}");
+}
+
+/// The thread gives back the room of the inputs it took before it calls the sink: a sink
+/// may wait for a thread that waits for room. (The thread gives room back in batches; a
+/// batch still open when the sink is called would hold that room for as long as the sink
+/// runs.)
+#[test]
+fn the_room_of_taken_inputs_is_free_while_the_sink_runs() {
+    let started = Arc::new(AtomicBool::new(false));
+    let s = started.clone();
+    let options = DriverOptions::default()
+        .with_command_capacity(4)
+        .with_when_full(WhenFull::Refuse);
+    let (driver, gate, entered) = gated_driver_with_events(options, move |_, event| {
+        if *event == StreamEvent::Started {
+            s.store(true, Ordering::SeqCst);
+        }
+    });
+    let stream = driver.open("chat", Config::default(), 1).unwrap();
+    stream.text("Some text.").unwrap();
+    eventually("the stream started", || started.load(Ordering::SeqCst));
+    // Taken on its own, after `Started`: its send reaches the sink, which waits.
+    stream
+        .push(OwnedInput::ToolStart { name: "x".into() })
+        .unwrap();
+    eventually("the sink is entered", || entered.load(Ordering::SeqCst));
+    let mut accepted = 0;
+    while accepted <= 4 && stream.text("x ").is_ok() {
+        accepted += 1;
+    }
+    // The gate opens before any assertion: a failing test must not leave the thread waiting.
+    gate.store(true, Ordering::SeqCst);
+    assert_eq!(
+        accepted, 4,
+        "all the room (and no more) is free while the sink runs"
+    );
     eventually("room again", || stream.text("more ").is_ok());
     stream.finish().unwrap();
     let report = driver.shutdown(Duration::from_secs(10));

@@ -13,12 +13,13 @@
 //!   without a line cap: every invariant of `check_blocks`.
 //! - The engine over the same Markdown decorated with what SPEC §2 strips or routes (thinking
 //!   and final tags, bracket and `MEDIA:` directives, the silent and heartbeat tokens), put
-//!   around the stages' drop points, inside and outside code: the same sends, byte for byte,
-//!   for the whole text, one char at a time and random cuts.
+//!   around the stages' drop points, inside and outside code, with `TextEnd` at a few fixed
+//!   places: the same sends, byte for byte, for the whole text, one char at a time and random
+//!   cuts.
 //!
 //! Fixed proptest seeds keep the suite deterministic; 16 cases each keep a debug run of the
 //! file within about 15 s on 2 cores (well under 1 s in release); `PROPTEST_CASES` widens a
-//! run.
+//! run and `LONG_INPUTS_SEED` moves it.
 
 mod common;
 mod text_checks;
@@ -143,12 +144,17 @@ fn decorate(markdown: &str, seed: u64) -> String {
     out
 }
 
-/// The sends of a whole message streamed in `pieces` (no timer fires in between), with the
-/// payload fields a user sees.
-fn engine_sends(config: &replystream::Config, pieces: &[&str]) -> Vec<String> {
+/// The sends of a whole message streamed in `segments` of deltas with a `TextEnd` between
+/// segments (no timer fires in between), with the payload fields a user sees.
+fn engine_sends(config: &replystream::Config, segments: &[Vec<&str>]) -> Vec<String> {
     let mut sim = Sim::new(engine(config.clone()));
-    for p in pieces {
-        sim.push(Input::TextDelta(p));
+    for (i, segment) in segments.iter().enumerate() {
+        if i > 0 {
+            sim.push(Input::TextEnd(None));
+        }
+        for p in segment {
+            sim.push(Input::TextDelta(p));
+        }
     }
     sim.push(Input::Finish).run_until_idle();
     assert!(sim.errors.is_empty(), "{:?}", sim.errors);
@@ -188,7 +194,9 @@ fn first_difference(a: &[String], b: &[String]) -> String {
 proptest! {
     #![proptest_config(ProptestConfig {
         cases: cases(16),
-        rng_seed: RngSeed::Fixed(0x10e9_2026),
+        rng_seed: RngSeed::Fixed(
+            std::env::var("LONG_INPUTS_SEED").ok().and_then(|v| v.parse().ok()).unwrap_or(0x10e9_2026),
+        ),
         failure_persistence: None,
         ..ProptestConfig::default()
     })]
@@ -248,13 +256,45 @@ proptest! {
         sizes in prop::collection::vec(1usize..300, 1..6),
         channel in 0..ChannelProfile::ALL.len(),
         small in any::<bool>(),
+        text_ends in prop::collection::vec(any::<prop::sample::Index>(), 0..4),
     ) {
         let text = decorate(&markdown, seed);
         let config = engine_config(channel, small);
-        let whole = engine_sends(&config, &[&text]);
-        for split in [deltas(&text, &[1]), deltas(&text, &sizes)] {
-            let got = engine_sends(&config, &split);
-            prop_assert!(got == whole, "deltas {:?}: {}", &sizes, first_difference(&got, &whole));
+        // `TextEnd` boundaries at fixed places: the stages decide what they hold there, so
+        // those decisions must not depend on the cuts either.
+        let mut ends: Vec<usize> = text_ends
+            .iter()
+            .map(|ix| ix.index(text.len() + 1))
+            .filter(|&p| text.is_char_boundary(p))
+            .collect();
+        ends.sort_unstable();
+        ends.dedup();
+        let mut segments: Vec<&str> = Vec::new();
+        let mut at = 0;
+        for &e in &ends {
+            segments.push(&text[at..e]);
+            at = e;
+        }
+        segments.push(&text[at..]);
+        let split = |sizes: Option<&[usize]>| -> Vec<Vec<&str>> {
+            segments
+                .iter()
+                .map(|s| match sizes {
+                    None => vec![*s],
+                    Some(sizes) => deltas(s, sizes),
+                })
+                .collect()
+        };
+        let whole = engine_sends(&config, &split(None));
+        for sizes in [&[1][..], &sizes[..]] {
+            let got = engine_sends(&config, &split(Some(sizes)));
+            prop_assert!(
+                got == whole,
+                "deltas {:?}, text ends at {:?}: {}",
+                sizes,
+                &ends,
+                first_difference(&got, &whole)
+            );
         }
     }
 }

@@ -149,7 +149,15 @@ fn long_construct(rng: &mut fastrand::Rng) -> String {
         // Past the stages' own bounds: a `MEDIA:` line longer than a media line may be, a
         // bracket longer than a bracket directive, a tag after more than the code look-ahead
         // in an open span.
-        _ => match rng.u8(..3) {
+        _ => match rng.u8(..5) {
+            3 => format!(
+                "[[audio_as_voice{}",
+                "z ".repeat(MAX_BRACKET_LEN / 2 + rng.usize(..64))
+            ),
+            4 => format!(
+                "\n{}<think>x</think>\n",
+                " ".repeat(SETTLE_BATCH * 2 + rng.usize(..64))
+            ),
             0 => format!(
                 "\nMEDIA: https://example.com/{}.png\n",
                 "q".repeat(MAX_MEDIA_LINE_LEN + rng.usize(..64) - 40)

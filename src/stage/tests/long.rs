@@ -274,7 +274,8 @@ struct Wired {
     events: Vec<(usize, String)>,
 }
 
-/// Byte offsets where a text is cut: every char boundary (`None`) or the given ones.
+/// `text` cut into pieces: at every char boundary (`None`) or at the given byte offsets
+/// (those that are char boundaries).
 fn pieces<'a>(text: &'a str, cuts: Option<&[usize]>) -> Vec<&'a str> {
     let mut out = Vec::new();
     let mut at = 0;

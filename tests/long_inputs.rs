@@ -27,66 +27,10 @@ mod text_checks;
 use common::*;
 use proptest::prelude::*;
 use proptest::test_runner::RngSeed;
-use replystream::{
-    Block, BlockChunker, BreakPreference, ChannelProfile, ChunkerConfig, Input, LengthMetric,
-    PlatformSplitter, SplitConfig, SplitMode,
-};
-use text_checks::{Expect, cases, check_blocks, long_markdown};
+use replystream::{ChannelProfile, Input, LengthMetric, PlatformSplitter, SplitConfig, SplitMode};
+use text_checks::{Expect, cases, check_all, check_blocks, chunker_config, deltas, long_markdown};
 
 // ---- the chunker ----------------------------------------------------------------------
-
-fn chunk(config: ChunkerConfig, deltas: &[&str]) -> Vec<Block> {
-    let mut c = BlockChunker::new(config).expect("valid config");
-    let mut out = Vec::new();
-    for d in deltas {
-        c.push(d, &mut out);
-    }
-    c.flush(&mut out);
-    out
-}
-
-/// `text` cut after the given sizes in bytes (cycled), moved forward to char boundaries.
-fn deltas<'a>(text: &'a str, sizes: &[usize]) -> Vec<&'a str> {
-    let mut out = Vec::new();
-    let (mut at, mut k) = (0, 0);
-    while at < text.len() {
-        let mut end = (at + sizes[k % sizes.len()].max(1)).min(text.len());
-        while !text.is_char_boundary(end) {
-            end += 1;
-        }
-        out.push(&text[at..end]);
-        at = end;
-        k += 1;
-    }
-    out
-}
-
-const PREFS: [BreakPreference; 3] = [
-    BreakPreference::Paragraph,
-    BreakPreference::Newline,
-    BreakPreference::Sentence,
-];
-
-fn chunker_config() -> impl Strategy<Value = ChunkerConfig> {
-    (
-        0usize..4,
-        prop_oneof![4 => 0usize..40, 2 => 40usize..300, 1 => 300usize..1500],
-        0u32..=100,
-        0usize..3,
-        any::<bool>(),
-    )
-        .prop_map(|(m, extra, min_pct, p, fop)| {
-            let metric = LengthMetric::ALL[m];
-            let max = metric.min_limit() + extra;
-            ChunkerConfig {
-                min: (max * min_pct as usize / 100).max(1),
-                max,
-                break_preference: PREFS[p],
-                flush_on_paragraph: fop,
-                metric,
-            }
-        })
-}
 
 // ---- the engine -----------------------------------------------------------------------
 
@@ -207,23 +151,8 @@ proptest! {
         config in chunker_config(),
         sizes in prop::collection::vec(1usize..600, 1..6),
     ) {
-        let whole = chunk(config, &[&text]);
-        let expect = Expect::for_text(&text, config.metric, config.max, None);
-        if let Err(e) = check_blocks(&text, &whole, expect) {
-            prop_assert!(false, "{:?}: {}", config, e);
-        }
-        for split in [deltas(&text, &[1]), deltas(&text, &sizes)] {
-            let blocks = chunk(config, &split);
-            let i = blocks.iter().zip(&whole).take_while(|(a, b)| a == b).count();
-            prop_assert!(
-                blocks == whole,
-                "{:?}, deltas {:?}: block {} differs:\n{:#?}\nvs whole\n{:#?}",
-                config,
-                &sizes,
-                i,
-                blocks.get(i),
-                whole.get(i)
-            );
+        if let Err(e) = check_all(&text, config, &sizes) {
+            prop_assert!(false, "{}", e);
         }
     }
 

@@ -24,6 +24,7 @@ use crate::stage::directives::media::MAX_MEDIA_LINE_LEN;
 use crate::stage::directives::{DirectiveEvent, DirectiveOutput, DirectiveParser};
 use crate::stage::tags::CODE_HOLD;
 use crate::stage::tags::TagFilter;
+use crate::stage::tests::wired;
 use crate::stage::tokens::{TokenConfig, TokenGate, normalize_text};
 
 /// Plain prose words (no stage syntax, no Markdown syntax).
@@ -265,15 +266,6 @@ fn long_text(seed: u64, len: usize) -> String {
     out
 }
 
-/// What the wired stages produced for a message.
-#[derive(Debug, Default, PartialEq, Eq)]
-struct Wired {
-    answer: String,
-    reasoning: String,
-    /// Directive events other than text, each with the answer length at which it came.
-    events: Vec<(usize, String)>,
-}
-
 /// `text` cut into pieces: at every char boundary (`None`) or at the given byte offsets
 /// (those that are char boundaries).
 fn pieces<'a>(text: &'a str, cuts: Option<&[usize]>) -> Vec<&'a str> {
@@ -338,48 +330,6 @@ fn tokens_only(pieces: &[&str]) -> String {
     }
     gate.finish(&mut out);
     out
-}
-
-/// Tags → directives → tokens, as the engine wires them (media flush the token gate).
-fn wired(pieces: &[&str]) -> Wired {
-    let mut tags = TagFilter::new(false);
-    let mut directives = DirectiveParser::new();
-    let mut tokens = TokenGate::new(&TokenConfig::default());
-    let mut result = Wired::default();
-    let (mut answer, mut directed) = (String::new(), DirectiveOutput::new());
-    let mut feed = |answer: &str, directed: &mut DirectiveOutput, result: &mut Wired, end: bool| {
-        directives.push(answer, directed);
-        if end {
-            directives.finish(directed);
-        }
-        for event in &directed.events {
-            match event {
-                DirectiveEvent::Text(r) => {
-                    tokens.push(&directed.text[r.clone()], &mut result.answer)
-                }
-                other => {
-                    if matches!(other, DirectiveEvent::Media(_)) {
-                        tokens.flush(&mut result.answer);
-                    }
-                    result
-                        .events
-                        .push((result.answer.len(), format!("{other:?}")));
-                }
-            }
-        }
-        if end {
-            tokens.finish(&mut result.answer);
-        }
-        directed.clear();
-    };
-    for p in pieces {
-        tags.push(p, &mut answer, &mut result.reasoning);
-        feed(&answer, &mut directed, &mut result, false);
-        answer.clear();
-    }
-    tags.finish(&mut answer, &mut result.reasoning);
-    feed(&answer, &mut directed, &mut result, true);
-    result
 }
 
 /// The first byte where two strings differ, with some context, for failure messages.

@@ -246,3 +246,30 @@ fn a_text_end_after_a_tag_in_an_open_span_does_not_leak_the_next_thinking_block(
         assert!(sent.contains("Use `x y"), "{first:?}: sent {sent:?}");
     }
 }
+
+/// A stray backtick earlier in the paragraph does not make a `MEDIA:` line code: the run
+/// never closes, so it is literal (CommonMark) and the line is a directive. The media was
+/// not sent and the line was shown as text.
+#[test]
+fn a_media_line_after_a_stray_backtick_sends_the_media() {
+    let mut sim = Sim::new(engine(small_config()));
+    sim.stream(
+        "Price 5` each, chart below.\nMEDIA: https://example.com/chart.png\nThat is all.",
+        3,
+        0,
+    )
+    .push(Input::Finish)
+    .run_until_idle();
+    let media: Vec<String> = sim
+        .delivered
+        .iter()
+        .flat_map(|(_, s)| s.payload.media.clone())
+        .collect();
+    assert_eq!(media, ["https://example.com/chart.png"]);
+    let sent = sim.delivered_texts().concat();
+    assert!(!sent.contains("MEDIA"), "sent {sent:?}");
+    assert!(
+        sent.contains("Price 5` each") && sent.contains("That is all."),
+        "{sent:?}"
+    );
+}

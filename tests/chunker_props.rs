@@ -7,69 +7,10 @@
 mod text_checks;
 
 use proptest::prelude::*;
-use replystream::{Block, BlockChunker, BreakPreference, ChunkerConfig, LengthMetric};
-use text_checks::{Expect, cases, check_blocks, corpus, hard_markdown};
-
-fn run(config: ChunkerConfig, deltas: impl IntoIterator<Item = impl AsRef<str>>) -> Vec<Block> {
-    let mut c = BlockChunker::new(config).expect("valid config");
-    let mut out = Vec::new();
-    for d in deltas {
-        c.push(d.as_ref(), &mut out);
-    }
-    c.flush(&mut out);
-    out
-}
-
-/// Splits `text` at char boundaries after the given sizes (cycled).
-fn deltas<'a>(text: &'a str, sizes: &[usize]) -> Vec<&'a str> {
-    let mut out = Vec::new();
-    let mut at = 0;
-    let mut k = 0;
-    while at < text.len() {
-        let mut end = (at + sizes[k % sizes.len()].max(1)).min(text.len());
-        while !text.is_char_boundary(end) {
-            end += 1;
-        }
-        out.push(&text[at..end]);
-        at = end;
-        k += 1;
-    }
-    out
-}
-
-fn first_diff<'a>(a: &'a [Block], b: &'a [Block]) -> (Option<&'a Block>, Option<&'a Block>) {
-    let i = a.iter().zip(b).take_while(|(x, y)| x == y).count();
-    (a.get(i), b.get(i))
-}
-
-/// Every invariant for one text and config: the checks of [`check_blocks`] on the whole text
-/// as one delta, a lead only on the first block, and the same blocks from 1-char deltas and
-/// from deltas of `sizes`.
-fn check_all(text: &str, config: ChunkerConfig, sizes: &[usize]) -> Result<(), String> {
-    let whole = run(config, [text]);
-    let expect = Expect::for_text(text, config.metric, config.max, None);
-    check_blocks(text, &whole, expect).map_err(|e| format!("{config:?}: {e}"))?;
-    if let Some(b) = whole.iter().skip(1).find(|b| !b.lead.is_empty()) {
-        return Err(format!("{config:?}: a lead on a later block: {b:?}"));
-    }
-    for split in [deltas(text, &[1]), deltas(text, sizes)] {
-        let blocks = run(config, &split);
-        if blocks != whole {
-            let (a, b) = first_diff(&blocks, &whole);
-            return Err(format!(
-                "{config:?}: deltas of {:?} differ:\n{a:#?}\nvs whole\n{b:#?}",
-                split.iter().take(4).map(|d| d.len()).collect::<Vec<_>>()
-            ));
-        }
-    }
-    Ok(())
-}
-
-const PREFS: [BreakPreference; 3] = [
-    BreakPreference::Paragraph,
-    BreakPreference::Newline,
-    BreakPreference::Sentence,
-];
+use replystream::{BlockChunker, ChunkerConfig, LengthMetric};
+use text_checks::{
+    Expect, PREFS, cases, check_all, check_blocks, chunker_config, corpus, hard_markdown,
+};
 
 #[test]
 fn corpus_files_hold_the_invariants() {
@@ -103,34 +44,13 @@ fn corpus_files_hold_the_invariants() {
     }
 }
 
-fn config() -> impl Strategy<Value = ChunkerConfig> {
-    (
-        0usize..4,
-        prop_oneof![6 => 0usize..40, 2 => 40usize..200, 1 => 200usize..1200],
-        0u32..=100,
-        0usize..3,
-        any::<bool>(),
-    )
-        .prop_map(|(m, extra, min_pct, p, fop)| {
-            let metric = LengthMetric::ALL[m];
-            let max = metric.min_limit() + extra;
-            ChunkerConfig {
-                min: (max * min_pct as usize / 100).max(1),
-                max,
-                break_preference: PREFS[p],
-                flush_on_paragraph: fop,
-                metric,
-            }
-        })
-}
-
 proptest! {
     #![proptest_config(ProptestConfig { cases: cases(512), ..ProptestConfig::default() })]
 
     #[test]
     fn random_markdown_holds_the_invariants(
         text in hard_markdown(),
-        config in config(),
+        config in chunker_config(),
         sizes in prop::collection::vec(1usize..40, 1..6),
     ) {
         if let Err(e) = check_all(&text, config, &sizes) {
@@ -144,7 +64,7 @@ proptest! {
     #[test]
     fn a_drain_in_the_middle_keeps_the_text_whole(
         text in hard_markdown(),
-        config in config(),
+        config in chunker_config(),
         at in 0usize..1000,
     ) {
         let lines: Vec<usize> = text.match_indices('\n').map(|(i, _)| i + 1).collect();

@@ -266,6 +266,10 @@ fn reply_text() -> impl Strategy<Value = String> {
             .prop_map(|(i, start, len)| excerpt(PLAIN[i], start, len).to_owned()),
         (any::<u64>(), 1usize..14, prop::bool::weighted(0.2))
             .prop_map(|(seed, blocks, crlf)| markdown(seed, blocks, crlf)),
+        // Long (several KiB): past the text stages' drop batches and the chunker's
+        // compaction, with decorations spread over all of it.
+        (any::<u64>(), 20usize..70, prop::bool::weighted(0.2))
+            .prop_map(|(seed, blocks, crlf)| markdown(seed, blocks, crlf)),
     ]
 }
 

@@ -39,12 +39,12 @@ use crate::text::markdown::MarkdownScanner;
 /// The recent input of a stage plus the Markdown scanner that tells which of its bytes are
 /// code. Both stages that must ignore syntax inside code (tags and directives) keep one.
 ///
-/// The stage appends each delta to `text`, asks [`CodeTracker::in_code`] about candidate
+/// The stage appends each delta to `text`, asks [`CodeTracker::code_state`] about candidate
 /// bytes in increasing order, and reports with [`CodeTracker::settle`] how far it has decided;
 /// bytes that neither the stage nor the scanner needs any more are then dropped from the
-/// front. The scanner only ever looks at text up to the byte being asked about, so whether a
-/// byte is code depends on the text before it, never on how much text has arrived after it:
-/// that keeps every stage independent of how its input was split.
+/// front. The scanner only ever looks at text up to a fixed bound past the byte being asked
+/// about, so whether a byte is code depends on the text up to that bound, never on how much
+/// text has arrived beyond it: that keeps every stage independent of how its input was split.
 ///
 /// Layout (`repr(C)`): `text`, which every push appends to, first; the scanner is read only
 /// when a candidate byte (a `<`, a `[[`) comes or a batch of text is settled.
@@ -78,6 +78,21 @@ pub(crate) fn skip_blanks(s: &[u8], mut i: usize, end: usize) -> usize {
     i
 }
 
+/// Whether the scanner has decided that byte `p` is code (`Some(true)`: in a fence or in a
+/// closed inline code span) or text (`Some(false)`), or not yet (`None`: in an inline code
+/// span or on a possible fence line that is still open).
+fn decided_code(scanner: &MarkdownScanner, p: usize) -> Option<bool> {
+    if scanner.fence_at(p).is_some() {
+        return Some(true);
+    }
+    match scanner.code_at(p) {
+        Some(span) if span.end.is_some() => Some(true),
+        Some(_) => None,
+        None if scanner.in_undecided_fence_line(p) => None,
+        None => Some(false),
+    }
+}
+
 /// Whether `word`, cut short by the end of the text so far, may still grow into one of
 /// `names` (ASCII case ignored): then the stage holds it back instead of releasing it.
 pub(crate) fn may_become<'n>(word: &[u8], mut names: impl Iterator<Item = &'n [u8]>) -> bool {
@@ -102,53 +117,50 @@ impl CodeTracker {
         self.scanner.reset();
     }
 
-    /// Whether the ASCII byte at `p` lies in fenced code, in an inline code span (one that is
-    /// open counts: its closing run may still come), or on a line that may yet be a fence
-    /// opener. Must be asked in increasing order of `p`, never for bytes before the point
-    /// last passed to [`CodeTracker::settle`].
-    pub(crate) fn in_code(&mut self, p: usize) -> bool {
-        debug_assert!(self.text.as_bytes()[p].is_ascii());
-        let through = p + 1;
-        if self.scanner.scanned() < through {
-            self.scanner.scan(&self.text[..through]);
-        }
-        self.scanner.fence_at(p).is_some()
-            || self.scanner.code_at(p).is_some()
-            || self.scanner.in_undecided_fence_line(p)
-    }
-
     /// Whether the ASCII byte at `p` is code, looking ahead as far as needed (at most `hold`
     /// bytes past `p`) to settle an inline code span or a possible fence line that is still
     /// open at `p`. CommonMark decides those only later: a span is code once its closing run
     /// arrives and literal text if its block ends first; a line that starts like a fence is
-    /// decided at its end. `at_end`: no more text will come (an open span is then literal).
+    /// decided at its end. `at_end`: the text ends here for now (a boundary inside the message
+    /// or its end): what is still open is decided as if nothing followed (an open span is then
+    /// literal), without changing how later text will be read.
     ///
     /// The answer depends only on `text[..p + hold]`, never on how much text has arrived
     /// beyond that, so a stage that waits on [`CodeState::Pending`] stays independent of how
-    /// its input was split. Same ordering rule as [`CodeTracker::in_code`].
+    /// its input was split. Must be asked in increasing order of `p` (the same `p` again is
+    /// fine), never for bytes before the point last passed to [`CodeTracker::settle`].
     pub(crate) fn code_state(&mut self, p: usize, hold: usize, at_end: bool) -> CodeState {
         debug_assert!(self.text.as_bytes()[p].is_ascii());
         let bounded = self.text.len() >= p + hold;
-        let limit = if bounded { p + hold } else { self.text.len() };
+        let mut limit = if bounded { p + hold } else { self.text.len() };
+        // The bound may fall inside a multi-byte char: look at the text up to the char
+        // before it (the scanner only reacts to ASCII bytes, and the text ends on a char
+        // boundary, so this depends on the text up to the bound just the same).
+        while !self.text.is_char_boundary(limit) {
+            limit -= 1;
+        }
         if self.scanner.scanned() < limit {
             self.scanner.scan(&self.text[..limit]);
         }
-        if at_end && !bounded {
-            self.scanner.finish(&self.text);
-            self.scanner.end_block(&self.text);
-        }
-        if self.scanner.fence_at(p).is_some() {
-            return CodeState::Code;
-        }
-        let open = match self.scanner.code_at(p) {
-            Some(span) if span.end.is_some() => return CodeState::Code,
-            Some(_) => true,
-            None => self.scanner.in_undecided_fence_line(p),
-        };
-        match (open, at_end && !bounded, bounded) {
-            (false, _, _) | (true, true, _) => CodeState::Text,
-            (true, false, true) => CodeState::Unresolved,
-            (true, false, false) => CodeState::Pending,
+        match decided_code(&self.scanner, p) {
+            Some(true) => CodeState::Code,
+            Some(false) => CodeState::Text,
+            None if bounded => CodeState::Unresolved,
+            None if !at_end => CodeState::Pending,
+            None => {
+                // The text ends here: decide as if nothing followed (an open span is then
+                // literal, a possible fence line is decided). On a copy of the scanner: at a
+                // boundary inside the message (`release`) the text goes on, and ending the
+                // scanner's line for good made backticks that continue the line read as a
+                // fence opener, so the boundary changed how the text after it was read.
+                let mut ended = self.scanner.clone();
+                ended.finish(&self.text);
+                ended.end_block(&self.text);
+                match decided_code(&ended, p) {
+                    Some(true) => CodeState::Code,
+                    _ => CodeState::Text,
+                }
+            }
         }
     }
 
@@ -161,7 +173,7 @@ impl CodeTracker {
     /// (the scanner needs a line that may be a fence line until its end).
     pub(crate) fn settle(&mut self, done: usize) -> usize {
         // Below this size nothing is dropped, so nothing needs scanning yet either: the
-        // scanner catches up in one batch (here or at the next `in_code` question) instead of
+        // scanner catches up in one batch (here or at the next `code_state` question) instead of
         // a few bytes at a time on every push, and the front is moved rarely.
         if done < SETTLE_BATCH {
             return 0;

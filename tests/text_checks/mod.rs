@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use proptest::prelude::*;
-use replystream::{Block, LengthMetric};
+use replystream::{Block, BlockChunker, BreakPreference, ChunkerConfig, LengthMetric};
 use unicode_segmentation::{GraphemeCursor, UnicodeSegmentation};
 
 /// The sample replies in `tests/data`.
@@ -562,4 +562,112 @@ pub(crate) fn hard_markdown() -> impl Strategy<Value = String> {
 /// A limit for `metric` from the smallest accepted one up: mostly tiny.
 pub(crate) fn limit_for(metric: LengthMetric, extra: usize) -> usize {
     metric.min_limit() + extra
+}
+
+/// Long random hard Markdown (several KiB): the fragments of [`hard_markdown`] and long
+/// lines without a break, so the chunker compacts its buffer many times and plans cuts on
+/// lines longer than a block.
+pub(crate) fn long_markdown() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        20 => fragment(),
+        1 => "[a-z]{150,700}".prop_map(|w| w),
+        1 => "([a-z]{1,9} ){40,120}".prop_map(|w| w),
+        1 => "(`[a-z ]{0,40}){10,60}".prop_map(|w| w),
+    ];
+    prop::collection::vec(piece, 300..1200).prop_map(|v| v.concat())
+}
+
+// ----- the chunker, whole and in deltas -----
+
+/// The blocks of `deltas` pushed into a chunker with `config`, then a flush.
+pub(crate) fn run_chunker(
+    config: ChunkerConfig,
+    deltas: impl IntoIterator<Item = impl AsRef<str>>,
+) -> Vec<Block> {
+    let mut c = BlockChunker::new(config).expect("valid config");
+    let mut out = Vec::new();
+    for d in deltas {
+        c.push(d.as_ref(), &mut out);
+    }
+    c.flush(&mut out);
+    out
+}
+
+/// Splits `text` at char boundaries after the given sizes (cycled).
+pub(crate) fn deltas<'a>(text: &'a str, sizes: &[usize]) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    let mut at = 0;
+    let mut k = 0;
+    while at < text.len() {
+        let mut end = (at + sizes[k % sizes.len()].max(1)).min(text.len());
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        out.push(&text[at..end]);
+        at = end;
+        k += 1;
+    }
+    out
+}
+
+/// The first blocks where two block lists differ.
+pub(crate) fn first_diff<'a>(
+    a: &'a [Block],
+    b: &'a [Block],
+) -> (Option<&'a Block>, Option<&'a Block>) {
+    let i = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    (a.get(i), b.get(i))
+}
+
+/// Every invariant for one text and config: the checks of [`check_blocks`] on the whole text
+/// as one delta, a lead only on the first block, and the same blocks from 1-char deltas and
+/// from deltas of `sizes`.
+pub(crate) fn check_all(text: &str, config: ChunkerConfig, sizes: &[usize]) -> Result<(), String> {
+    let whole = run_chunker(config, [text]);
+    let expect = Expect::for_text(text, config.metric, config.max, None);
+    check_blocks(text, &whole, expect).map_err(|e| format!("{config:?}: {e}"))?;
+    if let Some(b) = whole.iter().skip(1).find(|b| !b.lead.is_empty()) {
+        return Err(format!("{config:?}: a lead on a later block: {b:?}"));
+    }
+    for split in [deltas(text, &[1]), deltas(text, sizes)] {
+        let blocks = run_chunker(config, &split);
+        if blocks != whole {
+            let (a, b) = first_diff(&blocks, &whole);
+            return Err(format!(
+                "{config:?}: deltas of {:?} differ:\n{a:#?}\nvs whole\n{b:#?}",
+                split.iter().take(4).map(|d| d.len()).collect::<Vec<_>>()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Every break preference.
+pub(crate) const PREFS: [BreakPreference; 3] = [
+    BreakPreference::Paragraph,
+    BreakPreference::Newline,
+    BreakPreference::Sentence,
+];
+
+/// A chunker configuration: any metric and preference, limits mostly tiny (down to the
+/// smallest the metric accepts), any `min` below `max`.
+pub(crate) fn chunker_config() -> impl Strategy<Value = ChunkerConfig> {
+    (
+        0usize..4,
+        prop_oneof![6 => 0usize..40, 2 => 40usize..200, 1 => 200usize..1200],
+        0u32..=100,
+        0usize..3,
+        any::<bool>(),
+    )
+        .prop_map(|(m, extra, min_pct, p, fop)| {
+            let metric = LengthMetric::ALL[m];
+            let max = metric.min_limit() + extra;
+            ChunkerConfig {
+                min: (max * min_pct as usize / 100).max(1),
+                max,
+                break_preference: PREFS[p],
+                flush_on_paragraph: fop,
+                metric,
+            }
+        })
 }

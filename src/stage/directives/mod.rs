@@ -5,6 +5,12 @@
 //! splits into items), [`policy`] (which URLs and paths may be sent) and [`tidy`] (the
 //! whitespace left where something was removed).
 //!
+//! **Code** is read as CommonMark reads it (the tag filter reads it the same way): syntax in
+//! a fence or a closed inline code span is text. After a backtick run that has not closed
+//! yet, a directive may still turn out to be in a span (its closing run comes) or not (the
+//! paragraph ends first, and the run is literal): the parser holds it back until that is
+//! decided, or until [`CODE_HOLD`] bytes have passed, when it stays text.
+//!
 //! **`MEDIA:` lines** are decided when their line break arrives. Each item of the line (see
 //! [`media`]) is judged by [`policy`]: an allowed URL or path becomes a media event; a path
 //! that is not allowed is removed and not sent; anything else stays as text. A line with no
@@ -41,7 +47,8 @@ use smallvec::SmallVec;
 use self::media::{LineStart, media_items, media_line_start, unquote};
 use self::policy::{Verdict, classify};
 use self::tidy::LineTidy;
-use super::{CodeTracker, find_byte2, is_ascii_ws, may_become, skip_blanks};
+use super::tags::CODE_HOLD;
+use super::{CodeState, CodeTracker, find_byte2, is_ascii_ws, may_become, skip_blanks};
 use crate::payload::ReplyTarget;
 
 /// The longest bracket directive, in bytes, from `[[` through `]]`.
@@ -237,7 +244,14 @@ impl DirectiveParser {
                         newline,
                     } => {
                         let (start, marker, end) = (self.done, self.done + marker, self.done + end);
-                        if !self.input.in_code(marker) && self.media_line(start, marker, end, out) {
+                        // After an unmatched backtick run the line may be inside a span that
+                        // closes later, or literal text once the paragraph ends: wait to see
+                        // (still undecided past the look-ahead: left as text).
+                        let state = self.input.code_state(marker, CODE_HOLD, at_end);
+                        if state == CodeState::Pending {
+                            break;
+                        }
+                        if state == CodeState::Text && self.media_line(start, marker, end, out) {
                             if newline {
                                 self.tidy.newline(out);
                                 self.done = end + 1;
@@ -300,8 +314,11 @@ impl DirectiveParser {
             Some(b'[') => {}
             Some(_) => return BracketOutcome::Text,
         }
-        if self.input.in_code(p) {
-            return BracketOutcome::Text;
+        // As for `MEDIA:` lines: an open code span is decided first.
+        match self.input.code_state(p, CODE_HOLD, at_end) {
+            CodeState::Text => {}
+            CodeState::Pending => return BracketOutcome::Hold,
+            CodeState::Code | CodeState::Unresolved => return BracketOutcome::Text,
         }
         let bytes = &self.input.text.as_bytes()[p..];
         let (kind, value, len) = match match_bracket(bytes) {

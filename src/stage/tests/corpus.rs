@@ -2,67 +2,21 @@
 //! depend on how the text is split into deltas, and files without any stage syntax pass
 //! through unchanged.
 
-use crate::stage::directives::{DirectiveEvent, DirectiveOutput, DirectiveParser};
-use crate::stage::tags::TagFilter;
-use crate::stage::tokens::{TokenConfig, TokenGate};
+use crate::stage::tests::{Wired, wired};
 
-/// Everything the pipeline produced for one message, text merged across pushes.
-#[derive(Debug, Default, PartialEq, Eq)]
-struct Result {
-    answer: String,
-    reasoning: String,
-    media: Vec<String>,
-    /// Byte offsets in `answer` at which each media item arrived.
-    media_at: Vec<usize>,
-}
-
-fn pipeline(text: &str, piece: usize) -> Result {
-    let mut tags = TagFilter::new(false);
-    let mut directives = DirectiveParser::new();
-    let mut tokens = TokenGate::new(&TokenConfig::default());
-    let (mut answer, mut reasoning, mut directed) =
-        (String::new(), String::new(), DirectiveOutput::new());
-    let mut result = Result::default();
-    let mut feed =
-        |answer: &str, directed: &mut DirectiveOutput, result: &mut Result, end: bool| {
-            directives.push(answer, directed);
-            if end {
-                directives.finish(directed);
-            }
-            for event in &directed.events {
-                match event {
-                    DirectiveEvent::Text(r) => {
-                        tokens.push(&directed.text[r.clone()], &mut result.answer)
-                    }
-                    DirectiveEvent::Media(m) => {
-                        // Buffered text goes out before the media, as the engine does it.
-                        tokens.flush(&mut result.answer);
-                        result.media.push(m.clone());
-                        result.media_at.push(result.answer.len());
-                    }
-                    _ => {}
-                }
-            }
-            if end {
-                tokens.finish(&mut result.answer);
-            }
-            directed.clear();
-        };
+/// The pipeline over `text` pushed in pieces of `piece` bytes (moved to char boundaries).
+fn pipeline(text: &str, piece: usize) -> Wired {
+    let mut pieces = Vec::new();
     let mut start = 0;
     while start < text.len() {
-        let mut end = (start + piece).min(text.len());
+        let mut end = start.saturating_add(piece).min(text.len());
         while !text.is_char_boundary(end) {
             end += 1;
         }
-        tags.push(&text[start..end], &mut answer, &mut reasoning);
-        feed(&answer, &mut directed, &mut result, false);
-        answer.clear();
+        pieces.push(&text[start..end]);
         start = end;
     }
-    tags.finish(&mut answer, &mut reasoning);
-    feed(&answer, &mut directed, &mut result, true);
-    result.reasoning = reasoning;
-    result
+    wired(&pieces)
 }
 
 fn corpus() -> Vec<(String, String)> {
@@ -113,7 +67,7 @@ fn text_without_stage_syntax_passes_through() {
         }
         let got = pipeline(&text, 5);
         assert_eq!(got.answer, text, "{name}");
-        assert!(got.reasoning.is_empty() && got.media.is_empty(), "{name}");
+        assert!(got.reasoning.is_empty() && got.events.is_empty(), "{name}");
         checked += 1;
     }
     assert!(checked >= 3, "only {checked} files without stage syntax");
@@ -123,8 +77,9 @@ fn text_without_stage_syntax_passes_through() {
 fn directives_and_thinking_sample() {
     let text = include_str!("../../../tests/data/directives-and-thinking.md");
     let got = pipeline(text, 4);
+    let media = got.media();
     assert_eq!(
-        got.media,
+        media.iter().map(|m| m.1).collect::<Vec<_>>(),
         [
             "https://files.example.com/charts/sales-week-47.png",
             "https://files.example.com/exports/sales-week-47.csv"
@@ -137,7 +92,7 @@ fn directives_and_thinking_sample() {
         got.answer
     );
     assert_eq!(
-        &got.answer[..got.media_at[0]],
+        &got.answer[..media[0].0],
         "Here is last week's sales chart.\n\n"
     );
     assert!(

@@ -541,6 +541,11 @@ impl Engine {
             .messages
             .last()
             .map_or(0, |m| m.text.len().min(MESSAGE_TEXT_HINT));
+        // Most turns have one assistant message: the first takes room for itself only (a
+        // `Vec`'s first push would take room for four, 336 bytes more per stream).
+        if self.messages.capacity() == 0 {
+            self.messages.reserve_exact(1);
+        }
         self.messages.push(Message {
             text: String::with_capacity(hint),
             ..Message::default()

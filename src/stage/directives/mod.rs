@@ -651,12 +651,17 @@ mod tests {
     /// run is text, also when the stage has dropped decided text in between.
     #[test]
     fn a_directive_in_code_after_an_unmatched_run_stays_text_past_the_drop_point() {
-        let tail = "a ```` b\n| x | `[[reply_to_current]]` c |\nafter\n";
-        for pad in (crate::stage::SETTLE_BATCH / 2..crate::stage::SETTLE_BATCH * 3).step_by(7) {
-            let text = format!("{}{tail}", "w ".repeat(pad / 2));
-            let expected = [t(&text)];
-            assert_eq!(run(&text), expected, "whole, pad {pad}");
-            assert_eq!(run_chars(&text), expected, "chars, pad {pad}");
+        let tails = [
+            "a ```` b `[[audio_as_voice]]` c\n\nafter\n",
+            "a ```` b\n`x [[reply_to_current]] `y\n\nafter\n",
+        ];
+        for tail in tails {
+            for pad in (crate::stage::SETTLE_BATCH / 2..crate::stage::SETTLE_BATCH * 3).step_by(7) {
+                let text = format!("{}{tail}", "w ".repeat(pad / 2));
+                let expected = [t(&text)];
+                assert_eq!(run(&text), expected, "whole, pad {pad}, {tail:?}");
+                assert_eq!(run_chars(&text), expected, "chars, pad {pad}, {tail:?}");
+            }
         }
     }
 

@@ -3,7 +3,7 @@
 
 const args = require('./args');
 const native = require('./native');
-const { errorFor } = require('./errors');
+const { camel, errorFor } = require('./errors');
 const { channelBytes, plan, withOptions } = require('./options');
 
 const { ResultCode, koffi } = native;
@@ -145,7 +145,7 @@ class Engine {
   #live(method) {
     const handle = this.#handle;
     if (handle === null) {
-      throw new TypeError(`Engine.${method}: the engine is closed`);
+      throw new TypeError(`Engine.${camel(method)}: the engine is closed`);
     }
     return handle;
   }
@@ -326,6 +326,7 @@ class Engine {
    * iterating add actions that the same iteration yields.
    */
   *actions() {
+    this.#live('actions');
     for (let action = this.poll(); action !== null; action = this.poll()) yield action;
   }
 

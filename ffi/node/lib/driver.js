@@ -163,30 +163,31 @@ class Turn {
   #deliver(action) {
     this.#inFlight++;
     // The send function runs after this drain, in action order (promise jobs are FIFO).
+    // The count drops before the ack, so a turn the ack completes is freed at once.
     Promise.resolve()
       .then(() => this.#send(action))
       .then(
         (ref) => {
+          this.#inFlight--;
           if (ref !== null && ref !== undefined && typeof ref !== 'string') {
             throw args.typeError('the value of send()', 'a message id string, null or undefined', ref);
           }
           this.#ack(() => this.#engine.delivered(action.sendId, this.#driver.now(), ref ?? null));
         },
         (reason) => {
+          this.#inFlight--;
           this.#ack(() => this.#engine.deliveryFailed(action.sendId, this.#driver.now(), failureOf(reason)));
         },
       )
-      .catch((error) => this.#abandon(error))
-      .finally(() => {
-        this.#inFlight--;
-        this.#release();
-      });
+      .catch((error) => this.#abandon(error));
   }
 
   #ack(push) {
-    if (this.#engine.closed) return;
-    push();
-    this.#pump();
+    if (!this.#engine.closed) {
+      push();
+      this.#pump();
+    }
+    this.#release();
   }
 
   #arm() {
@@ -250,7 +251,14 @@ class Turn {
   /** Driver.close(): cancel if still running, free the engine. */
   _close() {
     if (!this.#engine.closed && !this.#finished) {
-      this.#engine.cancel(this.#driver.now());
+      // A broken clock must not keep the engine alive: an earlier time counts as the last.
+      let now = 0;
+      try {
+        now = this.#driver.now();
+      } catch {
+        // keep 0
+      }
+      this.#engine.cancel(now);
       for (const _ of this.#engine.actions()); // eslint-disable-line no-unused-vars
       this.#settle();
     }

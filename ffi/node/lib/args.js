@@ -101,23 +101,46 @@ function optionalText(name, value) {
   return value === null || value === undefined ? null : text(name, value);
 }
 
-// One reusable buffer for the hot path (a delta at a time): a string is encoded into it
-// without allocating, as UTF-8 takes at most 3 bytes per UTF-16 unit.
-let scratch = Buffer.allocUnsafe(4096);
+// The hot path (a delta at a time) encodes into one reusable block of native memory and
+// hands the library its address: no allocation, and koffi passes a pointer as it is (a
+// Buffer argument costs more to marshal). UTF-8 takes at most 3 bytes per UTF-16 unit.
+let koffi = null;
+let scratchPointer = null;
+let scratchView = null;
+
+function growScratch(size) {
+  koffi ??= require('koffi');
+  const pointer = koffi.alloc('uint8_t', size);
+  const view = Buffer.from(koffi.view(pointer, size));
+  if (scratchPointer !== null) koffi.free(scratchPointer);
+  scratchPointer = pointer;
+  scratchView = view;
+}
+
+/** What `transientText` returns (one object, reused). */
+const transient = { data: null, length: 0 };
 
 /**
- * `text()` for a single argument used during one call only: the bytes may live in a shared
- * buffer that the next call overwrites. Returns [bytes, length].
+ * `text()` for a single argument used during one call only: `data` (a pointer or the
+ * caller's Uint8Array) and `length` in bytes. The pointer's memory is overwritten by the
+ * next call, and the returned object is reused.
  */
 function transientText(name, value) {
   if (typeof value === 'string') {
     checkString(name, value);
-    if (value.length * 3 > scratch.length) {
-      scratch = Buffer.allocUnsafe(Math.max(value.length * 3, scratch.length * 2));
+    const room = value.length * 3;
+    if (scratchView === null || room > scratchView.length) {
+      growScratch(Math.max(4096, room, scratchView === null ? 0 : scratchView.length * 2));
     }
-    return [scratch, scratch.write(value, 0, 'utf8')];
+    transient.data = scratchPointer;
+    transient.length = scratchView.write(value, 0, 'utf8');
+    return transient;
   }
-  if (value instanceof Uint8Array) return [value, value.length];
+  if (value instanceof Uint8Array) {
+    transient.data = value;
+    transient.length = value.length;
+    return transient;
+  }
   throw typeError(name, 'a string or a Uint8Array of UTF-8', value);
 }
 

@@ -36,6 +36,15 @@ const payloadFields = (urlsName) => ({
   },
 });
 const PAYLOAD_FIELDS = { media: payloadFields('media'), urls: payloadFields('urls') };
+const FIELDS_BY_ARGUMENT = {
+  text: TEXT_FIELD,
+  name: { [ResultCode.INVALID_UTF8]: 'name' },
+  error: { [ResultCode.INVALID_UTF8]: 'error' },
+};
+
+// One 64-bit out-slot for the hot getters (a pointer, a deadline), read right after the
+// call; calls are synchronous, so every engine can share it.
+const SLOT = new BigUint64Array(1);
 
 const STATS_SIZE = koffi.sizeof(native.StatsRecord);
 
@@ -105,7 +114,6 @@ function outcomeOf(raw) {
 class Engine {
   #handle;
   #lib;
-  #out = [null];
 
   /**
    * `channel`: a profile name ('telegram', 'discord', 'slack', 'signal', 'whatsapp',
@@ -157,31 +165,33 @@ class Engine {
     throw errorFor(code, native.strText(out), fields?.[code]);
   }
 
-  #time(method, nowMs) {
+  // The push helpers take the C function itself (looked up once per call site by name, never
+  // built from a string per call) and the JavaScript method's name for messages.
+
+  #time(push, method, nowMs) {
     const handle = this.#live(method);
-    this.#check(this.#lib[`replystream_engine_push_${method}`](handle, args.millis('nowMs', nowMs)));
+    this.#check(push(handle, args.millis('nowMs', nowMs)));
   }
 
-  #text(method, argument, text, nowMs) {
+  #text(push, method, argument, text, nowMs) {
     const handle = this.#live(method);
-    const [bytes, length] = args.transientText(argument, text);
+    const bytes = args.transientText(argument, text);
     const now = args.millis('nowMs', nowMs);
-    this.#check(this.#lib[`replystream_engine_push_${method}`](handle, bytes, length, now),
-      { [ResultCode.INVALID_UTF8]: argument });
+    const code = push(handle, bytes.data, bytes.length, now);
+    if (code !== ResultCode.OK) this.#check(code, FIELDS_BY_ARGUMENT[argument]);
   }
 
-  #optionalText(method, text, nowMs) {
+  #optionalText(push, method, text, nowMs) {
     if (text === null || text === undefined) {
       const handle = this.#live(method);
       const now = args.millis('nowMs', nowMs);
-      this.#check(this.#lib[`replystream_engine_push_${method}`](handle, null, 0, now),
-        TEXT_FIELD);
+      this.#check(push(handle, null, 0, now), TEXT_FIELD);
     } else {
-      this.#text(method, 'text', text, nowMs);
+      this.#text(push, method, 'text', text, nowMs);
     }
   }
 
-  #payload(method, text, urlsName, urls, nowMs) {
+  #payload(push, method, text, urlsName, urls, nowMs) {
     const handle = this.#live(method);
     const data = args.optionalText('text', text) ?? Buffer.alloc(0);
     const list = args.textList(urlsName, urls);
@@ -189,8 +199,7 @@ class Engine {
     const views = list.length
       ? koffi.as(list.map((b) => ({ ptr: b, len: b.length })), 'replystream_str *')
       : null;
-    this.#check(this.#lib[`replystream_engine_push_${method}`](
-      handle, data, data.length, views, list.length, now), PAYLOAD_FIELDS[urlsName]);
+    this.#check(push(handle, data, data.length, views, list.length, now), PAYLOAD_FIELDS[urlsName]);
   }
 
   // -- inputs ------------------------------------------------------------------------------
@@ -203,77 +212,77 @@ class Engine {
 
   /** A new assistant message begins. */
   messageStart(nowMs) {
-    this.#time('message_start', nowMs);
+    this.#time(this.#lib.replystream_engine_push_message_start, 'messageStart', nowMs);
   }
 
   /** The next piece of assistant text. A Uint8Array may end inside a UTF-8 character. */
   textDelta(text, nowMs) {
-    this.#text('text_delta', 'text', text, nowMs);
+    this.#text(this.#lib.replystream_engine_push_text_delta, 'textDelta', 'text', text, nowMs);
   }
 
   /** The whole assistant text so far; the engine derives the new part. */
   textSnapshot(text, nowMs) {
-    this.#text('text_snapshot', 'text', text, nowMs);
+    this.#text(this.#lib.replystream_engine_push_text_snapshot, 'textSnapshot', 'text', text, nowMs);
   }
 
   /** A text block ended; `text` (or null) may carry its full content. */
   textEnd(text, nowMs) {
-    this.#optionalText('text_end', text, nowMs);
+    this.#optionalText(this.#lib.replystream_engine_push_text_end, 'textEnd', text, nowMs);
   }
 
   /** Reasoning text outside the answer. */
   thinkingDelta(text, nowMs) {
-    this.#text('thinking_delta', 'text', text, nowMs);
+    this.#text(this.#lib.replystream_engine_push_thinking_delta, 'thinkingDelta', 'text', text, nowMs);
   }
 
   /** The reasoning block ended. */
   thinkingEnd(nowMs) {
-    this.#time('thinking_end', nowMs);
+    this.#time(this.#lib.replystream_engine_push_thinking_end, 'thinkingEnd', nowMs);
   }
 
   /** The model calls a tool: everything buffered is flushed first. */
   toolStart(name, nowMs) {
-    this.#text('tool_start', 'name', name, nowMs);
+    this.#text(this.#lib.replystream_engine_push_tool_start, 'toolStart', 'name', name, nowMs);
   }
 
   /** A tool summary to show (a send of kind 'tool'), with any media URLs or paths. */
   toolResult(text, nowMs, media) {
-    this.#payload('tool_result', text, 'media', media, nowMs);
+    this.#payload(this.#lib.replystream_engine_push_tool_result, 'toolResult', text, 'media', media, nowMs);
   }
 
   /** A media payload: one URL/path or an array (at least one), with an optional caption. */
   media(urls, nowMs, caption) {
-    this.#payload('media', caption, 'urls', urls, nowMs);
+    this.#payload(this.#lib.replystream_engine_push_media, 'media', caption, 'urls', urls, nowMs);
   }
 
   /** The assistant message ended; `text` (or null) may carry its full content. */
   messageEnd(text, nowMs) {
-    this.#optionalText('message_end', text, nowMs);
+    this.#optionalText(this.#lib.replystream_engine_push_message_end, 'messageEnd', text, nowMs);
   }
 
   /** The host's final reply payload, reconciled at finish against what was streamed. */
   finalReply(text, nowMs, media) {
-    this.#payload('final_reply', text, 'media', media, nowMs);
+    this.#payload(this.#lib.replystream_engine_push_final_reply, 'finalReply', text, 'media', media, nowMs);
   }
 
   /** The turn is complete: flush, send the finals, then go idle. */
   finish(nowMs) {
-    this.#time('finish', nowMs);
+    this.#time(this.#lib.replystream_engine_push_finish, 'finish', nowMs);
   }
 
   /** The model failed: what was produced is delivered, then `error`. */
   fail(error, nowMs) {
-    this.#text('fail', 'error', error, nowMs);
+    this.#text(this.#lib.replystream_engine_push_fail, 'fail', 'error', error, nowMs);
   }
 
   /** Stop the turn: an 'abort' action follows and nothing more is sent. */
   cancel(nowMs) {
-    this.#time('cancel', nowMs);
+    this.#time(this.#lib.replystream_engine_push_cancel, 'cancel', nowMs);
   }
 
   /** A deadline may have passed (early or repeated calls do nothing). */
   timer(nowMs) {
-    this.#time('timer', nowMs);
+    this.#time(this.#lib.replystream_engine_push_timer, 'timer', nowMs);
   }
 
   /** The host delivered send `sendId`; `messageRef` is the platform's id of the message. */
@@ -315,10 +324,10 @@ class Engine {
   /** The next pending action, or null when none is pending. */
   poll() {
     const handle = this.#live('poll');
-    const code = this.#lib.replystream_engine_poll_action(handle, this.#out);
+    const code = this.#lib.replystream_engine_poll_action(handle, SLOT);
     if (code === ResultCode.DONE) return null;
     this.#check(code);
-    return actionOf(koffi.decode(this.#out[0], native.ActionRecord));
+    return actionOf(koffi.decode(SLOT[0], native.ActionRecord));
   }
 
   /**
@@ -332,9 +341,8 @@ class Engine {
 
   /** The earliest deadline in ms, or null. */
   nextDeadline() {
-    const out = [0];
-    const has = this.#lib.replystream_engine_next_deadline(this.#live('nextDeadline'), out);
-    return has ? Number(out[0]) : null;
+    const has = this.#lib.replystream_engine_next_deadline(this.#live('nextDeadline'), SLOT);
+    return has ? Number(SLOT[0]) : null;
   }
 
   /** True once the turn is over (finished and acknowledged, or cancelled). */

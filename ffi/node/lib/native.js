@@ -139,8 +139,10 @@ const FUNCTIONS = {
   replystream_engine_set_seq: `${R} replystream_engine_set_seq(void *engine, uint64_t seq)`,
   replystream_engine_push_delivered: `${R} replystream_engine_push_delivered(void *e, uint64_t send_id, const void *ref, size_t len, uint64_t now_ms)`,
   replystream_engine_push_delivery_failed: `${R} replystream_engine_push_delivery_failed(void *e, uint64_t send_id, uint64_t retry_after_ms, bool permanent, uint64_t now_ms)`,
-  replystream_engine_poll_action: `${R} replystream_engine_poll_action(void *engine, _Out_ void **out)`,
-  replystream_engine_next_deadline: 'bool replystream_engine_next_deadline(void *engine, _Out_ uint64_t *deadline_ms)',
+  // Hot out-pointers are plain pointers to a caller's BigUint64Array (read in JS without a
+  // second call); koffi's _Out_ marshalling costs about a microsecond per call.
+  replystream_engine_poll_action: `${R} replystream_engine_poll_action(void *engine, void *out)`,
+  replystream_engine_next_deadline: 'bool replystream_engine_next_deadline(void *engine, void *deadline_ms)',
   replystream_engine_is_done: 'bool replystream_engine_is_done(void *engine)',
   replystream_engine_stats: `${R} replystream_engine_stats(void *engine, _Out_ replystream_stats *out, size_t size)`,
   replystream_engine_outcome: `${R} replystream_engine_outcome(void *engine, _Out_ void **out)`,

@@ -1,10 +1,13 @@
 #!/usr/bin/env node
 'use strict';
-// Builds the replystream shared library with cargo (release) and copies it into the
-// package's native/ folder, where the package finds it first. Run from a clone of the
-// repository (`npm run build-native` in ffi/node; `npm pack` runs it too). With
-// REPLYSTREAM_SKIP_CARGO=1 it only copies an existing build (CI builds it once for
-// every package). Environment: CARGO (default cargo), CARGO_TARGET_DIR.
+// Makes ffi/node installable from its folder: builds the replystream shared library with
+// cargo (release), copies it into the package's native/ folder (where the package finds it
+// first), and installs the package's own dependency (koffi) into ffi/node/node_modules from
+// the lockfile when it is missing, which `npm install ./ffi/node` (a link) needs. Run from
+// a clone of the repository (`node ffi/node/scripts/build-native.js`, or `npm run
+// build-native` in ffi/node; `npm pack` runs it too). With REPLYSTREAM_SKIP_CARGO=1 it only
+// copies an existing build (CI builds it once for every package). Environment: CARGO
+// (default cargo), CARGO_TARGET_DIR, NPM (default npm).
 
 const { execFileSync } = require('node:child_process');
 const fs = require('node:fs');
@@ -49,3 +52,9 @@ if (process.platform === 'linux') {
   }
 }
 console.error(`build-native: ${destination}`);
+
+if (!fs.existsSync(path.join(packageDir, 'node_modules', 'koffi', 'package.json'))) {
+  const npm = process.env.NPM || (process.platform === 'win32' ? 'npm.cmd' : 'npm');
+  console.error('build-native: npm ci --omit=dev (koffi, from package-lock.json)');
+  execFileSync(npm, ['ci', '--omit=dev', '--no-audit', '--no-fund'], { cwd: packageDir, stdio: 'inherit' });
+}

@@ -259,7 +259,9 @@ class Turn {
         // keep 0
       }
       this.#engine.cancel(now);
-      for (const _ of this.#engine.actions()); // eslint-disable-line no-unused-vars
+      while (this.#engine.poll() !== null) {
+        // the cancel's abort: nobody is left to tell
+      }
       this.#settle();
     }
     this.#disarm();

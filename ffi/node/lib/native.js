@@ -2,8 +2,8 @@
 // The shared library and its C declarations: koffi mirrors of `ffi/include/replystream.h`.
 //
 // Every C function is declared once, in FUNCTIONS below, as a C-like prototype string; a new
-// function in the header (another helper's media roots, the formats of issue 17) is one more
-// line there, then a method where it belongs. Pointers are BigInts (koffi 3); handles are
+// function in the header (media roots, the formats of issue 17) is one more line there, then
+// a method where it belongs. Pointers are BigInts (koffi 3); handles are
 // kept inside the classes that own them and never handed to user code.
 
 const fs = require('node:fs');
@@ -142,6 +142,9 @@ const FUNCTIONS = {
   // Hot out-pointers are plain pointers to a caller's BigUint64Array (read in JS without a
   // second call); koffi's _Out_ marshalling costs about a microsecond per call.
   replystream_engine_poll_action: `${R} replystream_engine_poll_action(void *engine, void *out)`,
+  // Not used by this package (it reads the action's media array directly), bound so that
+  // the header test sees every function and a new one stands out.
+  replystream_action_media: `${R} replystream_action_media(void *engine, size_t index, _Out_ replystream_str *out)`,
   replystream_engine_next_deadline: 'bool replystream_engine_next_deadline(void *engine, void *deadline_ms)',
   replystream_engine_is_done: 'bool replystream_engine_is_done(void *engine)',
   replystream_engine_stats: `${R} replystream_engine_stats(void *engine, _Out_ replystream_stats *out, size_t size)`,

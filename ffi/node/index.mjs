@@ -1,0 +1,25 @@
+// The ES module entry point: the same objects as the CommonJS one (index.js).
+import replystream from './index.js';
+
+export const {
+  DeliveryError,
+  Driver,
+  Engine,
+  InvalidArgumentError,
+  InvalidConfigError,
+  InvalidUtf8Error,
+  ReplystreamError,
+  ResultCode,
+  Turn,
+  TurnEndedError,
+  UnknownChannelError,
+  UnknownSendError,
+  chunk,
+  libraryPath,
+  minLimit,
+  resultMessage,
+  split,
+  version,
+} = replystream;
+
+export default replystream;

@@ -152,10 +152,15 @@ impl LexicalPath<'_> {
 }
 
 /// The path of a `file:` URL (`file:///p`, `file://localhost/p`, `file:///C:/p`), with
-/// percent escapes decoded. `None` when the URL names another host, holds a query or a
-/// fragment, an invalid escape, or decodes to something that is not UTF-8.
+/// percent escapes decoded. `None` when it is not written `file://…` (the one-slash form
+/// `file:/p` is not read), names another host, holds a query or a fragment, an invalid
+/// escape, or decodes to something that is not UTF-8.
 pub(crate) fn file_url_path(url: &str) -> Option<Cow<'_, str>> {
-    let rest = url.get("file://".len()..)?;
+    let scheme = url.get(.."file://".len())?;
+    if !scheme.eq_ignore_ascii_case("file://") {
+        return None;
+    }
+    let rest = &url["file://".len()..];
     let slash = rest.find('/')?;
     let host = &rest[..slash];
     if !host.is_empty() && !host.eq_ignore_ascii_case("localhost") {
@@ -279,6 +284,9 @@ mod tests {
             "file:///srv/%ff",
             "file:///srv/%2",
             "file://",
+            "file:/srv/a.png",
+            "file:srv/a.png",
+            "file:",
         ] {
             assert_eq!(file_url_path(bad), None, "{bad}");
         }

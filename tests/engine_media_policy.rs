@@ -67,6 +67,16 @@ fn check(text: &str, media: &MediaPolicy, want_media: &[&str], want_texts: &[&st
     }
 }
 
+/// Checks `Look:\nMEDIA: <payload>\nEnd.` for each (payload, media sent): a payload that
+/// sends nothing is one refusal.
+fn check_payloads(media: &MediaPolicy, cases: &[(&str, &[&str])]) {
+    for (payload, sent) in cases {
+        let text = format!("Look:\nMEDIA: {payload}\nEnd.");
+        let refused = u64::from(sent.is_empty());
+        check(&text, media, sent, texts_around(sent), refused);
+    }
+}
+
 /// The texts of `Look:\nMEDIA: …\nEnd.`: the text before a media item goes out with it,
 /// the rest after it; with nothing sent, the line is gone and the text is one message.
 fn texts_around(media: &[&str]) -> &'static [&'static str] {
@@ -146,16 +156,7 @@ fn adversarial_local_references_under_a_root() {
         ("C:\\srv\\media\\a.png", &[]),
         ("\\\\server\\share\\a.png", &[]),
     ];
-    for (payload, media) in cases {
-        let text = format!("Look:\nMEDIA: {payload}\nEnd.");
-        check(
-            &text,
-            &root,
-            media,
-            texts_around(media),
-            u64::from(media.is_empty()),
-        );
-    }
+    check_payloads(&root, cases);
     // A name without a leading `/`, `./` or `~` is no reference: the line is prose.
     for prose in [
         "Look:\nMEDIA: srv/media/x.png\nEnd.",
@@ -196,16 +197,7 @@ fn windows_roots_hold_windows_paths_only() {
         ("D:\\Media\\a.png", &[]),
         ("/Media/a.png", &[]),
     ];
-    for (payload, media) in cases {
-        let text = format!("Look:\nMEDIA: {payload}\nEnd.");
-        check(
-            &text,
-            &root,
-            media,
-            texts_around(media),
-            u64::from(media.is_empty()),
-        );
-    }
+    check_payloads(&root, cases);
 }
 
 #[test]

@@ -155,8 +155,8 @@ mod test_alloc;
 pub use action::{AbortReason, Action, MessageKey, SendKind, SendOp, SendRequest};
 pub use config::{
     BreakMode, ChannelProfile, ChunkMode, Config, ConfigOverrides, HumanDelay, MAX_IDLE_MS,
-    MAX_PREVIEW_THROTTLE_MS, MIN_MAX_LINES, MIN_PREVIEW_THROTTLE_MS, MIN_TEXT_LIMIT, PreviewMode,
-    PreviewTransport, ReasoningMode, ResolvedConfig,
+    MAX_PREVIEW_THROTTLE_MS, MIN_MAX_LINES, MIN_PREVIEW_THROTTLE_MS, MIN_TEXT_LIMIT, MediaPolicy,
+    PreviewMode, PreviewTransport, ReasoningMode, ResolvedConfig,
 };
 pub use engine::{
     Actions, Engine, Stats, TurnEnding, TurnOutcome, UndeliveredReason, UndeliveredSend,

@@ -53,9 +53,12 @@ fn private_url_stays_text() {
     assert!(sends[0].1.payload.media.is_empty());
 }
 
-/// Sends for `text` streamed in `size`-char deltas on the generic profile.
+/// Sends for `text` streamed in `size`-char deltas on the generic profile, with the media
+/// roots the local paths below live under.
 fn sends_for(text: &str, size: usize) -> Vec<replystream::SendRequest> {
-    let mut sim = Sim::new(engine(config("generic")));
+    let mut config = config("generic");
+    config.media.roots = vec!["/tmp".into(), "/path".into(), "/Users".into()];
+    let mut sim = Sim::new(engine(config));
     sim.stream(text, size, 0)
         .push(Input::Finish)
         .run_until_idle();

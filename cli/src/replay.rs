@@ -187,7 +187,16 @@ pub(crate) fn run_replay(args: ReplayArgs) -> Result<(), CliError> {
     }
     sim.run_until_idle();
     flush(&sim, &mut printed, &mut errors, &mut out)?;
-    out.flush().map_err(CliError::output)
+    out.flush().map_err(CliError::output)?;
+    let refused = sim.engine.stats().media_refused;
+    if refused > 0 {
+        eprintln!(
+            "replystream: note: {refused} media reference{} written by the model refused \
+             (a local path outside --media-root, or a URL to a private host or not allowed)",
+            if refused == 1 { "" } else { "s" }
+        );
+    }
+    Ok(())
 }
 
 /// Prints the log entries and errors not printed yet.

@@ -145,6 +145,17 @@ pub(crate) struct EngineSettings {
     #[arg(long, value_name = "MS",
           value_parser = values::millis(MAX_PREVIEW_THROTTLE_MS))]
     pub throttle_ms: Option<u64>,
+
+    /// An absolute directory inside which a local path the model writes (MEDIA: /dir/a.png)
+    /// is sent as media; repeatable. Other local paths are removed from the text [default:
+    /// none, so no local path is media]
+    #[arg(long = "media-root", value_name = "DIR", value_parser = values::path)]
+    pub media_roots: Vec<String>,
+
+    /// Media URLs the model writes must be https://; http:// ones stay in the text
+    /// [default: http:// is media too]
+    #[arg(long)]
+    pub no_http: bool,
 }
 
 impl EngineSettings {
@@ -169,6 +180,8 @@ impl EngineSettings {
             preview: self.preview,
             preview_transport: self.preview_transport,
             preview_throttle_ms: self.throttle_ms,
+            media_roots: (!self.media_roots.is_empty()).then(|| self.media_roots.clone()),
+            media_allow_http: self.no_http.then_some(false),
             ..ConfigOverrides::default()
         }
     }
@@ -277,6 +290,12 @@ pub(crate) fn describe(resolved: &ResolvedConfig) -> String {
         "; human delay {}",
         human_delay_name(c.human_delay)
     ));
+    if !c.media.roots.is_empty() {
+        s.push_str(&format!("; media roots {}", c.media.roots.join(", ")));
+    }
+    if !c.media.allow_http {
+        s.push_str("; https media only");
+    }
     s
 }
 

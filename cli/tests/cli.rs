@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use replystream::{FenceMarker, LengthMetric};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 const BIN: &str = env!("CARGO_BIN_EXE_replystream");
 
@@ -1445,5 +1445,132 @@ fn bad_openclaw_files_and_selections_are_usage_errors() {
         &["demo", &reply, "--channel", "matrix"],
         2,
         "possible values: telegram",
+    );
+}
+
+/// Runs `replay -` with `trace` on stdin and `flags`; returns (status, stdout lines as
+/// JSON, stderr).
+fn replay_stdin(trace: &str, flags: &[&str]) -> (Option<i32>, Vec<Value>, String) {
+    let mut child = Command::new(BIN)
+        .args([&["replay", "-"][..], flags].concat())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        // A usage error exits before reading: the pipe may be closed, which is fine.
+        let _ = stdin.write_all(trace.as_bytes());
+    }
+    let out = child.wait_with_output().unwrap();
+    let lines = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .collect();
+    (
+        out.status.code(),
+        lines,
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+/// Media written by the model: `--media-root` (repeatable) lets local paths inside it
+/// through, resolved; every other local path is removed; `--no-http` keeps `http://` URLs
+/// as text; a note on stderr counts the refusals; a relative root is a usage error.
+#[test]
+fn replay_applies_the_media_policy() {
+    let reply = "Here:\nMEDIA: ~/.ssh/id_rsa\nMEDIA: /etc/shadow\nMEDIA: /srv/media/sub/../a.png\n\
+                 MEDIA: http://example.com/b.png\nDone.";
+    let trace = format!(
+        "{}\n{{\"t\": 10, \"type\": \"finish\"}}\n",
+        json!({"t": 0, "type": "text_delta", "text": reply})
+    );
+    let sends = |lines: &[Value]| -> (Vec<String>, Vec<String>) {
+        let sends: Vec<&Value> = lines.iter().filter(|v| v["action"] == "send").collect();
+        let texts = sends
+            .iter()
+            .map(|v| v["text"].as_str().unwrap().to_owned())
+            .filter(|t| !t.is_empty())
+            .collect();
+        let media = sends
+            .iter()
+            .flat_map(|v| v["media"].as_array().unwrap().iter())
+            .map(|m| m.as_str().unwrap().to_owned())
+            .collect();
+        (texts, media)
+    };
+
+    let (code, lines, stderr) = replay_stdin(&trace, &[]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let (texts, media) = sends(&lines);
+    assert_eq!(media, ["http://example.com/b.png"]);
+    assert_eq!(texts, ["Here:", "Done."]);
+    assert_eq!(
+        stderr,
+        "replystream: note: 3 media references written by the model refused (a local path \
+         outside --media-root, or a URL to a private host or not allowed)\n"
+    );
+
+    let flags = [
+        "--media-root",
+        "/srv/other",
+        "--media-root",
+        "/srv/media/",
+        "--no-http",
+    ];
+    let (code, lines, stderr) = replay_stdin(&trace, &flags);
+    assert_eq!(code, Some(0), "{stderr}");
+    let (texts, media) = sends(&lines);
+    assert_eq!(media, ["/srv/media/a.png"]);
+    assert_eq!(texts, ["Here:", "MEDIA: http://example.com/b.png\nDone."]);
+    assert!(
+        stderr.starts_with("replystream: note: 3 media references"),
+        "{stderr}"
+    );
+
+    for (root, why) in [
+        ("media", "media.roots[0] must be an absolute path"),
+        (
+            "/srv/../etc",
+            "media.roots[0] must not hold a `..` component",
+        ),
+        ("/", "media.roots[0] must not be the top of the file system"),
+    ] {
+        let (code, lines, stderr) = replay_stdin(&trace, &["--media-root", root]);
+        assert_eq!(code, Some(2), "{root}: {stderr}");
+        assert!(lines.is_empty());
+        assert_eq!(stderr.lines().count(), 1, "{stderr}");
+        assert!(stderr.contains(why), "{root}: {stderr}");
+    }
+}
+
+/// `demo` takes the same flags and names them in its header.
+#[test]
+fn demo_names_the_media_policy_in_its_header() {
+    let t = demo(
+        "directives-and-thinking.md",
+        &[
+            "--media-root",
+            "/srv/media",
+            "--media-root",
+            "C:/Bot",
+            "--no-http",
+        ],
+    );
+    assert!(
+        t.header
+            .contains("; media roots /srv/media, C:\\Bot; https media only)"),
+        "{}",
+        t.header
+    );
+    let plain = demo("directives-and-thinking.md", &[]);
+    assert!(!plain.header.contains("media roots"), "{}", plain.header);
+    assert!(
+        !plain.header.contains("https media only"),
+        "{}",
+        plain.header
     );
 }

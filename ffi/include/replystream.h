@@ -821,6 +821,12 @@ typedef struct replystream_stats {
      * prefix of, what the platform already showed.
      */
     uint64_t preview_skips;
+    /**
+     * Media references written by the model that the media policy refused: a URL to a
+     * private host, of another scheme or (when refused) `http://`, left in the text; a
+     * local path outside the media roots, removed from it.
+     */
+    uint64_t media_refused;
 } replystream_stats;
 
 /**
@@ -1415,6 +1421,35 @@ replystream_result replystream_options_set_preview_transport(struct replystream_
  */
 replystream_result replystream_options_set_preview_expandable_quote(struct replystream_options *options,
                                                                     bool on);
+
+/**
+ * Adds a directory under which a local path written by the model (`MEDIA: /p`,
+ * `[[media:file:///p]]`) may be sent as media. With no root (the default) no local path is
+ * media: such a reference is removed from the text and counted in
+ * `replystream_stats.media_refused`. Paths are read lexically (`..` resolved on paper) and
+ * sent resolved; symbolic links are not followed, so pass a canonical root and check the
+ * file again when uploading. The root must be absolute (`/…`, or `C:\…`), without `..`,
+ * and not the top of the file system: checked on use (`REPLYSTREAM_INVALID_CONFIG` naming
+ * `media.roots[i]`). The text is copied; NULL is `REPLYSTREAM_NULL_POINTER`, invalid UTF-8
+ * `REPLYSTREAM_INVALID_UTF8`.
+ *
+ * # Safety
+ * As for `replystream_options_set_response_prefix`.
+ */
+replystream_result replystream_options_add_media_root(struct replystream_options *options,
+                                                      const char *root,
+                                                      size_t len);
+
+/**
+ * Whether `http://` URLs written by the model are media (true); false sends only
+ * `https://` ones, and an `http://` reference stays in the text, counted in
+ * `replystream_stats.media_refused`. Either way only public hosts are media.
+ *
+ * # Safety
+ * As for `replystream_options_set_text_limit`.
+ */
+replystream_result replystream_options_set_media_allow_http(struct replystream_options *options,
+                                                            bool on);
 
 /**
  * Sets the sequence number carried by the next push on this handle (only that one). A

@@ -914,6 +914,56 @@ pub unsafe extern "C" fn replystream_options_set_preview_expandable_quote(
     unsafe { set(options, |o| o.preview_expandable_quote = Some(on)) }
 }
 
+/// Adds a directory under which a local path written by the model (`MEDIA: /p`,
+/// `[[media:file:///p]]`) may be sent as media. With no root (the default) no local path is
+/// media: such a reference is removed from the text and counted in
+/// `replystream_stats.media_refused`. Paths are read lexically (`..` resolved on paper) and
+/// sent resolved; symbolic links are not followed, so pass a canonical root and check the
+/// file again when uploading. The root must be absolute (`/…`, or `C:\…`), without `..`,
+/// and not the top of the file system: checked on use (`REPLYSTREAM_INVALID_CONFIG` naming
+/// `media.roots[i]`). The text is copied; NULL is `REPLYSTREAM_NULL_POINTER`, invalid UTF-8
+/// `REPLYSTREAM_INVALID_UTF8`.
+///
+/// # Safety
+/// As for `replystream_options_set_response_prefix`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn replystream_options_add_media_root(
+    options: *mut replystream_options,
+    root: *const c_char,
+    len: usize,
+) -> replystream_result {
+    // SAFETY: caller contract.
+    unsafe {
+        update(options, |o| {
+            let Some(root) = str_arg(root, len, "media_root")? else {
+                return Err(ArgError::new(
+                    REPLYSTREAM_NULL_POINTER,
+                    "media_root: NULL (pass the directory)",
+                ));
+            };
+            o.media_roots
+                .get_or_insert_with(Vec::new)
+                .push(root.to_owned());
+            Ok(())
+        })
+    }
+}
+
+/// Whether `http://` URLs written by the model are media (true); false sends only
+/// `https://` ones, and an `http://` reference stays in the text, counted in
+/// `replystream_stats.media_refused`. Either way only public hosts are media.
+///
+/// # Safety
+/// As for `replystream_options_set_text_limit`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn replystream_options_set_media_allow_http(
+    options: *mut replystream_options,
+    on: bool,
+) -> replystream_result {
+    // SAFETY: caller contract.
+    unsafe { set(options, |o| o.media_allow_http = Some(on)) }
+}
+
 #[cfg(test)]
 pub(crate) fn overrides_of(options: &replystream_options) -> &ConfigOverrides {
     &options.overrides

@@ -292,6 +292,7 @@ pub unsafe extern "C" fn replystream_engine_stats(
                 skipped_blocks: d.skipped_blocks,
                 preview_updates: s.preview_updates,
                 preview_skips: s.preview_skips,
+                media_refused: s.media_refused,
             };
             let n = out_size.min(size_of::<replystream_stats>());
             // SAFETY: `out` points to `out_size >= n` writable bytes (caller contract); the

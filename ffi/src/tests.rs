@@ -252,6 +252,11 @@ fn every_setter_reaches_its_knob() {
             replystream_preview_transport::REPLYSTREAM_PREVIEW_TRANSPORT_DRAFT as u32,
         ));
         ok(replystream_options_set_preview_expandable_quote(o, true));
+        let (p, n) = s("/srv/media/");
+        ok(replystream_options_add_media_root(o, p, n));
+        let (p, n) = s("C:/Bot Media");
+        ok(replystream_options_add_media_root(o, p, n));
+        ok(replystream_options_set_media_allow_http(o, false));
 
         let want = ConfigOverrides {
             text_limit: Some(500),
@@ -290,6 +295,8 @@ fn every_setter_reaches_its_knob() {
             preview_block_max: Some(90),
             preview_transport: Some(PreviewTransport::Draft),
             preview_expandable_quote: Some(true),
+            media_roots: Some(vec!["/srv/media/".into(), "C:/Bot Media".into()]),
+            media_allow_http: Some(false),
         };
         assert_eq!(*overrides_of(&*o), want);
         // The options make a working engine, which took every value.
@@ -302,6 +309,8 @@ fn every_setter_reaches_its_knob() {
         assert_eq!(config.preview, PreviewMode::Block);
         assert_eq!(config.preview_transport, PreviewTransport::Draft);
         assert!(config.preview_expandable_quote);
+        assert_eq!(config.media.roots, ["/srv/media", "C:\\Bot Media"]);
+        assert!(!config.media.allow_http);
         replystream_engine_free(engine);
         replystream_options_free(o);
     }

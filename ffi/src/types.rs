@@ -244,4 +244,8 @@ pub struct replystream_stats {
     /// Live preview updates not sent because the preview text was identical to, or a strict
     /// prefix of, what the platform already showed.
     pub preview_skips: u64,
+    /// Media references written by the model that the media policy refused: a URL to a
+    /// private host, of another scheme or (when refused) `http://`, left in the text; a
+    /// local path outside the media roots, removed from it.
+    pub media_refused: u64,
 }

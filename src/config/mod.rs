@@ -8,9 +8,11 @@
 //! coalescer settings and the rendered response prefix.
 
 mod human_delay;
+mod media;
 mod profile;
 
 pub use human_delay::HumanDelay;
+pub use media::MediaPolicy;
 pub use profile::ChannelProfile;
 
 use std::borrow::Cow;
@@ -234,6 +236,9 @@ pub struct Config {
     /// (the channel profile's `expandable_quote`: Telegram yes, others no); otherwise as a
     /// plain Markdown block quote.
     pub preview_expandable_quote: bool,
+    /// Which media references written by the model may be sent (public `https`/`http` URLs;
+    /// no local path until roots are configured). See [`MediaPolicy`].
+    pub media: MediaPolicy,
 }
 
 impl Default for Config {
@@ -270,6 +275,7 @@ impl Default for Config {
             preview_block_max: 800,
             preview_transport: PreviewTransport::Edit,
             preview_expandable_quote: ChannelProfile::GENERIC.expandable_quote,
+            media: MediaPolicy::default(),
         }
     }
 }
@@ -347,6 +353,10 @@ pub struct ConfigOverrides {
     pub preview_transport: Option<PreviewTransport>,
     /// See [`Config::preview_expandable_quote`].
     pub preview_expandable_quote: Option<bool>,
+    /// See [`MediaPolicy::roots`] (replaces the list below).
+    pub media_roots: Option<Vec<String>>,
+    /// See [`MediaPolicy::allow_http`].
+    pub media_allow_http: Option<bool>,
 }
 
 impl Config {
@@ -418,6 +428,8 @@ impl Config {
             &mut self.preview_expandable_quote,
             &o.preview_expandable_quote,
         );
+        set(&mut self.media.roots, &o.media_roots);
+        set(&mut self.media.allow_http, &o.media_allow_http);
     }
 
     /// Resolves a configuration: library defaults, then `profile`, then each layer of
@@ -449,7 +461,10 @@ impl Config {
     /// - a `silent_token` or `heartbeat_token` that is empty or only whitespace (use `None`
     ///   to disable a token);
     /// - with a preview on, a `preview_limit` too small for a tail window's header, a
-    ///   reopened and a closed fence line, the `preview_cursor` and one character.
+    ///   reopened and a closed fence line, the `preview_cursor` and one character;
+    /// - a media root (`media.roots[i]`) that is empty, not absolute (`/…` or `C:\…`), holds
+    ///   a `..` component, a control character or (POSIX) a backslash, or is the top of the
+    ///   file system. Valid roots are written resolved (see [`MediaPolicy::roots`]).
     ///
     /// Clamps, in this order, with the *text budget* being `text_limit` minus the room the
     /// response prefix takes (its length plus a joining space, see
@@ -484,6 +499,7 @@ impl Config {
                 HumanDelay::CUSTOM_LIMIT_MS
             )));
         }
+        c.media = std::mem::take(&mut c.media).checked()?;
         c.silent_token = checked_token("silent_token", c.silent_token)?;
         c.heartbeat_token = checked_token("heartbeat_token", c.heartbeat_token)?;
         c.preview_cursor = c.preview_cursor.filter(|s| !s.is_empty());

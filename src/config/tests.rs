@@ -188,6 +188,8 @@ fn every_override_applies() {
         preview_block_max: Some(60),
         preview_transport: Some(PreviewTransport::Draft),
         preview_expandable_quote: Some(true),
+        media_roots: Some(vec!["/srv/media/".into()]),
+        media_allow_http: Some(false),
     };
     let r = resolve(&ChannelProfile::GENERIC, &[&o]);
     let c = r.config();
@@ -228,6 +230,8 @@ fn every_override_applies() {
     assert_eq!((c.preview_block_min, c.preview_block_max), (50, 60));
     assert_eq!(c.preview_transport, PreviewTransport::Draft);
     assert!(c.preview_expandable_quote);
+    assert_eq!(c.media.roots, ["/srv/media"], "roots are written resolved");
+    assert!(!c.media.allow_http);
     // Derived settings follow.
     assert!(r.chunker().flush_on_paragraph);
     assert!(r.coalescer().flush_on_enqueue);
@@ -494,4 +498,66 @@ fn preview_limit_must_hold_a_tail_window_with_its_cursor() {
     assert!(e.contains("preview_cursor"), "{e}");
     c.preview_cursor = Some("▌".into());
     assert!(c.validate().is_ok());
+}
+
+#[test]
+fn media_roots_must_be_absolute_plain_directories() {
+    let with_roots = |roots: &[&str]| Config {
+        media: MediaPolicy::with_roots(roots.iter().copied()),
+        ..Config::default()
+    };
+    for (roots, message) in [
+        (&[""][..], "media.roots[0] must not be empty (got \"\")"),
+        (
+            &["/srv/media", "media"],
+            "media.roots[1] must be an absolute path (`/…`, or `C:\\…` on Windows) (got \"media\")",
+        ),
+        (
+            &["~/media"],
+            "media.roots[0] must be an absolute path (`/…`, or `C:\\…` on Windows) (got \"~/media\")",
+        ),
+        (
+            &["./media"],
+            "media.roots[0] must be an absolute path (`/…`, or `C:\\…` on Windows) (got \"./media\")",
+        ),
+        (
+            &["/srv/media/../etc"],
+            "media.roots[0] must not hold a `..` component (got \"/srv/media/../etc\")",
+        ),
+        (
+            &["C:\\media\\.."],
+            "media.roots[0] must not hold a `..` component (got \"C:\\\\media\\\\..\")",
+        ),
+        (
+            &["/"],
+            "media.roots[0] must not be the top of the file system (every file would be media) (got \"/\")",
+        ),
+        (
+            &["C:/"],
+            "media.roots[0] must not be the top of the file system (every file would be media) (got \"C:/\")",
+        ),
+        (
+            &["/srv/a\\b"],
+            "media.roots[0] must not hold a backslash (a POSIX path is `/`-separated) (got \"/srv/a\\\\b\")",
+        ),
+        (
+            &["/srv/\tmedia"],
+            "media.roots[0] must not hold a control character (got \"/srv/\\tmedia\")",
+        ),
+    ] {
+        let err = with_roots(roots).validate().unwrap_err();
+        assert_eq!(err.to_string(), format!("invalid configuration: {message}"));
+        assert!(
+            crate::Engine::new(with_roots(roots), 1).is_err(),
+            "{roots:?}"
+        );
+    }
+    let ok = with_roots(&["/srv//media/./", "c:/Media\\Out"])
+        .validate()
+        .unwrap();
+    assert_eq!(ok.config().media.roots, ["/srv/media", "C:\\Media\\Out"]);
+    assert_eq!(
+        ok.config().media.clone().checked(),
+        Ok(ok.config().media.clone())
+    );
 }

@@ -54,6 +54,10 @@ pub struct Stats {
     /// Live preview updates not sent because the text was identical to, or a strict prefix
     /// of, what the platform showed.
     pub preview_skips: u64,
+    /// Media references written by the model (`MEDIA:` items, `[[media:…]]`) that the
+    /// [`MediaPolicy`](crate::MediaPolicy) refused: a URL to a private host or of another
+    /// scheme (left in the text), a local path outside the media roots (removed).
+    pub media_refused: u64,
 }
 
 /// A chunker built on first use: the reasoning lane's chunker is needed only when reasoning
@@ -257,7 +261,7 @@ impl Engine {
             seq: SequenceFilter::new(),
             assembler: DeltaAssembler::new(),
             tags: TagFilter::new(cfg.require_final_tag),
-            directives: DirectiveParser::new(),
+            directives: DirectiveParser::with_policy(cfg.media.clone()),
             tokens: TokenGate::new(&token_config),
             token_config,
             chunker: BlockChunker::new(chunk)?,
@@ -315,6 +319,7 @@ impl Engine {
             divergences: self.assembler.divergences(),
             gaps: self.seq.gaps(),
             duplicates_ignored: self.seq.stale(),
+            media_refused: self.directives.media_refused(),
             ..self.stats
         }
     }

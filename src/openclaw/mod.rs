@@ -49,7 +49,8 @@
 //!    `reasoningDefault`, `model`, `thinkingDefault`, `identity.name`. Without an agent
 //!    named in the [`Selection`], the only configured agent is used, as OpenClaw does;
 //! 3. the channel, `channels.<channel>`: `textChunkLimit`, `maxLinesPerMessage`,
-//!    `streaming.{mode, chunkMode, block.enabled, block.coalesce, preview.chunk}`;
+//!    `streaming.{mode, chunkMode, block.enabled, block.coalesce, preview.chunk}`, and
+//!    `mediaLocalRoots` (see below);
 //! 4. the account, `channels.<channel>.accounts.<id>`: the same keys. Without an account
 //!    in the [`Selection`], `defaultAccount` (or an account named `default`) is used.
 //!
@@ -66,6 +67,15 @@
 //! `block`); OpenClaw's `progress` mode (a tool-status draft with the answer sent normally)
 //! has no counterpart and reads as `off`, with a warning. Preview chunk sizes map to
 //! `preview_block_min`/`preview_block_max`.
+//!
+//! `mediaLocalRoots`, the directories some OpenClaw channels (and channel plugins) allow
+//! outbound local media from, become [`MediaPolicy::roots`](crate::MediaPolicy::roots); an
+//! account's list replaces its channel's. Only absolute entries apply: a `~/…` or relative
+//! entry (which OpenClaw expands against the home or state directory) is skipped with a
+//! warning, since this reader does no I/O and reads no environment. OpenClaw's built-in
+//! roots (its state, workspace and temp directories) are not implied: list them to allow
+//! them. OpenClaw has no setting that refuses `http://` media; that stays the library's
+//! default (allowed) unless overridden.
 //!
 //! Keys the file does not set keep the library's values. One difference matters:
 //! OpenClaw's `blockStreamingDefault` is `"off"` when unset, replystream streams blocks by
@@ -88,9 +98,11 @@ mod json5;
 use std::fmt;
 
 use self::json5::{Kind, Member, Pos, Value};
+use crate::stage::directives::paths::starts_with_drive;
 use crate::{
     BreakMode, BreakPreference, ChannelProfile, ChunkMode, Config, ConfigOverrides, Error,
-    HumanDelay, MIN_MAX_LINES, MIN_TEXT_LIMIT, PreviewMode, ReasoningMode, ResolvedConfig,
+    HumanDelay, MIN_MAX_LINES, MIN_TEXT_LIMIT, MediaPolicy, PreviewMode, ReasoningMode,
+    ResolvedConfig,
 };
 
 /// A parsed OpenClaw configuration file. See the module docs.
@@ -409,6 +421,7 @@ const CHANNEL_KEYS: &[&str] = &[
     "blockStreaming",
     "blockStreamingCoalesce",
     "draftChunk",
+    "mediaLocalRoots",
 ];
 
 const AGENT_DEFAULT_KEYS: &[&str] = &[
@@ -775,6 +788,9 @@ impl Reader {
             let lines = whole(x, &at("maxLinesPerMessage"), MIN_MAX_LINES as u64)? as usize;
             self.overrides.max_lines = Some(Some(lines));
         }
+        if let Some(x) = v.get("mediaLocalRoots") {
+            self.media_roots(x, &at("mediaLocalRoots"))?;
+        }
 
         // The nested `streaming` object, or its legacy scalar form.
         let streaming = v.get("streaming");
@@ -912,6 +928,43 @@ impl Reader {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// `mediaLocalRoots`: an array of directories (module docs).
+    fn media_roots(&mut self, v: &Value, path: &str) -> Result<(), OpenClawError> {
+        let Kind::Array(items) = &v.kind else {
+            return Err(error_at(
+                path,
+                v.pos,
+                format!("expected an array of directories, got {}", v.describe()),
+            ));
+        };
+        let mut roots = Vec::new();
+        for (i, item) in items.iter().enumerate() {
+            let item_path = format!("{path}[{i}]");
+            let root = text(item, &item_path)?;
+            if !root.starts_with('/') && !starts_with_drive(&root) {
+                self.warn(
+                    &item_path,
+                    item.pos,
+                    WarningKind::Ignored,
+                    format!(
+                        "ignored: {root:?} is not an absolute directory (`~` and relative \
+                         roots are not expanded here; give the full path)"
+                    ),
+                );
+                continue;
+            }
+            if let Err(Error::InvalidConfig(why)) =
+                MediaPolicy::with_roots([root.as_str()]).checked()
+            {
+                let why = why.strip_prefix("media.roots[0] ").unwrap_or(&why);
+                return Err(error_at(&item_path, item.pos, why.to_owned()));
+            }
+            roots.push(root);
+        }
+        self.overrides.media_roots = Some(roots);
         Ok(())
     }
 

@@ -124,8 +124,10 @@ class FullTurn(unittest.TestCase):
             heartbeat_token=None, preview="partial", preview_throttle_ms=400,
             preview_cursor=None, preview_min_initial_units=10, preview_block_min=50,
             preview_block_max=300, preview_transport="draft", preview_expandable_quote=False,
+            media_roots=["/srv/media", "C:\\Bot Media"], media_allow_http=False,
         )
-        self.assertEqual(set(options), set(replystream._config.KNOBS))
+        self.assertEqual(set(options),
+                         set(replystream._config.KNOBS) | set(replystream._config.LIST_KNOBS))
         with Engine("telegram", **options) as e:
             e.text_delta("Hello.", 0)
 
@@ -148,6 +150,63 @@ class FullTurn(unittest.TestCase):
         self.assertTrue(all(len(p.encode()) <= 49 for p in pieces))
         self.assertEqual(sent("plan <final>Only this.</final>", require_final_tag=True),
                          ["Only this."])
+
+
+class MediaPolicy(unittest.TestCase):
+    """Media written by the model: a local path is media only inside ``media_roots``;
+    ``http://`` can be refused; every refusal is counted in ``stats()["media_refused"]``."""
+
+    REPLY = ("Here:\nMEDIA: ~/.ssh/id_rsa\nMEDIA: /etc/shadow\n"
+             "MEDIA: '/srv/media/../../etc/passwd' /srv/media/chart.png\nDone.")
+
+    def run_reply(self, reply, **options):
+        """(texts sent, media sent, refused count) for ``reply`` in 3-char deltas."""
+        log = []
+        with Engine("generic", **options) as e:
+            for i in range(0, len(reply), 3):
+                e.text_delta(reply[i:i + 3], 0)
+            e.finish(0)
+            drive(e, 0, log)
+            refused = e.stats()["media_refused"]
+        sends = [a for a in log if a.kind == "send"]
+        texts = [s.text for s in sends if s.text]
+        media = [m for s in sends for m in s.media]
+        return texts, media, refused
+
+    def test_no_local_path_is_media_by_default(self):
+        self.assertEqual(self.run_reply(self.REPLY), (["Here:\nDone."], [], 4))
+
+    def test_paths_inside_a_root_are_sent_resolved(self):
+        self.assertEqual(self.run_reply(self.REPLY, media_roots=["/srv/media/"]),
+                         (["Here:", "Done."], ["/srv/media/chart.png"], 3))
+        texts, media, refused = self.run_reply(
+            "MEDIA: file:///srv/media/a%20b.png /srv/media2/x.png /srv/other/x/../y.jpg\nok",
+            media_roots=["/srv/media", "/srv/other"])
+        self.assertEqual((texts, media, refused),
+                         (["ok"], ["/srv/media/a b.png", "/srv/other/y.jpg"], 1))
+
+    def test_http_can_be_refused(self):
+        reply = "See:\nMEDIA: http://example.com/a.png\nok"
+        self.assertEqual(self.run_reply(reply),
+                         (["See:", "ok"], ["http://example.com/a.png"], 0))
+        self.assertEqual(self.run_reply(reply, media_allow_http=False), ([reply], [], 1))
+        line = "MEDIA: https://[::ffff:127.0.0.1]/a.png"
+        self.assertEqual(self.run_reply(line), ([line], [], 1))
+
+    def test_bad_roots_are_refused(self):
+        for root, why in [("media", "absolute"), ("~/m", "absolute"),
+                          ("/srv/../etc", ".."), ("/", "top of the file system"),
+                          ("", "empty")]:
+            with self.assertRaises(replystream.ReplystreamValueError) as caught:
+                Engine("generic", media_roots=["/srv/ok", root])
+            self.assertIn("media.roots[1]", str(caught.exception))
+            self.assertIn(why, str(caught.exception))
+        with self.assertRaises(TypeError):
+            Engine("generic", media_roots="/srv/media")
+        with self.assertRaises(TypeError):
+            Engine("generic", media_roots=[3])
+        with self.assertRaises(TypeError):
+            Engine("generic", media_allow_http="no")
 
 
 class Timers(unittest.TestCase):

@@ -2,8 +2,9 @@
 //! `[[reply_to: ID]]` and `[[audio_as_voice]]`, found outside code, removed from the text and
 //! reported as events in the order they appear. This module is the streaming parser; its
 //! parts have their own modules: [`media`] (where a `MEDIA:` line starts and how its payload
-//! splits into items), [`policy`] (which URLs and paths may be sent) and [`tidy`] (the
-//! whitespace left where something was removed).
+//! splits into items), [`policy`] (which URLs and paths may be sent, under the host's
+//! [`MediaPolicy`]), [`paths`] (local paths read lexically) and [`tidy`] (the whitespace
+//! left where something was removed).
 //!
 //! **Code** is read as CommonMark reads it (the tag filter reads it the same way): syntax in
 //! a fence or a closed inline code span is text. After a backtick run that has not closed
@@ -13,14 +14,17 @@
 //!
 //! **`MEDIA:` lines** are decided when their line break arrives. Each item of the line (see
 //! [`media`]) is judged by [`policy`]: an allowed URL or path becomes a media event; a path
-//! that is not allowed is removed and not sent; anything else stays as text. A line with no
-//! media and nothing removed is prose and stays untouched.
+//! that is not allowed is removed and not sent; a URL that is not allowed, and anything
+//! else, stays as text. A line with no media and nothing removed is prose and stays
+//! untouched (`MEDIA: https://localhost/a.png` reads as written). Each refused reference is
+//! counted once, when its line or bracket is decided ([`DirectiveParser::media_refused`]).
 //!
 //! **Bracket directives** `[[keyword]]` / `[[keyword: value]]`: keywords are matched ignoring
 //! ASCII case, with spaces allowed around the keyword, the colon and the value. The reply tags
 //! must start the text or a line, or follow whitespace; `[[media:…]]` and
-//! `[[audio_as_voice]]` may appear anywhere. A `[[media:…]]` whose value is not allowed stays
-//! as text (a path with `..` is removed, as for `MEDIA:`). A `[[` whose `]]` has not arrived is
+//! `[[audio_as_voice]]` may appear anywhere. A `[[media:…]]` whose value is a URL that is
+//! not allowed, or no reference at all, stays as text; one whose value is a local path that
+//! is not allowed is removed, as for `MEDIA:`. A `[[` whose `]]` has not arrived is
 //! held back until it does, the line ends, [`MAX_BRACKET_LEN`] bytes pass, or the message ends;
 //! then it is text. Unknown keywords (`[[wiki]]`) are text at once.
 //!
@@ -36,6 +40,7 @@
 //! [`DirectiveEvent::ReplyTo`] is emitted each time the effective target changes.
 
 pub(crate) mod media;
+pub(crate) mod paths;
 pub(crate) mod policy;
 mod tidy;
 
@@ -49,6 +54,7 @@ use self::policy::{Verdict, classify};
 use self::tidy::LineTidy;
 use super::tags::CODE_HOLD;
 use super::{CodeState, CodeTracker, find_byte2, is_ascii_ws, may_become, skip_blanks};
+use crate::config::MediaPolicy;
 use crate::payload::ReplyTarget;
 
 /// The longest bracket directive, in bytes, from `[[` through `]]`.
@@ -134,6 +140,10 @@ pub(crate) struct DirectiveParser {
     tidy: LineTidy,
     input: CodeTracker,
     reply_target: Option<ReplyTarget>,
+    /// Which references may be sent (read only when a media directive is decided).
+    policy: MediaPolicy,
+    /// Media references refused so far (kept across messages: a count for the turn).
+    refused: u64,
 }
 
 impl Default for DirectiveParser {
@@ -153,9 +163,18 @@ enum BracketOutcome {
 }
 
 impl DirectiveParser {
-    /// A parser at the start of a message.
+    /// A parser at the start of a message, with the default [`MediaPolicy`] (public URLs
+    /// only, no local path).
     pub(crate) fn new() -> Self {
+        Self::with_policy(MediaPolicy::default())
+    }
+
+    /// A parser at the start of a message that judges media references by `policy` (whose
+    /// roots are already checked: see `MediaPolicy::checked`).
+    pub(crate) fn with_policy(policy: MediaPolicy) -> Self {
         DirectiveParser {
+            policy,
+            refused: 0,
             input: CodeTracker::default(),
             done: 0,
             at_line_start: true,
@@ -165,6 +184,11 @@ impl DirectiveParser {
             reply_explicit: false,
             audio_as_voice: false,
         }
+    }
+
+    /// How many media references were refused since the parser was made (across messages).
+    pub(crate) fn media_refused(&self) -> u64 {
+        self.refused
     }
 
     /// The reply target in force (sticky for the rest of the message).
@@ -365,11 +389,14 @@ impl DirectiveParser {
                 }
             }
             BracketKind::Media => {
-                let value = unquote(value);
-                match classify(value) {
-                    Verdict::Keep => return BracketOutcome::Text,
+                let verdict = classify(unquote(value), &self.policy);
+                self.refused += u64::from(verdict.is_refused());
+                match verdict {
+                    Verdict::Keep | Verdict::Refused => return BracketOutcome::Text,
                     Verdict::Drop => {}
-                    Verdict::Send => out.events.push(DirectiveEvent::Media(value.to_string())),
+                    Verdict::Send(item) => {
+                        out.events.push(DirectiveEvent::Media(item.into_owned()));
+                    }
                 }
             }
         }
@@ -390,9 +417,14 @@ impl DirectiveParser {
         // A line break written as CRLF: the CR belongs to the break, not to the last item.
         let line = line.strip_suffix('\r').unwrap_or(line);
         let items = media_items(line);
-        if items
+        let verdicts: Vec<Verdict<'_>> = items
             .iter()
-            .all(|item| classify(&line[item.value.clone()]) == Verdict::Keep)
+            .map(|item| classify(&line[item.value.clone()], &self.policy))
+            .collect();
+        self.refused += verdicts.iter().filter(|v| v.is_refused()).count() as u64;
+        if verdicts
+            .iter()
+            .all(|v| matches!(v, Verdict::Keep | Verdict::Refused))
         {
             return false;
         }
@@ -400,16 +432,15 @@ impl DirectiveParser {
         tidy.text(&self.input.text[start..marker], out);
         tidy.removal();
         let mut pos = 0;
-        for item in items {
+        for (item, verdict) in items.into_iter().zip(verdicts) {
             tidy.text(&line[pos..item.raw.start], out);
-            let value = &line[item.value.clone()];
-            match classify(value) {
-                Verdict::Send => {
-                    out.events.push(DirectiveEvent::Media(value.to_string()));
+            match verdict {
+                Verdict::Send(value) => {
+                    out.events.push(DirectiveEvent::Media(value.into_owned()));
                     tidy.removal();
                 }
                 Verdict::Drop => tidy.removal(),
-                Verdict::Keep => tidy.text(&line[item.raw.clone()], out),
+                Verdict::Keep | Verdict::Refused => tidy.text(&line[item.raw.clone()], out),
             }
             pos = item.raw.end;
         }
@@ -586,8 +617,21 @@ mod tests {
         V,
     }
 
+    /// The media roots the tests' local paths live under.
+    fn test_policy() -> MediaPolicy {
+        MediaPolicy::with_roots(["/tmp", "/path", "/Users", "C:\\Users"])
+            .checked()
+            .unwrap()
+    }
+
     fn run_split(text: &str, cuts: &[usize]) -> Vec<Ev> {
-        let mut p = DirectiveParser::new();
+        run_split_with(text, cuts, test_policy()).0
+    }
+
+    /// The events for `text` cut at `cuts`, under `policy`, and the count of refused
+    /// references.
+    fn run_split_with(text: &str, cuts: &[usize], policy: MediaPolicy) -> (Vec<Ev>, u64) {
+        let mut p = DirectiveParser::with_policy(policy);
         let mut out = DirectiveOutput::new();
         let mut evs = Vec::new();
         let mut start = 0;
@@ -616,7 +660,7 @@ mod tests {
         take(&mut out, &mut evs);
         p.finish(&mut out);
         take(&mut out, &mut evs);
-        evs
+        (evs, p.media_refused())
     }
 
     fn run(text: &str) -> Vec<Ev> {
@@ -688,11 +732,11 @@ mod tests {
     #[test]
     fn media_line_several_items_and_quoted() {
         check_all_splits(
-            "MEDIA: https://a.example.com/1.png ./out/2.png ~/3.png\nok",
+            "MEDIA: https://a.example.com/1.png /tmp/out/2.png /Users/me/3.png\nok",
             &[
                 m("https://a.example.com/1.png"),
-                m("./out/2.png"),
-                m("~/3.png"),
+                m("/tmp/out/2.png"),
+                m("/Users/me/3.png"),
                 t("ok"),
             ],
         );
@@ -841,6 +885,83 @@ mod tests {
         check_all_splits(
             "x\r\nMEDIA: /tmp/a.png\r\ny",
             &[t("x\r\n"), m("/tmp/a.png"), t("y")],
+        );
+    }
+
+    /// Like [`check_all_splits`] under `policy`, with the count of refused references.
+    fn check_policy(text: &str, policy: &MediaPolicy, expected: &[Ev], refused: u64) {
+        let policy = policy.clone().checked().unwrap();
+        let want = (expected.to_vec(), refused);
+        assert_eq!(
+            run_split_with(text, &[], policy.clone()),
+            want,
+            "whole {text:?}"
+        );
+        for (i, _) in text.char_indices().skip(1) {
+            let got = run_split_with(text, &[i], policy.clone());
+            assert_eq!(got, want, "split at {i} of {text:?}");
+        }
+        let cuts: Vec<usize> = text.char_indices().map(|(i, _)| i).skip(1).collect();
+        assert_eq!(
+            run_split_with(text, &cuts, policy),
+            want,
+            "char by char {text:?}"
+        );
+    }
+
+    #[test]
+    fn refused_references_what_text_remains_and_the_count() {
+        let default = MediaPolicy::default();
+        // Local paths without roots: removed, nothing sent, counted once each.
+        check_policy("a\nMEDIA: ~/.ssh/id_rsa\nb", &default, &[t("a\nb")], 1);
+        check_policy("a\nMEDIA: /etc/shadow\nb", &default, &[t("a\nb")], 1);
+        check_policy(
+            "MEDIA: /tmp/a.png https://example.com/b.png\nok",
+            &default,
+            &[m("https://example.com/b.png"), t("ok")],
+            1,
+        );
+        check_policy(
+            "See [[media:/etc/passwd]] now",
+            &default,
+            &[t("See now")],
+            1,
+        );
+        // A refused URL stays as written; alone on its line, the marker stays too.
+        let line = "MEDIA: https://localhost/a.png\nnext";
+        check_policy(line, &default, &[t(line)], 1);
+        check_policy(
+            "MEDIA: https://10.0.0.1/a.png /etc/shadow\nnext",
+            &default,
+            &[t("https://10.0.0.1/a.png\nnext")],
+            2,
+        );
+        let bracket = "x [[media: https://169.254.169.254/latest]] y";
+        check_policy(bracket, &default, &[t(bracket)], 1);
+        // `http://` is media unless refused.
+        let http = "MEDIA: http://example.com/a.png\nok";
+        check_policy(http, &default, &[m("http://example.com/a.png"), t("ok")], 0);
+        let no_http = MediaPolicy {
+            allow_http: false,
+            ..MediaPolicy::default()
+        };
+        check_policy(http, &no_http, &[t(http)], 1);
+        // Words are not references: not counted.
+        let prose = "MEDIA: is how you attach things\n[[media: the chart]]";
+        check_policy(prose, &default, &[t(prose)], 0);
+        // Under a root: sent resolved; outside it: removed.
+        let rooted = MediaPolicy::with_roots(["/srv/media"]);
+        check_policy(
+            "MEDIA: /srv/media/a/../b.png /srv/media/../../etc/passwd\nok",
+            &rooted,
+            &[m("/srv/media/b.png"), t("ok")],
+            1,
+        );
+        check_policy(
+            "[[media:file:///srv/media/a%20b.png]][[media:file:///etc/passwd]]",
+            &rooted,
+            &[m("/srv/media/a b.png")],
+            1,
         );
     }
 

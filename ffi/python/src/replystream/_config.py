@@ -5,7 +5,7 @@ used)."""
 from __future__ import annotations
 
 import ctypes
-from typing import Any, Callable, Dict, Mapping, Tuple
+from typing import Any, Callable, Dict, List, Mapping, Tuple
 
 from . import _args, _native
 from ._errors import ReplystreamError, raise_for
@@ -106,25 +106,45 @@ KNOBS: Dict[str, Tuple[str, Callable[[str, Any], Tuple[Any, ...]]]] = {
     "preview_block_max": ("preview_block_max", _size()),
     "preview_transport": ("preview_transport", _choice(PREVIEW_TRANSPORTS)),
     "preview_expandable_quote": ("preview_expandable_quote", _flag),
+    "media_allow_http": ("media_allow_http", _flag),
 }
+
+#: keyword -> C adder called once per item of the list given (``media_roots=["/srv/m"]``).
+LIST_KNOBS: Dict[str, str] = {
+    "media_roots": "add_media_root",
+}
+
+
+def _roots(name: str, value: Any) -> List[bytes]:
+    # One path is a common slip for a list of one: refuse it rather than split a str.
+    if isinstance(value, (str, bytes, bytearray, memoryview)):
+        raise TypeError(f"{name} must be a list of paths, not a single {type(value).__name__}")
+    return _args.text_list(name, value)
 
 
 class Options:
     """A C options handle built from keyword arguments; use as a context manager."""
 
     def __init__(self, options: Mapping[str, Any]):
-        unknown = sorted(set(options) - set(KNOBS))
+        known = list(KNOBS) + list(LIST_KNOBS)
+        unknown = sorted(set(options) - set(known))
         if unknown:
             raise TypeError(f"unknown option{'s' if len(unknown) > 1 else ''}: "
-                            f"{', '.join(unknown)} (known: {', '.join(KNOBS)})")
+                            f"{', '.join(unknown)} (known: {', '.join(known)})")
         # Check every value before creating anything.
-        calls = [(KNOBS[k][0], k, KNOBS[k][1](k, v)) for k, v in options.items()]
+        calls = []
+        for k, v in options.items():
+            if k in LIST_KNOBS:
+                calls += [(LIST_KNOBS[k], f"{k}[{i}]", (item, len(item)))
+                          for i, item in enumerate(_roots(k, v))]
+            else:
+                calls.append((f"set_{KNOBS[k][0]}", k, KNOBS[k][1](k, v)))
         self._lib = _native.load()
         self.handle = ctypes.c_void_p()
         raise_for(self._lib.replystream_options_new(ctypes.byref(self.handle)), "options")
         try:
             for setter, name, args in calls:
-                code = getattr(self._lib, f"replystream_options_set_{setter}")(self.handle, *args)
+                code = getattr(self._lib, f"replystream_options_{setter}")(self.handle, *args)
                 if code != _native.OK:
                     detail = _native.Str()
                     self._lib.replystream_options_last_error(self.handle, ctypes.byref(detail))
@@ -152,4 +172,4 @@ def channel_bytes(channel: Any) -> bytes:
     return channel.encode("utf-8")
 
 
-__all__ = ["KNOBS", "Options", "ReplystreamError", "channel_bytes"]
+__all__ = ["KNOBS", "LIST_KNOBS", "Options", "ReplystreamError", "channel_bytes"]

@@ -178,7 +178,9 @@ class Engine:
     ``require_final_tag``, ``silent_token``, ``heartbeat_token``, ``preview``,
     ``preview_throttle_ms``, ``preview_cursor``, ``preview_min_initial_units``,
     ``preview_block_min``, ``preview_block_max``, ``preview_transport`` (``"edit"`` or
-    ``"draft"``), ``preview_expandable_quote``.
+    ``"draft"``), ``preview_expandable_quote``, ``media_roots`` (a list of absolute
+    directories: a local path the model writes in ``MEDIA:`` is media only inside one;
+    none by default) and ``media_allow_http`` (``True``: ``http://`` URLs are media too).
 
     A bad type raises ``TypeError`` and a bad value ``ValueError`` (a
     :class:`ReplystreamValueError` when the library refuses it), naming the argument.
@@ -392,7 +394,8 @@ class Engine:
         ``payloads_deduped``, ``unknown_acks``, ``sends``, ``delivered``, ``failures``,
         ``retries``, ``dropped``, ``timeouts``, ``skipped_blocks``, and for a live preview
         ``preview_updates`` (operations sent) and ``preview_skips`` (updates not sent because
-        the platform already showed that text)."""
+        the platform already showed that text), and ``media_refused`` (media references
+        written by the model that the media policy refused)."""
         raw = _native.StatsRecord()
         self._check(self._lib.replystream_engine_stats(self._live("stats"), ctypes.byref(raw),
                                                        ctypes.sizeof(raw)))

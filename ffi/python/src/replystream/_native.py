@@ -103,6 +103,7 @@ STATS_FIELDS = (
     "skipped_blocks",
     "preview_updates",
     "preview_skips",
+    "media_refused",
 )
 
 
@@ -197,7 +198,7 @@ def _declare(lib: ctypes.CDLL) -> None:
                  "preview", "preview_transport"):
         sig(f"replystream_options_set_{name}", R, P, U32)
     for name in ("block_streaming", "prefix_every_message", "require_final_tag",
-                 "preview_expandable_quote"):
+                 "preview_expandable_quote", "media_allow_http"):
         sig(f"replystream_options_set_{name}", R, P, B)
     for name in ("coalesce_idle_ms", "delivery_timeout_ms", "preview_throttle_ms"):
         sig(f"replystream_options_set_{name}", R, P, U64)
@@ -205,6 +206,7 @@ def _declare(lib: ctypes.CDLL) -> None:
                  "silent_token", "heartbeat_token", "preview_cursor"):
         sig(f"replystream_options_set_{name}", R, P, S, Z)
     sig("replystream_options_set_human_delay", R, P, U32, U64, U64)
+    sig("replystream_options_add_media_root", R, P, S, Z)
     sig("replystream_min_limit", Z, U32)
 
     sig("replystream_engine_new", R, S, Z, P, U64, ctypes.POINTER(P))

@@ -2,8 +2,9 @@
 //! checked against the text core's invariants from the outside (JSON lines only), and the
 //! error paths (one line on stderr, exit code 2 for usage, 1 for runtime errors).
 
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, ExitStatus, Output, Stdio};
 
 use replystream::{FenceMarker, LengthMetric};
 use serde_json::Value;
@@ -1242,6 +1243,113 @@ fn preview_options_refuse_bad_values() {
     assert_fails(&["demo", f, "--preview", "live"], 2, "live");
     assert_fails(&["demo", f, "--preview-transport", "bubble"], 2, "bubble");
     assert_fails(&["replay", f, "--throttle-ms", "60001"], 2, "out of range");
+}
+
+/// A live demo that sends a short message about every half second for 25 s.
+fn spawn_live_demo() -> std::process::Child {
+    let path = path_arg("prose-paragraphs.md");
+    let args = [
+        "demo",
+        &path,
+        "--live",
+        "--rate",
+        "20",
+        "--chunk-min",
+        "24",
+        "--chunk-max",
+        "48",
+        "--coalesce-max",
+        "48",
+    ];
+    Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn replystream")
+}
+
+/// Waits up to `limit` for `child` to exit; kills it and fails the test if it does not.
+fn exits_within(child: &mut std::process::Child, limit: std::time::Duration) -> ExitStatus {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("wait for replystream") {
+            return status;
+        }
+        if start.elapsed() > limit {
+            child.kill().ok();
+            child.wait().ok();
+            panic!("replystream still running after {limit:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// `demo --live | head -1`: once the reader is gone, the live demo stops at its next line
+/// (about half a second here) instead of streaming the rest of the reply (25 s), quietly and
+/// with success, as the other subcommands do.
+#[test]
+fn live_demo_exits_when_stdout_closes() {
+    let mut child = spawn_live_demo();
+    let mut stdout = BufReader::new(child.stdout.take().expect("piped stdout"));
+    let mut header = String::new();
+    stdout.read_line(&mut header).expect("the header");
+    assert!(header.starts_with("replystream demo: "), "{header}");
+    drop(stdout);
+    let status = exits_within(&mut child, std::time::Duration::from_secs(8));
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert!(status.success(), "{status:?}: {stderr}");
+    assert_eq!(stderr, "");
+}
+
+/// Ctrl-C during a live demo: the summary of what was shown so far, then exit status 130
+/// and one line on stderr.
+#[test]
+fn live_demo_prints_its_summary_on_ctrl_c() {
+    let mut child = spawn_live_demo();
+    let mut stdout = BufReader::new(child.stdout.take().expect("piped stdout"));
+    let mut seen = Vec::new();
+    // The header, a blank line, the columns, then the first message.
+    while seen.len() < 4 {
+        let mut line = String::new();
+        assert!(stdout.read_line(&mut line).expect("a line") > 0, "{seen:?}");
+        seen.push(line);
+    }
+    assert!(seen[3].contains(" block "), "{seen:?}");
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(kill.success());
+    let status = exits_within(&mut child, std::time::Duration::from_secs(5));
+    let mut rest = String::new();
+    stdout.read_to_string(&mut rest).unwrap();
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert_eq!(status.code(), Some(130), "{status:?}: {stderr}");
+    assert_eq!(stderr, "replystream: interrupted\n");
+    let messages = 1 + rest.lines().filter(|l| l.contains(" block ")).count();
+    let summary = rest.lines().last().expect("a summary line");
+    assert!(
+        summary.starts_with(&format!(
+            "summary: {messages} messages ({messages} block, 0 tool, 0 final); first message at "
+        )),
+        "{rest}"
+    );
+    assert!(summary.contains("; interrupted (Ctrl-C) at "), "{summary}");
+    assert!(!summary.contains("model finished"), "{summary}");
 }
 
 /// An OpenClaw file under `tests/data/openclaw/`.

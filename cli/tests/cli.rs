@@ -1271,6 +1271,7 @@ fn spawn_live_demo() -> std::process::Child {
 }
 
 /// Waits up to `limit` for `child` to exit; kills it and fails the test if it does not.
+#[allow(clippy::disallowed_methods)] // a real process on real time
 fn exits_within(child: &mut std::process::Child, limit: std::time::Duration) -> ExitStatus {
     let start = std::time::Instant::now();
     loop {

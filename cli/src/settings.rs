@@ -42,7 +42,8 @@ pub(crate) struct EngineArgs {
     pub account: Option<String>,
 
     /// With --config: the agent whose humanDelay, reasoningDefault and identity apply
-    /// [default: the only agent configured]
+    /// [default: the agent the file's bindings route the channel and account to, else the one
+    /// marked default: true, else the first]
     #[arg(long, value_name = "ID", requires = "config", value_parser = values::identifier)]
     pub agent: Option<String>,
 

@@ -5,12 +5,20 @@
 # the static library (--print native-static-libs). The same layout as `cargo cinstall` (cargo-c) with this
 # crate's [package.metadata.capi], without needing cargo-c.
 #
+# The libraries are built with the `dist` profile (release without debug info, the shared
+# library stripped). On ELF systems the .pc file's Libs carry an rpath to LIBDIR, so a
+# program linked with `pkg-config --libs replystream` finds the shared library where it was
+# installed, without LD_LIBRARY_PATH; --no-rpath leaves it out (a system libdir the dynamic
+# loader searches anyway, or a distribution's package).
+#
 # Usage: ffi/install.sh [--prefix DIR] [--libdir DIR] [--includedir DIR] [--destdir DIR]
+#                       [--no-rpath]
 #   --prefix      where to install (default /usr/local)
 #   --libdir      libraries and pkgconfig/ (default PREFIX/lib)
 #   --includedir  the header (default PREFIX/include)
 #   --destdir     staging root prepended to every path (for packaging); the .pc file still
 #                 names the final paths
+#   --no-rpath    no -Wl,-rpath in the .pc file's Libs
 # Environment: CARGO (default cargo), CARGO_TARGET_DIR (default <repo>/target).
 set -eu
 
@@ -18,13 +26,15 @@ prefix=/usr/local
 libdir=
 includedir=
 destdir=
+rpath=yes
 while [ $# -gt 0 ]; do
     case "$1" in
         --prefix) prefix=$2; shift 2 ;;
         --libdir) libdir=$2; shift 2 ;;
         --includedir) includedir=$2; shift 2 ;;
         --destdir) destdir=$2; shift 2 ;;
-        -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+        --no-rpath) rpath=no; shift ;;
+        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
         *) echo "install.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -51,6 +61,8 @@ case "$(uname -s)" in
         links="libreplystream.$abi.dylib libreplystream.dylib"
         soname_flag="-Wl,-install_name,$libdir/$soname"
         built=libreplystream_ffi.dylib
+        # The install name is the library's full path: no rpath needed.
+        rpath_flag=
         ;;
     *)
         shared=libreplystream.so.$version
@@ -58,16 +70,17 @@ case "$(uname -s)" in
         links="libreplystream.so.$abi libreplystream.so"
         soname_flag="-Wl,-soname,$soname"
         built=libreplystream_ffi.so
+        rpath_flag=" -Wl,-rpath,\${libdir}"
         ;;
 esac
 
 # Dependencies first, then the library crate alone, cleaned so rustc runs (and prints the
 # static library's native dependencies) even when nothing changed.
-"$cargo" build --release -p replystream-ffi --manifest-path "$root/Cargo.toml"
-"$cargo" clean --release -p replystream-ffi --manifest-path "$root/Cargo.toml" 2>/dev/null
+"$cargo" build --profile dist -p replystream-ffi --manifest-path "$root/Cargo.toml"
+"$cargo" clean --profile dist -p replystream-ffi --manifest-path "$root/Cargo.toml" 2>/dev/null
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-if ! "$cargo" rustc --release -p replystream-ffi --lib --manifest-path "$root/Cargo.toml" \
+if ! "$cargo" rustc --profile dist -p replystream-ffi --lib --manifest-path "$root/Cargo.toml" \
     -- --print native-static-libs -C "link-arg=$soname_flag" >"$log" 2>&1; then
     cat "$log" >&2
     exit 1
@@ -79,10 +92,20 @@ if [ -z "$native" ]; then
     exit 1
 fi
 
-out=$target/release
+if [ "$rpath" = no ]; then rpath_flag=; fi
+
+out=$target/dist
 install -d "$destdir$libdir/pkgconfig" "$destdir$includedir"
 install -m 644 "$root/ffi/include/replystream.h" "$destdir$includedir/replystream.h"
 install -m 644 "$out/libreplystream_ffi.a" "$destdir$libdir/libreplystream.a"
+# The profile strips the shared library; an archive is not linked, so the debug info of the
+# standard library's objects in it is dropped here (15 MB instead of 24), where strip exists.
+if command -v strip >/dev/null 2>&1; then
+    case "$(uname -s)" in
+        Darwin) strip -S "$destdir$libdir/libreplystream.a" 2>/dev/null || true ;;
+        *) strip --strip-debug "$destdir$libdir/libreplystream.a" ;;
+    esac
+fi
 install -m 755 "$out/$built" "$destdir$libdir/$shared"
 for link in $links; do
     ln -sf "$shared" "$destdir$libdir/$link"
@@ -96,7 +119,7 @@ native_static_libs=$native
 Name: replystream
 Description: Turns a streaming LLM reply into well-formed, well-paced chat messages
 Version: $version
-Libs: -L\${libdir} -lreplystream
+Libs: -L\${libdir}$rpath_flag -lreplystream
 Libs.private: \${native_static_libs}
 Cflags: -I\${includedir}
 EOF

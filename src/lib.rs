@@ -95,8 +95,18 @@
 //! assert!(Config::resolve(&ChannelProfile::DISCORD, &[&nonsense]).is_err());
 //! ```
 //!
-//! With the `openclaw` feature, [`openclaw`] reads an OpenClaw configuration file into such
-//! a layer for a channel and account.
+// The module exists only with its feature: linked to then, named without it (a plain
+// `cargo doc` has no broken link).
+#![cfg_attr(
+    feature = "openclaw",
+    doc = "With the `openclaw` feature, [`openclaw`] reads an OpenClaw configuration file \
+           into such a layer for a channel and account."
+)]
+#![cfg_attr(
+    not(feature = "openclaw"),
+    doc = "With the `openclaw` feature, the `openclaw` module reads an OpenClaw \
+           configuration file into such a layer for a channel and account."
+)]
 //!
 //! # The text core alone
 //!
@@ -125,8 +135,16 @@
 //! None is on by default; the default build depends on memchr, smallvec,
 //! unicode-segmentation, crossbeam-channel and fastrand only.
 //!
-//! - `openclaw`: the [`openclaw`] module (read an OpenClaw JSON5 configuration file). No
-//!   extra dependency.
+#![cfg_attr(
+    feature = "openclaw",
+    doc = "- `openclaw`: the [`openclaw`] module (read an OpenClaw JSON5 configuration \
+           file). No extra dependency."
+)]
+#![cfg_attr(
+    not(feature = "openclaw"),
+    doc = "- `openclaw`: the `openclaw` module (read an OpenClaw JSON5 configuration file). \
+           No extra dependency."
+)]
 //! - `tracing`: spans per stream and events for sends, failures, retries, timers, aborts and
 //!   outcomes from the [`driver`], through the `tracing` crate. Without it the hooks compile
 //!   to nothing.

@@ -484,3 +484,155 @@ fn a_setting_the_library_refuses_is_an_error_at_resolve_time() {
     assert!(err.to_string().contains("response_prefix"), "{err}");
     assert!(Engine::new(s.config(), 1).is_err());
 }
+
+/// What the chat shows first for `settings`: the first message of a short reply.
+fn first_message(s: &OpenClawSettings) -> String {
+    let resolved = s.resolve(&ConfigOverrides::default()).unwrap();
+    let mut config = resolved.config().clone();
+    config.human_delay = HumanDelay::Off;
+    let mut sim = Sim::new(Engine::new(config, 1).unwrap());
+    sim.push(Input::TextDelta("Hello there."))
+        .push(Input::Finish);
+    sim.run_until_idle();
+    sim.sent_texts().first().cloned().expect("a message")
+}
+
+/// The agent marked `default: true` is chosen when none is named and no binding routes the
+/// channel: its identity gives the `auto` prefix, its humanDelay applies, nothing is warned
+/// about but the binding that depends on a conversation.
+#[test]
+fn the_agent_marked_default_is_chosen_when_none_is_named() {
+    let s = settings("agents-bindings.json5", Selection::channel("discord"));
+    assert_eq!(s.agent.as_deref(), Some("main"));
+    assert_eq!(
+        warnings(&s),
+        [w("bindings[0].match.peer", WarningKind::Ignored)],
+        "{:#?}",
+        s.warnings
+    );
+    assert!(
+        s.warnings[0].message.contains("`helper`"),
+        "{}",
+        s.warnings[0]
+    );
+    assert_eq!(s.warnings[0].line, 20);
+    let c = s.config();
+    assert_eq!(c.human_delay, HumanDelay::Natural);
+    assert_eq!(c.reasoning, ReasoningMode::Off);
+    assert_eq!(first_message(&s), "[Samantha] Hello there.");
+}
+
+/// Bindings route a channel and account to an agent as OpenClaw does: a binding for the
+/// account before one for the whole channel (`*`), a binding without `accountId` for the
+/// default account only, an unknown agent falling back to the default one with a warning,
+/// and an agent named by the host before any binding.
+#[test]
+fn bindings_choose_the_agent_for_a_channel_and_account() {
+    let agent_of = |selection: Selection| {
+        let s = settings("agents-bindings.json5", selection);
+        (s.agent.clone().unwrap(), first_message(&s), s)
+    };
+    let (agent, first, s) = agent_of(Selection::channel("telegram"));
+    assert_eq!(
+        (agent.as_str(), first.as_str()),
+        ("support", "[Support] Hello there.")
+    );
+    assert_eq!(warnings(&s), []);
+    let (agent, first, s) = agent_of(Selection::channel("telegram").account("alerts"));
+    assert_eq!(
+        (agent.as_str(), first.as_str()),
+        ("ops", "[Ops] Hello there.")
+    );
+    assert_eq!(s.config().reasoning, ReasoningMode::On);
+    // Slack: the default account is bound, the work account is not.
+    let (agent, first, s) = agent_of(Selection::channel("slack"));
+    assert_eq!(
+        (agent.as_str(), first.as_str()),
+        ("helper", "[Helper] Hello there.")
+    );
+    assert_eq!(s.config().reasoning, ReasoningMode::Stream);
+    let (agent, _, _) = agent_of(Selection::channel("slack").account("work"));
+    assert_eq!(agent, "main");
+    // A binding to an agent that is not configured.
+    let (agent, first, s) = agent_of(Selection::channel("signal"));
+    assert_eq!(
+        (agent.as_str(), first.as_str()),
+        ("main", "[Samantha] Hello there.")
+    );
+    assert_eq!(
+        warnings(&s),
+        [w("bindings[4].agentId", WarningKind::Selection)]
+    );
+    assert!(
+        s.warnings[0].message.contains("`ghost`"),
+        "{}",
+        s.warnings[0]
+    );
+    // Named by the host: no binding consulted.
+    let (agent, first, _) = agent_of(Selection::channel("telegram").agent("helper"));
+    assert_eq!(
+        (agent.as_str(), first.as_str()),
+        ("helper", "[Helper] Hello there.")
+    );
+}
+
+/// Both of OpenClaw's agent forms are read; with both present, OpenClaw reads
+/// `agents.entries` alone, and so does this reader (the list is reported). Several agents
+/// marked default: the first counts, with a warning. Bad shapes are errors with their path.
+#[test]
+fn agent_forms_defaults_and_bad_bindings() {
+    let read = |text: &str, selection: Selection| {
+        OpenClawConfig::parse(text)
+            .unwrap()
+            .settings(&selection)
+            .unwrap()
+    };
+    let both = "{ agents: { entries: { a: { identity: { name: 'A' } } }, \
+                list: [{ id: 'b', default: true }] }, messages: { responsePrefix: 'auto' } }";
+    let s = read(both, Selection::channel("telegram"));
+    assert_eq!(s.agent.as_deref(), Some("a"));
+    assert!(
+        warnings(&s).contains(&w("agents.list", WarningKind::Ignored)),
+        "{:#?}",
+        s.warnings
+    );
+    assert_eq!(first_message(&s), "[A] Hello there.");
+
+    let entries = "{ agents: { entries: { a: {}, b: { default: true }, c: { default: true } } } }";
+    let s = read(entries, Selection::channel("telegram"));
+    assert_eq!(s.agent.as_deref(), Some("b"));
+    assert!(
+        warnings(&s).contains(&w("agents.entries.c.default", WarningKind::Ignored)),
+        "{:#?}",
+        s.warnings
+    );
+
+    for (text, expected) in [
+        (
+            "{ agents: { list: [{ id: 'a', default: 'yes' }] } }",
+            "agents.list[0].default: expected true or false, got \"yes\"",
+        ),
+        (
+            "{ agents: { list: [{ name: 'a' }] } }",
+            "agents.list[0]: an agent needs an `id`",
+        ),
+        (
+            "{ bindings: { agentId: 'a' } }",
+            "bindings: expected an array, got an object",
+        ),
+        (
+            "{ bindings: [{ agentId: 'a', match: { channel: 'telegram', accountId: 7 } }] }",
+            "bindings[0].match.accountId: expected a string, got 7",
+        ),
+        (
+            "{ bindings: [{ agentId: 'a' }] }",
+            "bindings[0]: a binding needs a `match`",
+        ),
+    ] {
+        let err = OpenClawConfig::parse(text)
+            .unwrap()
+            .settings(&Selection::channel("telegram"))
+            .unwrap_err();
+        assert!(err.to_string().ends_with(expected), "{err} / {expected}");
+    }
+}

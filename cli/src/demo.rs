@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use replystream::driver::{
-    AckHandle, Delivery, Driver, DriverOptions, Sink, StreamEvent, StreamId,
+    AckHandle, Delivery, Driver, DriverOptions, Sink, StreamEvent, StreamHandle, StreamId,
 };
 use replystream::sim::{Ack, Chat, Sim};
 use replystream::{
@@ -104,6 +104,9 @@ pub(crate) fn run_demo(args: DemoArgs) -> Result<(), CliError> {
     let resolved = args.engine.resolve()?;
     let engine = args.engine.engine(&resolved)?;
     let reply = open_reply(&args.file)?;
+    // Ctrl-C is caught from before the first line out, so a reader who saw the header knows
+    // an interrupt is answered with a summary.
+    let watch = args.live.then(live_watch::Watch::with_interrupt);
     let mut out = io::stdout().lock();
     let header = format!(
         "replystream demo: {} on {} ({}), {}-char deltas at {}/s, acks after {} ms, seed {}{}\n\n",
@@ -129,8 +132,8 @@ pub(crate) fn run_demo(args: DemoArgs) -> Result<(), CliError> {
     drop(out);
     let deltas = DeltaReader::new(reply, &args.file, args.token);
     let timeline = Timeline::new(layout);
-    let timeline = if args.live {
-        run_live(&args, &resolved, deltas, timeline)?
+    let timeline = if let Some(watch) = watch {
+        run_live(&args, &resolved, deltas, timeline, watch)?
     } else {
         run_simulated(&args, deltas, engine, timeline, &mut io::stdout().lock())?
     };
@@ -308,10 +311,13 @@ struct Timeline {
     /// Messages per kind: block, tool, final, preview, other.
     counts: [usize; 5],
     first_ms: Option<u64>,
-    model_done_ms: u64,
+    /// When the model's last delta went in (`None`: the run was interrupted before).
+    model_done_ms: Option<u64>,
     end_ms: u64,
     /// How many messages the simulated chat shows at the end (simulated runs only).
     chat_messages: Option<usize>,
+    /// The run was stopped by Ctrl-C (live runs only): the summary says so.
+    interrupted: bool,
 }
 
 impl Timeline {
@@ -320,9 +326,10 @@ impl Timeline {
             layout,
             counts: [0; 5],
             first_ms: None,
-            model_done_ms: 0,
+            model_done_ms: None,
             end_ms: 0,
             chat_messages: None,
+            interrupted: false,
         }
     }
 
@@ -356,15 +363,22 @@ impl Timeline {
                 let plural = if n == 1 { "" } else { "s" };
                 format!("; the chat shows {n} message{plural}")
             });
+        let seconds = |ms: u64| format!("{:.3} s", ms as f64 / 1000.0);
+        let model = self.model_done_ms.map_or(String::new(), |ms| {
+            format!("; model finished at {}", seconds(ms))
+        });
+        let end = if self.interrupted {
+            format!("; interrupted (Ctrl-C) at {}", seconds(self.end_ms))
+        } else {
+            format!("; last message delivered at {}", seconds(self.end_ms))
+        };
         format!(
             "\nsummary: {} messages ({} block, {} tool, {} final{previews}); first message at \
-             {first}; model finished at {:.3} s; last message delivered at {:.3} s{chat}\n",
+             {first}{model}{end}{chat}\n",
             self.counts.iter().sum::<usize>(),
             self.counts[0],
             self.counts[1],
             self.counts[2],
-            self.model_done_ms as f64 / 1000.0,
-            self.end_ms as f64 / 1000.0,
         )
     }
 }
@@ -406,7 +420,7 @@ fn run_simulated(
         print_new(&mut sim, &mut timeline)?;
         t = t.saturating_add(gap_ms);
     }
-    timeline.model_done_ms = sim.now;
+    timeline.model_done_ms = Some(sim.now);
     sim.push(Input::Finish).run_until_idle();
     print_new(&mut sim, &mut timeline)?;
     timeline.end_ms = last_delivered.unwrap_or(sim.now);
@@ -420,7 +434,7 @@ struct TerminalSink {
     started: Instant,
     ack_ms: u64,
     timeline: Arc<Mutex<Timeline>>,
-    done: crossbeam_done::Flag,
+    watch: live_watch::Watch,
     messages_created: u64,
 }
 
@@ -432,7 +446,12 @@ impl Sink for TerminalSink {
             .lock()
             .expect("not poisoned")
             .message(at_ms, send);
-        let _ = io::stdout().lock().write_all(line.as_bytes());
+        if !self.watch.output_closed() {
+            let mut out = io::stdout().lock();
+            if let Err(err) = out.write_all(line.as_bytes()).and_then(|()| out.flush()) {
+                self.watch.set_write_error(err);
+            }
+        }
         let message_ref = matches!(send.op, SendOp::Create { .. }).then(|| {
             self.messages_created += 1;
             format!("m{}", self.messages_created)
@@ -452,60 +471,164 @@ impl Sink for TerminalSink {
 
     fn event(&mut self, _stream: StreamId, event: &StreamEvent) {
         if matches!(event, StreamEvent::Idle(_)) {
-            self.done.set();
+            self.watch.set_idle();
         }
     }
 }
 
-/// A one-shot "the stream is idle" flag between the sink and the main thread.
-mod crossbeam_done {
+/// What the live run's main thread waits for: the stream going idle, a write to stdout
+/// failing (the reader went away: `demo --live | head -1`), or Ctrl-C.
+mod live_watch {
+    use std::io;
+    use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::{Arc, Condvar, Mutex};
-    use std::time::Duration;
+    use std::time::{Duration, Instant};
 
-    #[derive(Clone, Default)]
-    pub(super) struct Flag(Arc<(Mutex<bool>, Condvar)>);
+    /// Why the wait ended early.
+    #[derive(Debug)]
+    pub(super) enum Stop {
+        /// Writing to stdout failed (a closed pipe, or another error).
+        Output(io::Error),
+        /// SIGINT (Ctrl-C).
+        Interrupted,
+    }
 
-    impl Flag {
-        pub(super) fn set(&self) {
-            let (m, c) = &*self.0;
-            *m.lock().expect("not poisoned") = true;
+    #[derive(Default)]
+    struct State {
+        idle: bool,
+        write_error: Option<io::Error>,
+    }
+
+    /// Shared between the sink (on the driver thread), the signal handler's flag and the
+    /// main thread.
+    #[derive(Clone)]
+    pub(super) struct Watch {
+        state: Arc<(Mutex<State>, Condvar)>,
+        /// Set by the SIGINT handler (which can only store to an atomic), so it is polled.
+        interrupted: Arc<AtomicBool>,
+        /// A failed write was seen: later lines are not written.
+        closed: Arc<AtomicBool>,
+    }
+
+    /// How often a wait looks at the Ctrl-C flag: short enough that the summary comes at
+    /// once, long enough to cost nothing.
+    const POLL: Duration = Duration::from_millis(20);
+
+    impl Watch {
+        /// A watch whose Ctrl-C flag is set on SIGINT from now on. If the handler cannot be
+        /// installed, Ctrl-C keeps its default effect (the process ends without a summary).
+        pub(super) fn with_interrupt() -> Watch {
+            let interrupted = Arc::new(AtomicBool::new(false));
+            let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, interrupted.clone());
+            Watch {
+                state: Arc::default(),
+                interrupted,
+                closed: Arc::default(),
+            }
+        }
+
+        pub(super) fn set_idle(&self) {
+            let (m, c) = &*self.state;
+            m.lock().expect("not poisoned").idle = true;
             c.notify_all();
         }
 
-        /// Waits until set or `limit` passes; true if set.
-        pub(super) fn wait(&self, limit: Duration) -> bool {
-            let (m, c) = &*self.0;
-            let guard = m.lock().expect("not poisoned");
-            let (guard, _) = c
-                .wait_timeout_while(guard, limit, |set| !*set)
-                .expect("not poisoned");
-            *guard
+        pub(super) fn set_write_error(&self, err: io::Error) {
+            self.closed.store(true, Ordering::Relaxed);
+            let (m, c) = &*self.state;
+            m.lock()
+                .expect("not poisoned")
+                .write_error
+                .get_or_insert(err);
+            c.notify_all();
+        }
+
+        pub(super) fn output_closed(&self) -> bool {
+            self.closed.load(Ordering::Relaxed)
+        }
+
+        /// Why the run must stop now, if it must.
+        pub(super) fn stopped(&self) -> Option<Stop> {
+            let (m, _) = &*self.state;
+            if let Some(err) = m.lock().expect("not poisoned").write_error.take() {
+                return Some(Stop::Output(err));
+            }
+            self.interrupted
+                .load(Ordering::Relaxed)
+                .then_some(Stop::Interrupted)
+        }
+
+        /// Waits until `deadline`, or less if the run must stop (then returns why).
+        pub(super) fn sleep_until(&self, deadline: Instant) -> Option<Stop> {
+            self.wait(deadline, |_| false).err()
+        }
+
+        /// Waits until the stream is idle (`Ok(true)`), `deadline` passes (`Ok(false)`), or
+        /// the run must stop (`Err`).
+        pub(super) fn idle_by(&self, deadline: Instant) -> Result<bool, Stop> {
+            self.wait(deadline, |state| state.idle)
+        }
+
+        #[allow(clippy::disallowed_methods)] // live mode is a host: it reads its own clock
+        fn wait(&self, deadline: Instant, done: impl Fn(&State) -> bool) -> Result<bool, Stop> {
+            let (m, c) = &*self.state;
+            loop {
+                if let Some(stop) = self.stopped() {
+                    return Err(stop);
+                }
+                let guard = m.lock().expect("not poisoned");
+                if guard.write_error.is_some() {
+                    continue; // taken by `stopped` on the next round
+                }
+                if done(&guard) {
+                    return Ok(true);
+                }
+                let now = Instant::now();
+                let Some(left) = deadline
+                    .checked_duration_since(now)
+                    .filter(|d| !d.is_zero())
+                else {
+                    return Ok(false);
+                };
+                let _ = c.wait_timeout(guard, left.min(POLL)).expect("not poisoned");
+            }
         }
     }
 }
 
-/// The whole run on the real driver and real time.
+/// The whole run on the real driver and real time. Ends early when stdout closes (quietly)
+/// or on Ctrl-C (the summary of what was shown so far is printed, then the exit status is
+/// 130, as for a shell's interrupted command).
 #[allow(clippy::disallowed_methods)] // live mode is a host: it reads its own clock
 fn run_live(
     args: &DemoArgs,
     resolved: &ResolvedConfig,
     mut deltas: DeltaReader<impl Read>,
     timeline: Timeline,
+    watch: live_watch::Watch,
 ) -> Result<Timeline, CliError> {
     let started = Instant::now();
     let timeline = Arc::new(Mutex::new(timeline));
-    let done = crossbeam_done::Flag::default();
     let sink = TerminalSink {
         started,
         ack_ms: args.ack_ms,
         timeline: timeline.clone(),
-        done: done.clone(),
+        watch: watch.clone(),
         messages_created: 0,
     };
     let driver = Driver::spawn(sink, DriverOptions::default());
     let stream = driver
         .open("demo", resolved.config().clone(), args.engine.seed)
         .map_err(|e| CliError::usage(e.to_string()))?;
+    let take_timeline = |model_done_ms: Option<u64>| {
+        let mut taken = std::mem::replace(
+            &mut *timeline.lock().expect("not poisoned"),
+            Timeline::new(Layout::of(resolved)),
+        );
+        taken.end_ms = started.elapsed().as_millis() as u64;
+        taken.model_done_ms = model_done_ms;
+        taken
+    };
     let gap = Duration::from_micros(1_000_000 / args.rate);
     let mut next = Instant::now();
     while let Some(delta) = deltas.next_delta()? {
@@ -513,29 +636,62 @@ fn run_live(
             .text(delta)
             .map_err(|e| CliError::runtime(e.to_string()))?;
         next += gap;
-        if let Some(wait) = next.checked_duration_since(Instant::now()) {
-            std::thread::sleep(wait);
+        if let Some(stop) = watch.sleep_until(next) {
+            return Err(end_early(stop, &stream, driver, || take_timeline(None)));
         }
     }
     let model_done_ms = started.elapsed().as_millis() as u64;
     stream
         .finish()
         .map_err(|e| CliError::runtime(e.to_string()))?;
-    done.wait(Duration::from_secs(600));
-    let end_ms = started.elapsed().as_millis() as u64;
+    match watch.idle_by(Instant::now() + Duration::from_secs(600)) {
+        Ok(true) => {}
+        Ok(false) => {
+            return Err(CliError::runtime(
+                "the stream did not finish within 10 minutes",
+            ));
+        }
+        Err(stop) => {
+            let take = || take_timeline(Some(model_done_ms));
+            return Err(end_early(stop, &stream, driver, take));
+        }
+    }
+    let timeline = take_timeline(Some(model_done_ms));
     let report = driver.shutdown(Duration::from_secs(5));
     if !report.is_clean() {
         return Err(CliError::runtime(
             "the stream did not finish within 10 minutes",
         ));
     }
-    let mut timeline = std::mem::replace(
-        &mut *timeline.lock().expect("not poisoned"),
-        Timeline::new(Layout::of(resolved)),
-    );
-    timeline.model_done_ms = model_done_ms;
-    timeline.end_ms = end_ms;
     Ok(timeline)
+}
+
+/// Ends a live run early: the turn is cancelled and the driver stopped at once (messages
+/// not yet acknowledged are not waited for). A closed stdout ends the run quietly; on Ctrl-C
+/// the summary of what was shown so far is printed first.
+fn end_early(
+    stop: live_watch::Stop,
+    stream: &StreamHandle,
+    driver: Driver,
+    timeline: impl FnOnce() -> Timeline,
+) -> CliError {
+    let _ = stream.cancel();
+    let _ = driver.shutdown(Duration::ZERO);
+    match stop {
+        live_watch::Stop::Output(err) => CliError::output(err),
+        live_watch::Stop::Interrupted => {
+            let mut timeline = timeline();
+            timeline.interrupted = true;
+            let mut out = io::stdout().lock();
+            match out
+                .write_all(timeline.summary().as_bytes())
+                .and_then(|()| out.flush())
+            {
+                Ok(()) => CliError::interrupted(),
+                Err(err) => CliError::output(err),
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -87,6 +87,9 @@ pub enum Failure {
     Runtime,
     /// The reader of our output went away (`| head`): stop quietly, exit 0.
     OutputClosed,
+    /// Ctrl-C (SIGINT) stopped a live run after its summary was printed: exit 130, as a
+    /// shell reports a command killed by SIGINT.
+    Interrupted,
 }
 
 /// A failure with the one-line message to show.
@@ -112,6 +115,14 @@ impl CliError {
         CliError {
             failure: Failure::Runtime,
             message: message.into(),
+        }
+    }
+
+    /// A live run stopped by Ctrl-C (exit 130).
+    pub fn interrupted() -> Self {
+        CliError {
+            failure: Failure::Interrupted,
+            message: "interrupted".to_owned(),
         }
     }
 
@@ -174,6 +185,10 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => match err.failure {
             Failure::OutputClosed => ExitCode::SUCCESS,
+            Failure::Interrupted => {
+                eprintln!("replystream: {}", err.message);
+                ExitCode::from(130)
+            }
             Failure::Usage | Failure::Runtime => {
                 eprintln!("replystream: {}", one_line(&err.message));
                 ExitCode::from(if err.failure == Failure::Usage { 2 } else { 1 })

@@ -12,8 +12,8 @@ use clap::Args;
 use replystream::openclaw::{OpenClawConfig, Selection};
 use replystream::{
     BreakMode, BreakPreference, ChannelProfile, ChunkMode, Config, ConfigOverrides, Engine,
-    HumanDelay, LengthMetric, MAX_IDLE_MS, MAX_PREVIEW_THROTTLE_MS, MIN_MAX_LINES, MIN_TEXT_LIMIT,
-    PreviewMode, ReasoningMode, ResolvedConfig,
+    HumanDelay, LengthMetric, MAX_IDLE_MS, MAX_PREVIEW_THROTTLE_MS, MIN_MAX_LINES, PreviewMode,
+    ReasoningMode, ResolvedConfig,
 };
 
 use crate::values::{
@@ -42,7 +42,8 @@ pub(crate) struct EngineArgs {
     pub account: Option<String>,
 
     /// With --config: the agent whose humanDelay, reasoningDefault and identity apply
-    /// [default: the only agent configured]
+    /// [default: the agent the file's bindings route the channel and account to, else the one
+    /// marked default: true, else the first]
     #[arg(long, value_name = "ID", requires = "config", value_parser = values::identifier)]
     pub agent: Option<String>,
 
@@ -58,9 +59,12 @@ pub(crate) struct EngineArgs {
 #[derive(Args, Debug, Default)]
 #[command(next_help_heading = "Engine settings (default: the channel's)")]
 pub(crate) struct EngineSettings {
-    /// The longest message, in the metric's units [15..=1000000; generic 4000, discord 2000]
+    // The help states the library's minimums (`values::min_limits`).
     #[arg(long, value_name = "N",
-          value_parser = values::units(MIN_TEXT_LIMIT as u64, MAX_UNITS))]
+          help = format!("The longest message, in the metric's units [{}..=1000000; at least \
+                          {}; generic 4000, discord 2000]", values::MIN_LIMIT_ANY_METRIC,
+                          values::min_limits()),
+          value_parser = values::units(values::MIN_LIMIT_ANY_METRIC, MAX_UNITS))]
     pub text_limit: Option<usize>,
 
     /// How length is counted [generic chars, telegram utf16]

@@ -80,9 +80,10 @@ pub(crate) struct ChunkArgs {
           value_parser = values::units(0, MAX_UNITS))]
     min: usize,
 
-    /// No block longer than N units, fence lines included [0..=1000000; raised to --min, then
-    /// refused below 24 chars, 29 utf16, 49 bytes or 15 graphemes, as by the library]
+    // The help states the library's minimums (`values::min_limits`).
     #[arg(long, value_name = "N", default_value_t = 1200,
+          help = format!("No block longer than N units, fence lines included [0..=1000000; \
+                          raised to --min, then at least {}]", values::min_limits()),
           value_parser = values::units(0, MAX_UNITS))]
     max: usize,
 
@@ -170,10 +171,11 @@ pub(crate) struct SplitArgs {
     #[arg(value_name = "FILE")]
     file: String,
 
-    /// The platform's text limit, fence lines included [1..=1000000; refused below 24 chars,
-    /// 29 utf16, 49 bytes or 15 graphemes, as by the library]
+    // The help states the library's minimums (`values::min_limits`).
     #[arg(long, value_name = "N", default_value_t = 4000,
-          value_parser = values::units(1, MAX_UNITS))]
+          help = format!("The platform's text limit, fence lines included [{}..=1000000; at \
+                          least {}]", values::MIN_LIMIT_ANY_METRIC, values::min_limits()),
+          value_parser = values::units(values::MIN_LIMIT_ANY_METRIC, MAX_UNITS))]
     limit: usize,
 
     /// Length unit

@@ -20,6 +20,27 @@ pub(crate) const MAX_UNITS: u64 = 1_000_000;
 /// an ack, or a model that pauses longer, is a configuration mistake.
 pub(crate) const MAX_MS: u64 = 86_400_000;
 
+/// The smallest text limit of each metric, as the library sets it
+/// ([`LengthMetric::min_limit`]): "24 chars, 29 utf16, 49 bytes or 15 graphemes". The help of
+/// every limit option states it from here, so it cannot drift from what is refused.
+pub(crate) fn min_limits() -> String {
+    let each: Vec<String> = [
+        LengthMetric::Chars,
+        LengthMetric::Utf16,
+        LengthMetric::Bytes,
+        LengthMetric::Graphemes,
+    ]
+    .iter()
+    .map(|m| format!("{} {}", m.min_limit(), m.name()))
+    .collect();
+    let (last, rest) = each.split_last().expect("four metrics");
+    format!("{} or {last}", rest.join(", "))
+}
+
+/// The smallest value a limit option's parser accepts: the smallest limit of any metric
+/// (the metric's own minimum is checked once the metric is known, by the library).
+pub(crate) const MIN_LIMIT_ANY_METRIC: u64 = replystream::MIN_TEXT_LIMIT as u64;
+
 /// Parses `text` as a whole number in `min..=max`; the error says why not and what is
 /// accepted.
 fn whole_number(text: &str, min: u64, max: u64) -> Result<u64, String> {

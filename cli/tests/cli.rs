@@ -2,8 +2,9 @@
 //! checked against the text core's invariants from the outside (JSON lines only), and the
 //! error paths (one line on stderr, exit code 2 for usage, 1 for runtime errors).
 
+use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, ExitStatus, Output, Stdio};
 
 use replystream::{FenceMarker, LengthMetric};
 use serde_json::{Value, json};
@@ -593,9 +594,9 @@ fn usage_errors_exit_2_with_one_line() {
     );
     // A limit the library refuses is reported in the library's words, still a usage error.
     assert_fails(
-        &["split", f, "--limit", "3", "--metric", "bytes"],
+        &["split", f, "--limit", "30", "--metric", "bytes"],
         2,
-        "invalid configuration",
+        "split: invalid configuration: text limit must be at least 49, counted in bytes (got 30)",
     );
 }
 
@@ -620,7 +621,7 @@ fn negative_and_absurd_numbers_are_invalid_values() {
         2,
         "invalid value '-5' for '--limit <N>'",
     );
-    assert_fails(&["split", f, "--limit", "0"], 2, "from 1 to 1000000");
+    assert_fails(&["split", f, "--limit", "0"], 2, "from 15 to 1000000");
     assert_fails(
         &["split", f, "--max-lines", "0"],
         2,
@@ -1242,6 +1243,304 @@ fn preview_options_refuse_bad_values() {
     assert_fails(&["demo", f, "--preview", "live"], 2, "live");
     assert_fails(&["demo", f, "--preview-transport", "bubble"], 2, "bubble");
     assert_fails(&["replay", f, "--throttle-ms", "60001"], 2, "out of range");
+}
+
+/// The repository's README.
+fn readme() -> String {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md");
+    std::fs::read_to_string(path).expect("README.md")
+}
+
+/// Every command of the README shown with its output (a `$ ` line in a code block, the
+/// lines up to the block's end being what it prints) gives exactly that output, stdout and
+/// stderr together, with `replystream` being this build. Commands through `cargo` are run
+/// by CI (.ci/readme-commands); `...` in a shown line stands for elided text.
+#[test]
+fn readme_transcripts_print_what_they_show() {
+    let readme = readme();
+    let bin_dir = Path::new(BIN).parent().expect("the binary's folder");
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut lines = readme.lines().peekable();
+    let mut checked = 0;
+    while let Some(line) = lines.next() {
+        let Some(command) = line.strip_prefix("$ ") else {
+            continue;
+        };
+        let mut shown = Vec::new();
+        while let Some(next) = lines.next_if(|l| !l.starts_with("```") && !l.starts_with("$ ")) {
+            shown.push(next);
+        }
+        if command.starts_with("cargo ") {
+            continue;
+        }
+        let out = Command::new("sh")
+            .args(["-c", command])
+            .current_dir(&root)
+            .env("PATH", &path)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run sh");
+        let printed =
+            String::from_utf8(out.stdout).unwrap() + &String::from_utf8(out.stderr).unwrap();
+        let printed: Vec<&str> = printed.lines().collect();
+        assert_eq!(printed.len(), shown.len(), "{command}: {printed:#?}");
+        for (got, want) in printed.iter().zip(&shown) {
+            let mut rest = *got;
+            let parts: Vec<&str> = want.split("...").collect();
+            for (i, part) in parts.iter().enumerate() {
+                let found = if i == 0 {
+                    rest.strip_prefix(part).map(|r| (0, r))
+                } else {
+                    rest.find(part).map(|at| (at, &rest[at + part.len()..]))
+                };
+                let Some((_, after)) = found else {
+                    panic!("{command}: printed\n{got}\nthe README shows\n{want}");
+                };
+                rest = after;
+            }
+            assert!(
+                rest.is_empty() || want.ends_with("..."),
+                "{command}: {got} vs {want}"
+            );
+        }
+        checked += 1;
+    }
+    assert!(checked >= 2, "{checked} README transcripts checked");
+}
+
+/// The smallest text limit per metric, wherever the README or the help states it, is the
+/// library's `LengthMetric::min_limit`: every run of the four figures "N chars, N UTF-16
+/// units, N bytes, N graphemes" is compared.
+#[test]
+fn stated_minimum_limits_are_the_librarys() {
+    let unit = |word: &str| match word {
+        "chars" => Some(LengthMetric::Chars),
+        "utf16" | "UTF-16" => Some(LengthMetric::Utf16),
+        "bytes" => Some(LengthMetric::Bytes),
+        "graphemes" => Some(LengthMetric::Graphemes),
+        _ => None,
+    };
+    let check = |text: &str, whose: &str| -> usize {
+        let words: Vec<&str> = text
+            .split(|c: char| c.is_whitespace() || ",;:()[]|`".contains(c))
+            .filter(|w| !w.is_empty())
+            .collect();
+        let mut runs = 0;
+        let mut run: Vec<(LengthMetric, usize)> = Vec::new();
+        let mut i = 0;
+        while i <= words.len() {
+            let pair = words
+                .get(i)
+                .and_then(|w| w.parse::<usize>().ok())
+                .zip(words.get(i + 1).and_then(|w| unit(w)));
+            if let Some((n, metric)) = pair {
+                run.push((metric, n));
+                i += 2;
+                continue;
+            }
+            if i < words.len() && ["units", "or", "and"].contains(&words[i]) && !run.is_empty() {
+                i += 1;
+                continue;
+            }
+            if run.len() == 4 {
+                runs += 1;
+                for &(metric, n) in &run {
+                    assert_eq!(
+                        n,
+                        metric.min_limit(),
+                        "{whose} states {n} {} as a minimum: {run:?}",
+                        metric.name()
+                    );
+                }
+            }
+            run.clear();
+            i += 1;
+        }
+        runs
+    };
+    assert!(check(&readme(), "README.md") >= 6);
+    for sub in ["split", "chunk", "demo", "replay"] {
+        let out = run(&[sub, "--help"]);
+        let help = String::from_utf8(out.stdout).unwrap();
+        // One limit option each: --limit, --max, --text-limit (demo and replay).
+        assert_eq!(check(&help, sub), 1, "{help}");
+    }
+}
+
+/// The `[LO..=HI]` range an option is documented with in the README's command-line
+/// reference is the one its `--help` shows (which the unit tests check against the parser).
+#[test]
+fn readme_option_ranges_are_the_helps() {
+    let readme = readme();
+    let range = |text: &str| -> Option<String> {
+        let start = text.find('[')?;
+        let rest = &text[start + 1..];
+        let (lo, rest) = rest.split_once("..=")?;
+        let hi: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        lo.parse::<u64>().ok().map(|lo| format!("{lo}..={hi}"))
+    };
+    let mut sub = "";
+    let mut checked = 0;
+    let mut helps = std::collections::HashMap::new();
+    for line in readme.lines() {
+        for (header, named) in [
+            ("| `chunk` option", "chunk"),
+            ("| `split` option", "split"),
+            ("| `demo` option", "demo"),
+            ("| engine option", "demo"),
+        ] {
+            if line.starts_with(header) {
+                sub = named;
+            }
+        }
+        if !line.starts_with("| `--") || sub.is_empty() {
+            if !line.starts_with('|') {
+                sub = "";
+            }
+            continue;
+        }
+        let long: String = line[3..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+            .collect();
+        let help: &String = helps.entry(sub).or_insert_with(|| {
+            String::from_utf8(run(&[sub, "--help"]).stdout).expect("UTF-8 help")
+        });
+        // The option's entry: its line and the continuation lines up to the next option.
+        let mut entry = String::new();
+        for help_line in help.lines().skip_while(|l| {
+            !l.trim_start().starts_with(&format!("{long} ")) && l.trim_start() != long
+        }) {
+            let trimmed = help_line.trim_start();
+            if !entry.is_empty() && (trimmed.starts_with('-') || trimmed.is_empty()) {
+                break;
+            }
+            entry.push_str(trimmed);
+            entry.push(' ');
+        }
+        assert!(!entry.is_empty(), "{sub} --help has no {long}");
+        let meaning = line.split(" | ").nth(1).expect("a meaning column");
+        assert_eq!(
+            range(meaning),
+            range(&entry),
+            "{sub} {long}: README `{meaning}`, help `{entry}`"
+        );
+        checked += 1;
+    }
+    assert!(checked >= 30, "{checked} options checked");
+}
+
+/// A live demo that sends a short message about every half second for 25 s.
+fn spawn_live_demo() -> std::process::Child {
+    let path = path_arg("prose-paragraphs.md");
+    let args = [
+        "demo",
+        &path,
+        "--live",
+        "--rate",
+        "20",
+        "--chunk-min",
+        "24",
+        "--chunk-max",
+        "48",
+        "--coalesce-max",
+        "48",
+    ];
+    Command::new(BIN)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn replystream")
+}
+
+/// Waits up to `limit` for `child` to exit; kills it and fails the test if it does not.
+#[allow(clippy::disallowed_methods)] // a real process on real time
+fn exits_within(child: &mut std::process::Child, limit: std::time::Duration) -> ExitStatus {
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().expect("wait for replystream") {
+            return status;
+        }
+        if start.elapsed() > limit {
+            child.kill().ok();
+            child.wait().ok();
+            panic!("replystream still running after {limit:?}");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// `demo --live | head -1`: once the reader is gone, the live demo stops at its next line
+/// (about half a second here) instead of streaming the rest of the reply (25 s), quietly and
+/// with success, as the other subcommands do.
+#[test]
+fn live_demo_exits_when_stdout_closes() {
+    let mut child = spawn_live_demo();
+    let mut stdout = BufReader::new(child.stdout.take().expect("piped stdout"));
+    let mut header = String::new();
+    stdout.read_line(&mut header).expect("the header");
+    assert!(header.starts_with("replystream demo: "), "{header}");
+    drop(stdout);
+    let status = exits_within(&mut child, std::time::Duration::from_secs(8));
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert!(status.success(), "{status:?}: {stderr}");
+    assert_eq!(stderr, "");
+}
+
+/// Ctrl-C during a live demo: the summary of what was shown so far, then exit status 130
+/// and one line on stderr.
+#[test]
+fn live_demo_prints_its_summary_on_ctrl_c() {
+    let mut child = spawn_live_demo();
+    let mut stdout = BufReader::new(child.stdout.take().expect("piped stdout"));
+    let mut seen = Vec::new();
+    // The header, a blank line, the columns, then the first message.
+    while seen.len() < 4 {
+        let mut line = String::new();
+        assert!(stdout.read_line(&mut line).expect("a line") > 0, "{seen:?}");
+        seen.push(line);
+    }
+    assert!(seen[3].contains(" block "), "{seen:?}");
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(kill.success());
+    let status = exits_within(&mut child, std::time::Duration::from_secs(5));
+    let mut rest = String::new();
+    stdout.read_to_string(&mut rest).unwrap();
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert_eq!(status.code(), Some(130), "{status:?}: {stderr}");
+    assert_eq!(stderr, "replystream: interrupted\n");
+    let messages = 1 + rest.lines().filter(|l| l.contains(" block ")).count();
+    let summary = rest.lines().last().expect("a summary line");
+    assert!(
+        summary.starts_with(&format!(
+            "summary: {messages} messages ({messages} block, 0 tool, 0 final); first message at "
+        )),
+        "{rest}"
+    );
+    assert!(summary.contains("; interrupted (Ctrl-C) at "), "{summary}");
+    assert!(!summary.contains("model finished"), "{summary}");
 }
 
 /// An OpenClaw file under `tests/data/openclaw/`.

@@ -45,9 +45,14 @@
 //!    falls back to the natural range, 800 or 2500 ms), `reasoningDefault`
 //!    (`"off"`/`"on"`/`"stream"`), and for the response prefix `model` (a string or
 //!    `{ primary }`) and `thinkingDefault`;
-//! 2. the agent (`agents.entries.<id>`, or `agents.list[]` with that `id`): `humanDelay`,
-//!    `reasoningDefault`, `model`, `thinkingDefault`, `identity.name`. Without an agent
-//!    named in the [`Selection`], the only configured agent is used, as OpenClaw does;
+//! 2. the agent (`agents.list[]` with that `id`, or `agents.entries.<id>`, the keyed form
+//!    newer OpenClaw versions write; with both, OpenClaw reads `entries` alone):
+//!    `humanDelay`, `reasoningDefault`, `model`, `thinkingDefault`, `identity.name`. Without
+//!    an agent named in the [`Selection`], the agent is the one OpenClaw routes the channel
+//!    and account to: a `bindings[]` rule for the account, else one for the whole channel
+//!    (`accountId: "*"`), else the agent marked `default: true`, else the first agent
+//!    (bindings that match a peer, guild, team or roles depend on the conversation and are
+//!    reported, not applied; see [`OpenClawSettings::agent`]);
 //! 3. the channel, `channels.<channel>`: `textChunkLimit`, `maxLinesPerMessage`,
 //!    `streaming.{mode, chunkMode, block.enabled, block.coalesce, preview.chunk}`, and
 //!    `mediaLocalRoots` (see below);
@@ -93,6 +98,7 @@
 //! with no built-in profile (the generic one is used). The rest of an OpenClaw file (models,
 //! tools, gateway, other channels) is not this library's business and is not reported.
 
+mod agents;
 mod json5;
 
 use std::fmt;
@@ -134,7 +140,8 @@ impl Selection {
         self
     }
 
-    /// For the agent `id` (`agents.entries.<id>` or `agents.list[]`).
+    /// For the agent `id` (`agents.list[]` or `agents.entries.<id>`), whatever the bindings
+    /// and the `default` mark say.
     pub fn agent(mut self, id: &str) -> Selection {
         self.agent = Some(id.to_owned());
         self
@@ -148,6 +155,10 @@ impl Selection {
 pub struct OpenClawSettings {
     /// The built-in profile of the channel (generic for a channel without one).
     pub profile: ChannelProfile,
+    /// The agent whose settings apply: the one named in the [`Selection`], else the one
+    /// OpenClaw routes the channel and account to (a binding, else the agent marked
+    /// `default: true`, else the first); `None` when the file configures no agent.
+    pub agent: Option<String>,
     /// What the file sets, as one layer over the profile.
     pub overrides: ConfigOverrides,
     /// Keys found but not applied, each with its JSON path.
@@ -323,21 +334,39 @@ impl OpenClawConfig {
             }
         };
         r.root(&self.root)?;
+        let channel_path = format!("channels.{channel}");
+        let section = self.channel_section(channel);
+        // The account first, since bindings route by it; what it reports keeps its place
+        // after the channel's own keys.
+        let reported = r.warnings.len();
+        let account = match section {
+            Some(section) => {
+                object_of(section, &channel_path)?;
+                r.account(section, &channel_path, selection.account.as_deref())?
+            }
+            None => None,
+        };
+        let account_warnings = r.warnings.split_off(reported);
+        let route = agents::Route {
+            channel,
+            account: match (&selection.account, &account) {
+                (Some(named), _) => named,
+                (None, Some((id, ..))) => id,
+                (None, None) => "default",
+            },
+        };
         let agents = self.root.get("agents");
         if let Some(defaults) = agents.and_then(|a| a.get("defaults")) {
             r.agent_level(defaults, "agents.defaults", true)?;
         }
-        if let Some(agents) = agents {
-            r.agent_entry(agents, selection.agent.as_deref())?;
-        } else if let Some(id) = &selection.agent {
+        if let (None, Some(id)) = (agents, &selection.agent) {
             return Err(error_at(
                 "agents",
                 Pos::default(),
                 format!("no agent `{id}`: the file configures no agents"),
             ));
         }
-        let channel_path = format!("channels.{channel}");
-        let section = self.channel_section(channel);
+        let agent = r.agent_entry(&self.root, agents, selection.agent.as_deref(), &route)?;
         let mut prefixes: Vec<(String, &Value)> = Vec::new();
         match section {
             None => {
@@ -359,11 +388,9 @@ impl OpenClawConfig {
                 }
             }
             Some(section) => {
-                object_of(section, &channel_path)?;
                 r.channel_level(section, &channel_path, true)?;
-                if let Some((account_path, account)) =
-                    r.account(section, &channel_path, selection.account.as_deref())?
-                {
+                r.warnings.extend(account_warnings);
+                if let Some((_, account_path, account)) = account {
                     r.channel_level(account, &account_path, false)?;
                     if let Some(p) = account.get("responsePrefix") {
                         prefixes.push((format!("{account_path}.responsePrefix"), p));
@@ -386,6 +413,7 @@ impl OpenClawConfig {
         }
         Ok(OpenClawSettings {
             profile,
+            agent,
             overrides: r.overrides,
             warnings: r.warnings,
         })
@@ -437,6 +465,7 @@ const AGENT_DEFAULT_KEYS: &[&str] = &[
 
 const AGENT_KEYS: &[&str] = &[
     "id",
+    "default",
     "humanDelay",
     "reasoningDefault",
     "thinkingDefault",
@@ -525,7 +554,13 @@ impl Reader {
     }
 
     fn root(&mut self, root: &Value) -> Result<(), OpenClawError> {
-        self.check_keys(root, "", &["agents", "channels", "messages"], &[], false);
+        self.check_keys(
+            root,
+            "",
+            &["agents", "bindings", "channels", "messages"],
+            &[],
+            false,
+        );
         if let Some(agents) = root.get("agents") {
             object_of(agents, "agents")?;
             self.check_keys(
@@ -622,80 +657,15 @@ impl Reader {
         Ok(())
     }
 
-    /// The selected agent's entry, if one is named or only one is configured.
-    fn agent_entry(&mut self, agents: &Value, id: Option<&str>) -> Result<(), OpenClawError> {
-        // (id, JSON path, entry) of every configured agent.
-        let mut found: Vec<(String, String, &Value)> = Vec::new();
-        if let Some(entries) = agents.get("entries") {
-            for m in object_of(entries, "agents.entries")? {
-                found.push((m.key.clone(), format!("agents.entries.{}", m.key), &m.value));
-            }
-        }
-        if let Some(list) = agents.get("list") {
-            let Kind::Array(items) = &list.kind else {
-                return Err(error_at(
-                    "agents.list",
-                    list.pos,
-                    format!("expected an array, got {}", list.describe()),
-                ));
-            };
-            for (i, item) in items.iter().enumerate() {
-                let name = match item.get("id").map(|v| &v.kind) {
-                    Some(Kind::String(s)) => s.clone(),
-                    _ => format!("#{i}"),
-                };
-                found.push((name, format!("agents.list[{i}]"), item));
-            }
-        }
-        let chosen = match id {
-            Some(id) => match found.iter().rev().find(|(n, ..)| n == id) {
-                Some((_, path, v)) => Some((path.clone(), *v)),
-                None => {
-                    let names: Vec<&str> = found.iter().map(|(n, ..)| n.as_str()).collect();
-                    let names = if names.is_empty() {
-                        "none".to_owned()
-                    } else {
-                        names.join(", ")
-                    };
-                    return Err(error_at(
-                        "agents",
-                        agents.pos,
-                        format!(
-                            "no agent `{id}` in agents.entries or agents.list (configured: {names})"
-                        ),
-                    ));
-                }
-            },
-            None if found.len() == 1 => Some((found[0].1.clone(), found[0].2)),
-            None if found.len() > 1 => {
-                self.warn(
-                    "agents",
-                    agents.pos,
-                    WarningKind::Selection,
-                    format!(
-                        "{} agents are configured and none was chosen: only agents.defaults \
-                         applies",
-                        found.len()
-                    ),
-                );
-                None
-            }
-            None => None,
-        };
-        if let Some((path, entry)) = chosen {
-            self.agent_level(entry, &path, false)?;
-        }
-        Ok(())
-    }
-
     /// The selected account of a channel, if any: named, else `defaultAccount`, else an
     /// account called `default`.
+    /// Returns the account's id, its JSON path and its object.
     fn account<'v>(
         &mut self,
         channel: &'v Value,
         channel_path: &str,
         id: Option<&str>,
-    ) -> Result<Option<(String, &'v Value)>, OpenClawError> {
+    ) -> Result<Option<(String, String, &'v Value)>, OpenClawError> {
         let accounts_path = format!("{channel_path}.accounts");
         let accounts = match channel.get("accounts") {
             Some(a) => Some((a, object_of(a, &accounts_path)?)),
@@ -723,7 +693,7 @@ impl Reader {
                 Some(a) => {
                     let path = format!("{accounts_path}.{id}");
                     object_of(a, &path)?;
-                    Ok(Some((path, a)))
+                    Ok(Some((id, path, a)))
                 }
                 None if id == "default" => Ok(None),
                 None => Err(error_at(
@@ -739,7 +709,7 @@ impl Reader {
                 Some(a) => {
                     let path = format!("{accounts_path}.default");
                     object_of(a, &path)?;
-                    Ok(Some((path, a)))
+                    Ok(Some(("default".to_owned(), path, a)))
                 }
                 None => {
                     if members.len() > 1 {
@@ -757,7 +727,7 @@ impl Reader {
                     } else if let Some(only) = members.first() {
                         let path = format!("{accounts_path}.{}", only.key);
                         object_of(&only.value, &path)?;
-                        Ok(Some((path, &only.value)))
+                        Ok(Some((only.key.clone(), path, &only.value)))
                     } else {
                         Ok(None)
                     }

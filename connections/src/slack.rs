@@ -1,0 +1,1 @@
+//! Discord REST (placeholder until step 4).

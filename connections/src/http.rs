@@ -35,14 +35,12 @@ impl HttpOptions {
 
 /// A reply of any status.
 #[derive(Debug)]
-#[allow(dead_code)] // headers: read by Discord and Slack (next commit)
 pub(crate) struct Reply {
     pub(crate) status: u16,
     pub(crate) body: String,
     headers: ureq::http::HeaderMap,
 }
 
-#[allow(dead_code)]
 impl Reply {
     /// A header's value as text.
     pub(crate) fn header(&self, name: &str) -> Option<&str> {
@@ -56,7 +54,6 @@ impl Reply {
 }
 
 /// A request body.
-#[allow(dead_code)]
 pub(crate) enum Body<'a> {
     None,
     Json(&'a serde_json::Value),

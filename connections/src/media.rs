@@ -72,3 +72,18 @@ pub(crate) fn read_file(path: &Path) -> Result<(String, Vec<u8>), Failure> {
         .map_or_else(|| "file".to_owned(), |n| n.to_string_lossy().into_owned());
     Ok((name, bytes))
 }
+
+/// `text` with the URL entries of `media` on lines of their own after it (platforms that
+/// take no file by URL show a link, and preview it).
+pub(crate) fn text_with_links(text: &str, media: &[String]) -> String {
+    let mut out = text.to_owned();
+    for entry in media {
+        if let Source::Url(url) = source(entry) {
+            if !out.is_empty() {
+                out.push('\n');
+            }
+            out.push_str(url);
+        }
+    }
+    out
+}

@@ -9,31 +9,19 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use fake::telegram::{FakeTelegram, Fault};
+use fake::{PROSE, failure, prose, send, stream_words};
 use replystream::driver::{Driver, DriverOptions, StreamEvent};
 use replystream::{
-    ChannelProfile, Config, HumanDelay, MessageKey, Payload, PreviewMode, ReplyTarget, SendId,
-    SendKind, SendOp, SendRequest,
+    ChannelProfile, Config, HumanDelay, MessageKey, Payload, PreviewMode, ReplyTarget, SendOp,
 };
 use replystream_connections::sink::PlatformSink;
 use replystream_connections::telegram::{Rendered, Telegram};
-use replystream_connections::{Failure, HttpOptions, Outcome, Platform};
+use replystream_connections::{HttpOptions, Outcome, Platform};
 
 const TOKEN: &str = "123456:SECRET-token_value";
 
 fn bot(fake: &FakeTelegram) -> Telegram {
     Telegram::with_options(TOKEN, &fake.url(), &HttpOptions::default())
-}
-
-fn send(op: SendOp, payload: Payload, message_ref: Option<&str>) -> SendRequest {
-    let message_ref = message_ref.map(str::to_owned);
-    SendRequest::new(SendId(1), SendKind::Block, op, payload, message_ref)
-}
-
-fn failure(outcome: Outcome) -> Failure {
-    match outcome {
-        Outcome::Failed(f) => f,
-        other => panic!("expected a failure, got {other:?}"),
-    }
 }
 
 #[test]
@@ -322,19 +310,6 @@ fn block_config() -> Config {
     config
 }
 
-const PROSE: &str = include_str!("../../tests/data/prose-paragraphs.md");
-
-fn stream_words(driver: &Driver, chat: &str, config: Config, text: &str, pause: Duration) {
-    let stream = driver.open(chat, config, 7).unwrap();
-    for word in text.split_inclusive(' ') {
-        stream.text(word).unwrap();
-        if !pause.is_zero() {
-            std::thread::sleep(pause);
-        }
-    }
-    stream.finish().unwrap();
-}
-
 #[test]
 fn a_reply_streamed_through_the_driver_arrives_whole_and_in_order_despite_a_429() {
     let fake = FakeTelegram::start(TOKEN, &["-100123"]);
@@ -399,8 +374,7 @@ fn a_live_preview_is_created_edited_and_finalized_in_place() {
     let mut config = Config::for_channel(&ChannelProfile::by_name("telegram").unwrap());
     config.preview = PreviewMode::Partial;
     config.preview_throttle_ms = 250;
-    let text = &PROSE[..PROSE.len().min(1500)];
-    let text = &text[..text.rfind(' ').unwrap()];
+    let text = prose(1500);
     let driver = Driver::spawn(PlatformSink::new(bot(&fake)), DriverOptions::default());
     stream_words(&driver, "99", config, text, Duration::from_millis(3));
     assert!(driver.shutdown(Duration::from_secs(20)).is_clean());
@@ -425,8 +399,7 @@ fn a_slow_chat_does_not_hold_up_another() {
         DriverOptions::default(),
     );
     let began = Instant::now();
-    let text = &PROSE[..PROSE.len().min(1200)];
-    let text = &text[..text.rfind(' ').unwrap()];
+    let text = prose(1200);
     stream_words(&driver, "slow", block_config(), text, Duration::ZERO);
     stream_words(&driver, "fast", block_config(), text, Duration::ZERO);
     let deadline = Instant::now() + Duration::from_secs(5);

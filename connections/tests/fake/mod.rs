@@ -3,6 +3,8 @@
 //! and the CLI's (through `#[path]`), so every part is not used by every test binary.
 #![allow(dead_code, unreachable_pub, clippy::disallowed_methods)]
 
+pub mod discord;
+pub mod slack;
 pub mod telegram;
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -246,4 +248,50 @@ pub fn tiles(input: &str, messages: &[String]) -> Result<(), String> {
         return Err(format!("text lost at the end: {rest:?}"));
     }
     Ok(())
+}
+
+/// A send built by hand, for a platform called directly.
+pub fn send(
+    op: replystream::SendOp,
+    payload: replystream::Payload,
+    message_ref: Option<&str>,
+) -> replystream::SendRequest {
+    let message_ref = message_ref.map(str::to_owned);
+    let kind = replystream::SendKind::Block;
+    replystream::SendRequest::new(replystream::SendId(1), kind, op, payload, message_ref)
+}
+
+/// The failure in `outcome`; panics when it was delivered.
+pub fn failure(outcome: replystream_connections::Outcome) -> replystream_connections::Failure {
+    match outcome {
+        replystream_connections::Outcome::Failed(f) => f,
+        other => panic!("expected a failure, got {other:?}"),
+    }
+}
+
+/// Streams `text` word by word into a new turn of `chat`, then finishes it.
+pub fn stream_words(
+    driver: &replystream::driver::Driver,
+    chat: &str,
+    config: replystream::Config,
+    text: &str,
+    pause: Duration,
+) {
+    let stream = driver.open(chat, config, 7).unwrap();
+    for word in text.split_inclusive(' ') {
+        stream.text(word).unwrap();
+        if !pause.is_zero() {
+            std::thread::sleep(pause);
+        }
+    }
+    stream.finish().unwrap();
+}
+
+/// A reply of several paragraphs (from the library's test data).
+pub const PROSE: &str = include_str!("../../../tests/data/prose-paragraphs.md");
+
+/// `PROSE` cut at a word boundary before `max` bytes.
+pub fn prose(max: usize) -> &'static str {
+    let text = &PROSE[..PROSE.len().min(max)];
+    &text[..text.rfind(' ').unwrap()]
 }

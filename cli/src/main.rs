@@ -8,6 +8,7 @@
 
 mod deltas;
 mod demo;
+mod post;
 mod replay;
 mod settings;
 mod text;
@@ -44,6 +45,8 @@ enum Command {
     Demo(demo::DemoArgs),
     /// Replay timed inputs (JSON lines) and print the engine's actions as JSON lines
     Replay(replay::ReplayArgs),
+    /// Stream FILE (or a live model's reply) into a Telegram, Discord or Slack chat
+    Post(post::PostArgs),
 }
 
 /// The command-line grammar: [`Cli`], with every option that takes a value allowed to take a
@@ -74,6 +77,7 @@ impl Command {
             Command::Split(args) => text::run_split(args),
             Command::Demo(args) => demo::run_demo(args),
             Command::Replay(args) => replay::run_replay(args),
+            Command::Post(args) => post::run_post(args),
         }
     }
 }

@@ -5,9 +5,6 @@
 
 mod fake;
 
-use std::time::Duration;
-
-use fake::{Response, serve};
 use replystream::OwnedInput;
 use replystream_connections::model::{Decoder, ModelError, ModelRequest, Protocol, stream_reply};
 use replystream_connections::sse::{SseError, SseEvent, SseParser};
@@ -418,40 +415,9 @@ fn random_bytes_never_panic() {
     }
 }
 
-/// A model server that streams `body` in pieces of `piece` bytes, `pause` apart, and
-/// breaks off after `cut_at` bytes if given.
-fn model_server(
-    body: &'static str,
-    piece: usize,
-    cut_at: Option<usize>,
-    key: &'static str,
-) -> fake::Server {
-    serve(move |req| {
-        let authorized = req.header("authorization") == Some(&format!("Bearer {key}"))
-            || req.header("x-api-key") == Some(key);
-        if !authorized {
-            return Response::json(
-                401,
-                &serde_json::json!({ "error": { "message": "Incorrect API key provided" } }),
-            );
-        }
-        let bytes = &body.as_bytes()[..cut_at.unwrap_or(body.len())];
-        let chunks = bytes
-            .chunks(piece)
-            .map(|c| (Duration::from_millis(2), c.to_vec()))
-            .collect();
-        Response {
-            status: 200,
-            headers: vec![("Content-Type".into(), "text/event-stream".into())],
-            chunks,
-            cut: cut_at.is_some(),
-        }
-    })
-}
-
 #[test]
 fn a_streamed_http_reply_is_read_as_it_comes_and_a_broken_one_is_an_error() {
-    let server = model_server(ANTHROPIC, 37, None, "sk-ant-SECRET");
+    let server = fake::sse_server(ANTHROPIC, 37, None, "sk-ant-SECRET");
     let request = ModelRequest::new(
         Protocol::Anthropic,
         &format!("{}/v1", server.url()),
@@ -465,7 +431,7 @@ fn a_streamed_http_reply_is_read_as_it_comes_and_a_broken_one_is_an_error() {
     assert_eq!(inputs[3], text("Here you go: "));
 
     let cut = OPENAI_CHAT.find("漢字").unwrap();
-    let server = model_server(OPENAI_CHAT, 50, Some(cut), "sk-SECRET");
+    let server = fake::sse_server(OPENAI_CHAT, 50, Some(cut), "sk-SECRET");
     let request = ModelRequest::new(
         Protocol::OpenAiChat,
         &server.url(),

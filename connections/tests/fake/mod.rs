@@ -295,3 +295,33 @@ pub fn prose(max: usize) -> &'static str {
     let text = &PROSE[..PROSE.len().min(max)];
     &text[..text.rfind(' ').unwrap()]
 }
+
+/// A model API that answers any request carrying `key` (as a bearer token or `x-api-key`)
+/// with `body` as a server-sent-event stream, in pieces of `piece` bytes 2 ms apart, broken
+/// off after `cut_at` bytes if given; other requests get a 401.
+pub fn sse_server(
+    body: &'static str,
+    piece: usize,
+    cut_at: Option<usize>,
+    key: &'static str,
+) -> Server {
+    serve(move |req| {
+        let authorized = req.header("authorization") == Some(&format!("Bearer {key}"))
+            || req.header("x-api-key") == Some(key);
+        if !authorized {
+            let error = serde_json::json!({ "error": { "message": "Incorrect API key provided" } });
+            return Response::json(401, &error);
+        }
+        let bytes = &body.as_bytes()[..cut_at.unwrap_or(body.len())];
+        let chunks = bytes
+            .chunks(piece)
+            .map(|c| (Duration::from_millis(2), c.to_vec()))
+            .collect();
+        Response {
+            status: 200,
+            headers: vec![("Content-Type".into(), "text/event-stream".into())],
+            chunks,
+            cut: cut_at.is_some(),
+        }
+    })
+}

@@ -301,6 +301,59 @@ impl Telegram {
     }
 }
 
+/// A user's text message, from [`Telegram::updates`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct IncomingMessage {
+    /// The update's id: ask for updates from `update_id + 1` next.
+    pub update_id: i64,
+    /// The chat it came from (the key to open the reply's stream with).
+    pub chat: String,
+    /// The message's id (to reply to it).
+    pub message_id: String,
+    /// Its text.
+    pub text: String,
+}
+
+impl Telegram {
+    /// Long-polls `getUpdates` for new messages from `offset` on, waiting up to
+    /// `wait_secs` (keep it under the HTTP timeout). Updates that are not text messages are
+    /// skipped, but their ids still count: pass the returned offset next time.
+    pub fn updates(
+        &self,
+        offset: i64,
+        wait_secs: u32,
+    ) -> Result<(i64, Vec<IncomingMessage>), Failure> {
+        let body =
+            json!({ "offset": offset, "timeout": wait_secs, "allowed_updates": ["message"] });
+        let result = self
+            .call("getUpdates", Body::Json(&body))
+            .map_err(Refusal::into_failure)?;
+        let mut next = offset;
+        let mut messages = Vec::new();
+        for update in result.as_array().into_iter().flatten() {
+            let Some(id) = update.get("update_id").and_then(Value::as_i64) else {
+                continue;
+            };
+            next = next.max(id + 1);
+            let m = &update["message"];
+            if let (Some(chat), Some(message_id), Some(text)) = (
+                m.pointer("/chat/id").and_then(Value::as_i64),
+                m.get("message_id").and_then(Value::as_i64),
+                m.get("text").and_then(Value::as_str),
+            ) {
+                messages.push(IncomingMessage {
+                    update_id: id,
+                    chat: chat.to_string(),
+                    message_id: message_id.to_string(),
+                    text: text.to_owned(),
+                });
+            }
+        }
+        Ok((next, messages))
+    }
+}
+
 impl Platform for Telegram {
     fn name(&self) -> &'static str {
         "telegram"
@@ -379,14 +432,18 @@ impl ApiError {
 
 impl Refusal {
     fn into_outcome(self) -> Outcome {
+        self.into_failure().into()
+    }
+
+    fn into_failure(self) -> Failure {
         match self {
-            Refusal::Failed(f) => f.into(),
+            Refusal::Failed(f) => f,
             Refusal::Api(e) => {
                 let reason = format!("{}: {} {}", e.method, e.code, e.description);
                 if e.code == 429 || e.code >= 500 {
-                    Failure::transient(e.retry_after_ms, reason).into()
+                    Failure::transient(e.retry_after_ms, reason)
                 } else {
-                    Failure::permanent(reason).into()
+                    Failure::permanent(reason)
                 }
             }
         }

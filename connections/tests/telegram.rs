@@ -415,3 +415,26 @@ fn a_slow_chat_does_not_hold_up_another() {
     assert!(driver.shutdown(Duration::from_secs(30)).is_clean());
     fake::tiles(text, &fake.texts("slow")).unwrap();
 }
+
+#[test]
+fn updates_bring_text_messages_and_the_next_offset() {
+    let fake = FakeTelegram::start(TOKEN, &["31"]);
+    let tg = bot(&fake);
+    fake.user_says("31", "hello bot ✓");
+    fake.user_says("-77", "from a group");
+    let (next, messages) = tg.updates(0, 0).unwrap();
+    let got: Vec<(&str, &str, &str)> = messages
+        .iter()
+        .map(|m| (m.chat.as_str(), m.message_id.as_str(), m.text.as_str()))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            ("31", "5000", "hello bot ✓"),
+            ("-77", "5010", "from a group")
+        ]
+    );
+    // The edited message (update 900) is skipped but counted.
+    assert_eq!(next, 901);
+    assert_eq!(tg.updates(next, 0).unwrap(), (901, Vec::new()));
+}

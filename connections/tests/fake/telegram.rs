@@ -48,6 +48,8 @@ pub struct State {
     /// Calls made while a rate limit was in force.
     pub early_calls: u32,
     pub latency: Duration,
+    /// Updates a user made: (update_id, chat, text).
+    pub updates: Vec<(i64, String, String)>,
     /// Extra latency for one chat's calls.
     pub slow: HashMap<String, Duration>,
 }
@@ -102,6 +104,13 @@ impl FakeTelegram {
     pub fn fail_later(&self, method: &str, skip: u32, fault: Fault) {
         let mut st = self.state.lock().unwrap();
         st.faults.push_back((method.to_owned(), skip, fault));
+    }
+
+    /// A user writes `text` in `chat` (seen by `getUpdates`).
+    pub fn user_says(&self, chat: &str, text: &str) {
+        let mut st = self.state.lock().unwrap();
+        let id = 500 + st.updates.len() as i64;
+        st.updates.push((id, chat.to_owned(), text.to_owned()));
     }
 
     pub fn block(&self, chat: &str) {
@@ -211,6 +220,21 @@ fn answer(
             }
             Fault::ServerError => error(500, "Internal Server Error"),
         };
+    }
+    if method == "getUpdates" {
+        let offset = fields.get("offset").and_then(Value::as_i64).unwrap_or(0);
+        let updates: Vec<Value> = st
+            .updates
+            .iter()
+            .filter(|u| u.0 >= offset)
+            .map(|(id, chat, text)| {
+                let chat_id: i64 = chat.parse().unwrap_or(0);
+                json!({ "update_id": id, "message": {
+                    "message_id": id * 10, "chat": { "id": chat_id, "type": "private" }, "text": text } })
+            })
+            .chain(std::iter::once(json!({ "update_id": 900, "edited_message": {} })).filter(|_| offset <= 900))
+            .collect();
+        return ok(Value::Array(updates));
     }
     if !st.chats.contains_key(chat) {
         return error(400, "Bad Request: chat not found");

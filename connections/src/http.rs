@@ -14,12 +14,16 @@ use crate::Failure;
 pub struct HttpOptions {
     /// The most one request may take, connect to last byte (default 30 s).
     pub timeout: Duration,
+    /// Open connections kept for reuse (default 64). Keep it at least the sink's worker
+    /// count: a call without an idle connection pays a new TCP and TLS handshake.
+    pub idle_connections: usize,
 }
 
 impl Default for HttpOptions {
     fn default() -> Self {
         HttpOptions {
             timeout: Duration::from_secs(30),
+            idle_connections: 64,
         }
     }
 }
@@ -29,6 +33,13 @@ impl HttpOptions {
     #[must_use]
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
         self.timeout = timeout;
+        self
+    }
+
+    /// With `idle_connections` set.
+    #[must_use]
+    pub fn with_idle_connections(mut self, idle_connections: usize) -> Self {
+        self.idle_connections = idle_connections;
         self
     }
 }
@@ -71,6 +82,8 @@ impl Http {
         let agent: Agent = Agent::config_builder()
             .timeout_global(Some(options.timeout))
             .http_status_as_error(false)
+            .max_idle_connections(options.idle_connections)
+            .max_idle_connections_per_host(options.idle_connections)
             .user_agent(concat!(
                 "replystream-connections/",
                 env!("CARGO_PKG_VERSION")

@@ -438,3 +438,40 @@ fn updates_bring_text_messages_and_the_next_offset() {
     assert_eq!(next, 901);
     assert_eq!(tg.updates(next, 0).unwrap(), (901, Vec::new()));
 }
+
+#[test]
+fn workers_keep_their_connections_open_between_calls() {
+    let chats: Vec<String> = (0..6).map(|i| format!("{}", 600 + i)).collect();
+    let refs: Vec<&str> = chats.iter().map(String::as_str).collect();
+    let fake = FakeTelegram::start(TOKEN, &refs);
+    fake.set_latency(Duration::from_millis(10));
+    let driver = Driver::spawn(
+        PlatformSink::new(bot(&fake)).with_workers(6),
+        DriverOptions::default(),
+    );
+    let text = prose(1200);
+    let handles: Vec<_> = chats
+        .iter()
+        .map(|c| {
+            let stream = driver.open(c, block_config(), 1).unwrap();
+            stream.text(text).unwrap();
+            stream.finish().unwrap();
+            stream
+        })
+        .collect();
+    assert!(driver.shutdown(Duration::from_secs(20)).is_clean());
+    drop(handles);
+    for c in &chats {
+        fake::tiles(text, &fake.texts(c)).unwrap();
+    }
+    let calls = fake.calls().len();
+    let connections = fake
+        .server
+        .connections
+        .load(std::sync::atomic::Ordering::Relaxed);
+    assert!(calls >= 18, "{calls}");
+    assert!(
+        connections <= 6,
+        "{connections} connections for {calls} calls on 6 workers"
+    );
+}

@@ -90,6 +90,8 @@ type Handler = dyn Fn(&Request) -> Response + Send + Sync;
 /// connection attempt or stays parked; tests are short-lived).
 pub struct Server {
     pub addr: SocketAddr,
+    /// TCP connections accepted so far.
+    pub connections: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl Server {
@@ -103,19 +105,23 @@ pub fn serve(handler: impl Fn(&Request) -> Response + Send + Sync + 'static) -> 
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
     let addr = listener.local_addr().unwrap();
     let handler: Arc<Handler> = Arc::new(handler);
+    let connections = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = connections.clone();
     std::thread::spawn(move || {
         for conn in listener.incoming() {
             let Ok(conn) = conn else { continue };
+            counted.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let handler = handler.clone();
             std::thread::spawn(move || {
                 let _ = serve_connection(conn, &*handler);
             });
         }
     });
-    Server { addr }
+    Server { addr, connections }
 }
 
 fn serve_connection(conn: TcpStream, handler: &Handler) -> std::io::Result<()> {
+    conn.set_nodelay(true)?;
     let mut reader = BufReader::new(conn.try_clone()?);
     let mut out = conn;
     loop {
@@ -163,6 +169,14 @@ fn serve_connection(conn: TcpStream, handler: &Handler) -> std::io::Result<()> {
         } else {
             let len: usize = response.chunks.iter().map(|(_, c)| c.len()).sum();
             head.push_str(&format!("Content-Length: {len}\r\n\r\n"));
+        }
+        if !streamed {
+            // One write: a reply split in two small writes waits on Nagle and a delayed ACK.
+            let mut whole = head.into_bytes();
+            whole.extend(response.chunks.iter().flat_map(|(_, c)| c.iter().copied()));
+            out.write_all(&whole)?;
+            out.flush()?;
+            continue;
         }
         out.write_all(head.as_bytes())?;
         for (pause, chunk) in &response.chunks {

@@ -475,3 +475,61 @@ fn workers_keep_their_connections_open_between_calls() {
         "{connections} connections for {calls} calls on 6 workers"
     );
 }
+
+#[test]
+fn dns_and_tls_failures_are_transient_network_failures() {
+    let hi = send(SendOp::CREATE, Payload::text("hi"), None);
+    let options = HttpOptions::default().with_timeout(Duration::from_secs(5));
+    let nowhere = Telegram::with_options(TOKEN, "http://replystream-test.invalid", &options);
+    let f = failure(nowhere.deliver("1", &hi));
+    assert!(!f.permanent && f.reason.starts_with("network:"), "{f:?}");
+    assert!(!f.reason.contains("SECRET"), "{}", f.reason);
+    // TLS to a server that speaks plain HTTP: the handshake fails.
+    let fake = FakeTelegram::start(TOKEN, &["1"]);
+    let tls = fake.url().replace("http://", "https://");
+    let f = failure(Telegram::with_options(TOKEN, &tls, &options).deliver("1", &hi));
+    assert!(!f.permanent && f.reason.starts_with("network:"), "{f:?}");
+    assert!(!f.reason.contains("SECRET"), "{}", f.reason);
+    assert!(fake.texts("1").is_empty());
+}
+
+#[test]
+fn a_500_storm_is_retried_with_backoff_then_reported_undelivered() {
+    let fake = FakeTelegram::start(TOKEN, &["8"]);
+    fake.break_down();
+    let idle = Arc::new(Mutex::new(Vec::new()));
+    let seen = idle.clone();
+    let sink = PlatformSink::new(bot(&fake)).on_event(move |_, e| {
+        if let StreamEvent::Idle(o) = e {
+            seen.lock().unwrap().push(o.clone());
+        }
+    });
+    let driver = Driver::spawn(sink, DriverOptions::default());
+    stream_words(
+        &driver,
+        "8",
+        block_config(),
+        "A short reply that never arrives.",
+        Duration::ZERO,
+    );
+    assert!(driver.shutdown(Duration::from_secs(20)).is_clean());
+    let outcome = idle.lock().unwrap().pop().expect("the turn ended");
+    assert!(!outcome.all_delivered());
+    assert_eq!(outcome.undelivered.len(), 1, "{outcome:?}");
+    assert_eq!(
+        outcome.undelivered[0].payload.text,
+        "A short reply that never arrives."
+    );
+    // The block, then the final that carries its text again: each tried once and retried
+    // three times, every retry at least the engine's 1 s backoff after the try before.
+    let times: Vec<Instant> = fake.calls().iter().map(|c| c.3).collect();
+    assert_eq!(times.len(), 8, "{:?}", fake.calls());
+    for send in times.chunks(4) {
+        for pair in send.windows(2) {
+            assert!(
+                pair[1] - pair[0] >= Duration::from_millis(1000),
+                "a retry came early"
+            );
+        }
+    }
+}

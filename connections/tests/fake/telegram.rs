@@ -35,6 +35,13 @@ pub enum Fault {
     ServerError,
 }
 
+impl FakeTelegram {
+    /// Every call answers 500 from now on.
+    pub fn break_down(&self) {
+        self.state.lock().unwrap().broken = true;
+    }
+}
+
 #[derive(Default)]
 pub struct State {
     pub chats: HashMap<String, BTreeMap<i64, Message>>,
@@ -48,6 +55,8 @@ pub struct State {
     /// Calls made while a rate limit was in force.
     pub early_calls: u32,
     pub latency: Duration,
+    /// Every call answers 500.
+    pub broken: bool,
     /// Updates a user made: (update_id, chat, text).
     pub updates: Vec<(i64, String, String)>,
     /// Extra latency for one chat's calls.
@@ -203,6 +212,9 @@ fn answer(
             return rate_limited(left);
         }
         st.limited_until = None;
+    }
+    if st.broken {
+        return error(500, "Internal Server Error");
     }
     let due = match st.faults.iter().position(|(m, _, _)| m == method) {
         Some(i) if st.faults[i].1 > 0 => {

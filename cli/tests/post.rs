@@ -302,3 +302,38 @@ fn a_model_stream_that_breaks_exits_1_after_posting_what_came_and_the_error() {
         "an incomplete event is not shown: {chat}"
     );
 }
+
+#[test]
+fn a_live_preview_through_post_ends_as_one_message_holding_the_reply() {
+    let fake = FakeTelegram::start(TG_TOKEN, &["77"]);
+    let url = fake.url();
+    let reply = "Streaming into one message: it is created, edited as the text grows, \
+                 and finally edited into the whole reply, cursor gone. 漢字 and 👩‍👩‍👧 too.";
+    let args = [
+        "-",
+        "--to",
+        "telegram",
+        "--chat",
+        "77",
+        "--api-url",
+        &url,
+        "--rate",
+        "40",
+        "--token",
+        "3",
+        "--preview",
+        "partial",
+        "--throttle-ms",
+        "250",
+    ];
+    let output = post(&args, &[("TELEGRAM_BOT_TOKEN", TG_TOKEN)], Some(reply));
+    let (out, err) = texts(&output);
+    assert_eq!(output.status.code(), Some(0), "{out}\n{err}");
+    let messages = fake.messages("77");
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert_eq!(messages[0].text, reply);
+    assert!(messages[0].edits >= 2, "{messages:?}");
+    assert!(out.contains("create preview"), "{out}");
+    assert!(out.contains("edit   preview"), "{out}");
+    assert!(out.contains("edit   final"), "{out}");
+}

@@ -73,7 +73,8 @@ impl PlatformSink {
         self
     }
 
-    /// Calls `observer` on the worker thread after every platform call.
+    /// Calls `observer` on the worker thread after every platform call, before the ack (a
+    /// panic in it is contained: the ack still goes out).
     #[must_use]
     pub fn on_delivery(
         mut self,
@@ -245,14 +246,16 @@ impl Pool {
         }))
         .unwrap_or_else(|_| crate::Failure::permanent("the platform connection panicked").into());
         if let Some(observer) = &self.observer {
-            observer(&DeliveryReport {
+            let report = DeliveryReport {
                 stream: job.stream,
                 chat,
                 send: &job.send,
                 outcome: &outcome,
                 began,
                 took: began.elapsed(),
-            });
+            };
+            // The ack below must go out whatever the observer does.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| observer(&report)));
         }
         let id = job.send.send_id;
         // An ack to a driver that stopped has nowhere to go; nothing else to do with it.

@@ -533,3 +533,24 @@ fn a_500_storm_is_retried_with_backoff_then_reported_undelivered() {
         }
     }
 }
+
+#[test]
+fn a_panicking_observer_does_not_stop_deliveries() {
+    let fake = FakeTelegram::start(TOKEN, &["4"]);
+    let sink = PlatformSink::new(bot(&fake))
+        .with_workers(1)
+        .on_delivery(|_| panic!("an observer bug"));
+    let driver = Driver::spawn(sink, DriverOptions::default());
+    let text = prose(900);
+    stream_words(&driver, "4", block_config(), text, Duration::ZERO);
+    stream_words(
+        &driver,
+        "4",
+        block_config(),
+        "A second turn.",
+        Duration::ZERO,
+    );
+    assert!(driver.shutdown(Duration::from_secs(10)).is_clean());
+    let texts = fake.texts("4");
+    fake::tiles(&format!("{text}\n\nA second turn."), &texts).unwrap();
+}

@@ -51,7 +51,7 @@ pub(crate) struct PostArgs {
     chat: String,
 
     /// The platform's API base URL [default: the public API]
-    #[arg(long, value_name = "URL")]
+    #[arg(long, value_name = "URL", value_parser = url)]
     api_url: Option<String>,
 
     /// With FILE: deltas per second [1..=100000]
@@ -69,7 +69,7 @@ pub(crate) struct PostArgs {
     from: Option<ModelApi>,
 
     /// With --from: the model API's base URL [default: the provider's public /v1]
-    #[arg(long, value_name = "URL", requires = "from")]
+    #[arg(long, value_name = "URL", requires = "from", value_parser = url)]
     base_url: Option<String>,
 
     /// With --from: the model's name
@@ -132,6 +132,16 @@ impl Target {
             Target::Discord => "DISCORD_BOT_TOKEN",
             Target::Slack => "SLACK_BOT_TOKEN",
         }
+    }
+}
+
+/// An `http://` or `https://` URL.
+fn url(text: &str) -> Result<String, String> {
+    let lower = text.to_ascii_lowercase();
+    if (lower.starts_with("http://") || lower.starts_with("https://")) && text.len() > 8 {
+        Ok(text.to_owned())
+    } else {
+        Err("expected an http:// or https:// URL".to_owned())
     }
 }
 

@@ -9,7 +9,8 @@
 //! | any other `ok: false` (`channel_not_found`, `not_in_channel`, `invalid_auth`, `msg_too_long`, ...) | permanent |
 //!
 //! The chat key is the channel id. Text goes out as the engine wrote it (Slack reads it as
-//! mrkdwn); a reply-to id becomes `thread_ts`. Media by URL is linked in the text (Slack
+//! mrkdwn) with `&`, `<` and `>` escaped as Slack asks, so a model's `<!channel>` or
+//! `<@U123>` shows as text and pings nobody; a reply-to id becomes `thread_ts`. Media by URL is linked in the text (Slack
 //! unfurls it); uploading local files (Slack's external-upload flow) is not supported: such
 //! a send is refused as permanent, saying which file. Slack has no drafts.
 
@@ -100,7 +101,7 @@ impl Slack {
         }
         let mut body = json!({
             "channel": chat,
-            "text": media::text_with_links(&payload.text, &payload.media),
+            "text": escape(&media::text_with_links(&payload.text, &payload.media)),
         });
         if let Some(ReplyTarget::Id(ts)) = &payload.reply_to {
             body["thread_ts"] = Value::from(ts.as_str());
@@ -115,7 +116,10 @@ impl Slack {
         let Some(ts) = send.message_ref.as_deref() else {
             return Failure::permanent("edit: no Slack message ts to edit").into();
         };
-        let text = media::text_with_links(&send.payload.text, &send.payload.media);
+        let text = escape(&media::text_with_links(
+            &send.payload.text,
+            &send.payload.media,
+        ));
         let body = json!({ "channel": chat, "ts": ts, "text": text });
         match self.call("chat.update", &body) {
             Ok(_) => Outcome::delivered(send.message_ref.clone()),
@@ -150,4 +154,12 @@ impl Platform for Slack {
             _ => Failure::permanent(format!("slack has no {} operation", send.op.name())).into(),
         }
     }
+}
+
+/// Slack's three control characters as entities: `<...>` would otherwise be read as a
+/// mention, a channel ping or a link.
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }

@@ -11,7 +11,10 @@ use super::{Request, Response, Server, serve};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Message {
+    /// The text as users see it (entities decoded).
     pub text: String,
+    /// Whom it pinged: `<!channel>`, `<!here>`, `<!everyone>`, `<@U...>` in the raw text.
+    pub pings: Vec<String>,
     pub thread_ts: Option<String>,
     pub edits: u32,
 }
@@ -119,7 +122,12 @@ fn answer(st: &mut State, req: &Request, authorized: bool) -> Response {
     let Some(msgs) = st.channels.get_mut(&channel) else {
         return not_ok("channel_not_found");
     };
-    let text = body["text"].as_str().unwrap_or("").to_owned();
+    let raw = body["text"].as_str().unwrap_or("").to_owned();
+    let pings = pings(&raw);
+    let text = raw
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&");
     if text.chars().count() > 40_000 {
         return not_ok("msg_too_long");
     }
@@ -134,6 +142,7 @@ fn answer(st: &mut State, req: &Request, authorized: bool) -> Response {
             let thread_ts = body["thread_ts"].as_str().map(str::to_owned);
             let message = Message {
                 text,
+                pings,
                 thread_ts,
                 edits: 0,
             };
@@ -146,6 +155,7 @@ fn answer(st: &mut State, req: &Request, authorized: bool) -> Response {
         "/chat.update" => match msgs.get_mut(&ts) {
             Some(m) => {
                 m.text = text;
+                m.pings.extend(pings);
                 m.edits += 1;
                 Response::json(200, &json!({ "ok": true, "channel": channel, "ts": ts }))
             }
@@ -157,4 +167,13 @@ fn answer(st: &mut State, req: &Request, authorized: bool) -> Response {
         },
         _ => not_ok("unknown_method"),
     }
+}
+
+fn pings(raw: &str) -> Vec<String> {
+    raw.split('<')
+        .skip(1)
+        .filter_map(|p| p.split('>').next())
+        .filter(|p| p.starts_with('!') || p.starts_with('@'))
+        .map(str::to_owned)
+        .collect()
 }

@@ -554,3 +554,20 @@ fn a_panicking_observer_does_not_stop_deliveries() {
     let texts = fake.texts("4");
     fake::tiles(&format!("{text}\n\nA second turn."), &texts).unwrap();
 }
+
+#[test]
+fn a_server_that_never_answers_fails_after_the_timeout_not_later() {
+    let fake = FakeTelegram::start(TOKEN, &["1"]);
+    fake.set_latency(Duration::from_secs(10));
+    let options = HttpOptions::default().with_timeout(Duration::from_millis(500));
+    let tg = Telegram::with_options(TOKEN, &fake.url(), &options);
+    let began = Instant::now();
+    let f = failure(tg.deliver("1", &send(SendOp::CREATE, Payload::text("hi"), None)));
+    let took = began.elapsed();
+    assert!(!f.permanent && f.reason.starts_with("network:"), "{f:?}");
+    assert!(!f.reason.contains("SECRET"), "{}", f.reason);
+    assert!(
+        took >= Duration::from_millis(500) && took < Duration::from_secs(3),
+        "{took:?}"
+    );
+}

@@ -110,6 +110,26 @@ pub struct SendRequest {
     pub message_ref: Option<String>,
 }
 
+impl SendRequest {
+    /// A send built by hand: to test a sink or a platform connection without an engine, or
+    /// to replay a recorded send. The engine makes its own.
+    pub fn new(
+        send_id: SendId,
+        kind: SendKind,
+        op: SendOp,
+        payload: Payload,
+        message_ref: Option<String>,
+    ) -> SendRequest {
+        SendRequest {
+            send_id,
+            kind,
+            op,
+            payload,
+            message_ref,
+        }
+    }
+}
+
 /// Why the engine stopped streaming.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]

@@ -8,6 +8,7 @@
 
 mod deltas;
 mod demo;
+mod post;
 mod replay;
 mod settings;
 mod text;
@@ -44,6 +45,8 @@ enum Command {
     Demo(demo::DemoArgs),
     /// Replay timed inputs (JSON lines) and print the engine's actions as JSON lines
     Replay(replay::ReplayArgs),
+    /// Stream FILE (or a live model's reply) into a Telegram, Discord or Slack chat
+    Post(post::PostArgs),
 }
 
 /// The command-line grammar: [`Cli`], with every option that takes a value allowed to take a
@@ -74,6 +77,7 @@ impl Command {
             Command::Split(args) => text::run_split(args),
             Command::Demo(args) => demo::run_demo(args),
             Command::Replay(args) => replay::run_replay(args),
+            Command::Post(args) => post::run_post(args),
         }
     }
 }
@@ -297,8 +301,15 @@ mod tests {
 
     /// Parses `replystream SUB FILE --LONG VALUE`.
     fn parse_option(sub: &str, long: &str, value: &str) -> Result<Cli, clap::Error> {
-        let args = ["replystream", sub, "FILE", &format!("--{long}"), value];
-        parse(args.map(OsString::from))
+        let option = format!("--{long}");
+        let mut args = vec!["replystream", sub, "FILE", &option, value];
+        // `post` needs its destination.
+        for (name, given) in [("to", "telegram"), ("chat", "1")] {
+            if sub == "post" && long != name {
+                args.extend([if name == "to" { "--to" } else { "--chat" }, given]);
+            }
+        }
+        parse(args.into_iter().map(OsString::from))
     }
 
     /// Every option that takes a value, as (subcommand, long name, help text, value name).
@@ -357,6 +368,11 @@ mod tests {
     #[test]
     fn negative_numbers_reach_the_value_parser() {
         for (sub, long, ..) in value_options() {
+            // Free text, where -1 is a fine value (a Telegram group's chat id is negative).
+            if sub == "post" && ["chat", "model", "prompt"].contains(&long.as_str()) {
+                assert!(parse_option(&sub, &long, "-1").is_ok(), "{sub} --{long} -1");
+                continue;
+            }
             let err = parse_option(&sub, &long, "-1").err().unwrap_or_else(|| {
                 panic!("{sub} --{long} -1 was accepted");
             });

@@ -156,6 +156,13 @@ pub trait Sink: std::marker::Send + 'static {
     /// through `acks`.
     fn deliver(&mut self, stream: StreamId, send: &SendRequest, acks: &AckHandle) -> Delivery;
 
+    /// Tells the sink the chat `stream` was opened for ([`Driver::open`]'s `chat`), once, just
+    /// before [`StreamEvent::Started`] and so before any send of it: a sink that delivers to
+    /// many chats keeps it until the stream's [`StreamEvent::Idle`]. The default ignores it.
+    fn started(&mut self, stream: StreamId, chat: &str) {
+        let _ = (stream, chat);
+    }
+
     /// Reports a stream event. The default ignores it.
     fn event(&mut self, stream: StreamId, event: &StreamEvent) {
         let _ = (stream, event);

@@ -431,13 +431,14 @@ impl Worker {
     /// pushed alone (a refusal depends only on the engine's state, which it leaves as it was).
     fn push_engine(&mut self, id: StreamId, input: Input<'_>, now: Time, deltas: usize) {
         let finish = matches!(input, Input::Finish);
-        let Some(stream) = self.stream_mut(id) else {
+        let Some(stream) = stream_in(&mut self.streams, id) else {
             return;
         };
         if !stream.started {
             stream.started = true;
             self.shared.release(std::mem::take(&mut self.unreleased));
-            let sink = &mut self.sink;
+            let (sink, chat) = (&mut self.sink, &stream.chat);
+            guarded(&mut self.sink_panics, || sink.started(id, chat));
             guarded(&mut self.sink_panics, || {
                 sink.event(id, &StreamEvent::Started)
             });

@@ -1,0 +1,155 @@
+//! The one HTTP client every connection shares: blocking requests with a global timeout,
+//! replies of any status read as data (a 429 or a 400 is an answer, not an error), and
+//! transport errors scrubbed of the secret (Telegram puts its token in the URL).
+
+use std::time::Duration;
+
+use ureq::Agent;
+
+use crate::Failure;
+
+/// HTTP settings shared by the connections.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct HttpOptions {
+    /// The most one request may take, connect to last byte (default 30 s).
+    pub timeout: Duration,
+    /// Open connections kept for reuse (default 64). Keep it at least the sink's worker
+    /// count: a call without an idle connection pays a new TCP and TLS handshake.
+    pub idle_connections: usize,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            timeout: Duration::from_secs(30),
+            idle_connections: 64,
+        }
+    }
+}
+
+impl HttpOptions {
+    /// With `timeout` set.
+    #[must_use]
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// With `idle_connections` set.
+    #[must_use]
+    pub fn with_idle_connections(mut self, idle_connections: usize) -> Self {
+        self.idle_connections = idle_connections;
+        self
+    }
+}
+
+/// A reply of any status.
+#[derive(Debug)]
+pub(crate) struct Reply {
+    pub(crate) status: u16,
+    pub(crate) body: String,
+    headers: ureq::http::HeaderMap,
+}
+
+impl Reply {
+    /// A header's value as text.
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// The body as JSON (`Null` when it is not JSON).
+    pub(crate) fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.body).unwrap_or(serde_json::Value::Null)
+    }
+}
+
+/// A request body.
+pub(crate) enum Body<'a> {
+    None,
+    Json(&'a serde_json::Value),
+    Multipart(&'a crate::multipart::Form),
+}
+
+/// Blocking HTTP with one secret that never appears in an error.
+pub(crate) struct Http {
+    agent: Agent,
+    secret: String,
+}
+
+impl Http {
+    pub(crate) fn new(options: &HttpOptions, secret: &str) -> Http {
+        let agent: Agent = Agent::config_builder()
+            .timeout_global(Some(options.timeout))
+            .http_status_as_error(false)
+            .max_idle_connections(options.idle_connections)
+            .max_idle_connections_per_host(options.idle_connections)
+            .user_agent(concat!(
+                "replystream-connections/",
+                env!("CARGO_PKG_VERSION")
+            ))
+            .build()
+            .into();
+        Http {
+            agent,
+            secret: secret.to_owned(),
+        }
+    }
+
+    /// Sends one request. A transport failure (DNS, connect, TLS, timeout) is a transient
+    /// [`Failure`] without a wait.
+    pub(crate) fn request(
+        &self,
+        method: &str,
+        url: &str,
+        auth: Option<&str>,
+        body: Body<'_>,
+    ) -> Result<Reply, Failure> {
+        let builder = ureq::http::Request::builder().method(method).uri(url);
+        let builder = match auth {
+            Some(a) => builder.header("Authorization", a),
+            None => builder,
+        };
+        let result = match body {
+            Body::None => builder
+                .body(())
+                .map_err(|e| e.to_string())
+                .and_then(|r| self.agent.run(r).map_err(|e| e.to_string())),
+            Body::Json(v) => builder
+                .header("Content-Type", "application/json; charset=utf-8")
+                .body(v.to_string())
+                .map_err(|e| e.to_string())
+                .and_then(|r| self.agent.run(r).map_err(|e| e.to_string())),
+            Body::Multipart(form) => builder
+                .header("Content-Type", form.content_type())
+                .body(form.bytes())
+                .map_err(|e| e.to_string())
+                .and_then(|r| self.agent.run(r).map_err(|e| e.to_string())),
+        };
+        let mut response = result.map_err(|e| self.transport(&e))?;
+        let status = response.status().as_u16();
+        let headers = response.headers().clone();
+        let body = response
+            .body_mut()
+            .read_to_string()
+            .map_err(|e| self.transport(&e.to_string()))?;
+        Ok(Reply {
+            status,
+            body,
+            headers,
+        })
+    }
+
+    fn transport(&self, error: &str) -> Failure {
+        Failure::transient(None, format!("network: {}", self.scrub(error)))
+    }
+
+    /// `text` with the secret replaced.
+    pub(crate) fn scrub(&self, text: &str) -> String {
+        if self.secret.is_empty() {
+            text.to_owned()
+        } else {
+            text.replace(&self.secret, "<token>")
+        }
+    }
+}

@@ -1,0 +1,269 @@
+//! A platform as the thread driver's [`Sink`]: sends run on a bounded pool of worker
+//! threads, one chat at a time per chat and many chats at once, and their outcomes go back
+//! through the driver's asynchronous ack path.
+//!
+//! The driver thread never waits for HTTP: [`Sink::deliver`] queues the send under its
+//! stream's chat and returns [`Delivery::Pending`]. A worker takes the next chat that has
+//! work, delivers that chat's oldest send, acks it, and puts the chat back in line if more
+//! is waiting. So a chat whose API calls are slow occupies at most one worker, and sends to
+//! one chat keep their order even when the engine gave up waiting for one (its delivery
+//! timeout) and moved on.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use replystream::SendRequest;
+use replystream::driver::{AckHandle, Delivery, Sink, StreamEvent, StreamId};
+
+use crate::{Outcome, Platform};
+
+/// What a worker did with one send, for logs and timelines.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct DeliveryReport<'a> {
+    /// The stream the send belongs to.
+    pub stream: StreamId,
+    /// The chat it went to.
+    pub chat: &'a str,
+    /// The send.
+    pub send: &'a SendRequest,
+    /// What the platform answered.
+    pub outcome: &'a Outcome,
+    /// When the worker began the call.
+    pub began: Instant,
+    /// How long the call took.
+    pub took: Duration,
+}
+
+type Observer = dyn Fn(&DeliveryReport<'_>) + Send + Sync;
+type EventHook = dyn FnMut(StreamId, &StreamEvent) + Send;
+
+/// The driver sink for one platform. See the module docs.
+pub struct PlatformSink {
+    pool: Arc<Pool>,
+    workers: usize,
+    spawned: bool,
+    chats: HashMap<StreamId, Arc<str>>,
+    events: Option<Box<EventHook>>,
+}
+
+impl PlatformSink {
+    /// A sink delivering through `platform` on 8 worker threads.
+    pub fn new(platform: impl Platform) -> PlatformSink {
+        PlatformSink {
+            pool: Arc::new(Pool {
+                platform: Box::new(platform),
+                observer: None,
+                state: Mutex::new(State::default()),
+                wake: Condvar::new(),
+            }),
+            workers: 8,
+            spawned: false,
+            chats: HashMap::new(),
+            events: None,
+        }
+    }
+
+    /// With `workers` worker threads (at least 1): how many chats can have a call in flight
+    /// at once. They start with the first send.
+    #[must_use]
+    pub fn with_workers(mut self, workers: usize) -> PlatformSink {
+        self.workers = workers.max(1);
+        self
+    }
+
+    /// Calls `observer` on the worker thread after every platform call, before the ack (a
+    /// panic in it is contained: the ack still goes out).
+    #[must_use]
+    pub fn on_delivery(
+        mut self,
+        observer: impl Fn(&DeliveryReport<'_>) + Send + Sync + 'static,
+    ) -> PlatformSink {
+        match Arc::get_mut(&mut self.pool) {
+            Some(pool) => pool.observer = Some(Box::new(observer)),
+            None => unreachable!("the pool is shared only once workers start"),
+        }
+        self
+    }
+
+    /// Calls `hook` on the driver thread with every stream event (after the sink's own
+    /// bookkeeping).
+    #[must_use]
+    pub fn on_event(
+        mut self,
+        hook: impl FnMut(StreamId, &StreamEvent) + Send + 'static,
+    ) -> PlatformSink {
+        self.events = Some(Box::new(hook));
+        self
+    }
+
+    fn spawn_workers(&mut self) {
+        self.spawned = true;
+        for i in 0..self.workers {
+            let pool = self.pool.clone();
+            let spawned = std::thread::Builder::new()
+                .name(format!("replystream-{}-{i}", pool.platform.name()))
+                .spawn(move || pool.work());
+            if spawned.is_err() && i == 0 {
+                // Not even one thread: deliveries would wait forever; fail loudly instead.
+                panic!("could not start a delivery worker thread");
+            }
+        }
+    }
+}
+
+impl Sink for PlatformSink {
+    fn started(&mut self, stream: StreamId, chat: &str) {
+        self.chats.insert(stream, Arc::from(chat));
+    }
+
+    fn deliver(&mut self, stream: StreamId, send: &SendRequest, acks: &AckHandle) -> Delivery {
+        let Some(chat) = self.chats.get(&stream).cloned() else {
+            return Delivery::Failed {
+                retry_after_ms: None,
+                permanent: true,
+            };
+        };
+        if !self.spawned {
+            self.spawn_workers();
+        }
+        self.pool.submit(
+            chat,
+            Job {
+                stream,
+                send: send.clone(),
+                acks: acks.clone(),
+            },
+        );
+        Delivery::Pending
+    }
+
+    fn event(&mut self, stream: StreamId, event: &StreamEvent) {
+        if matches!(event, StreamEvent::Idle(_)) {
+            self.chats.remove(&stream);
+        }
+        if let Some(hook) = &mut self.events {
+            hook(stream, event);
+        }
+    }
+}
+
+impl Drop for PlatformSink {
+    /// The driver is done with the sink: workers finish the call they are in and stop.
+    fn drop(&mut self) {
+        self.pool.lock().stopping = true;
+        self.pool.wake.notify_all();
+    }
+}
+
+struct Job {
+    stream: StreamId,
+    send: SendRequest,
+    acks: AckHandle,
+}
+
+#[derive(Default)]
+struct State {
+    /// Sends waiting per chat, and whether the chat is in `ready` or being served.
+    chats: HashMap<Arc<str>, ChatQueue>,
+    /// Chats with work and no worker, oldest first.
+    ready: VecDeque<Arc<str>>,
+    stopping: bool,
+}
+
+#[derive(Default)]
+struct ChatQueue {
+    jobs: VecDeque<Job>,
+    scheduled: bool,
+}
+
+struct Pool {
+    platform: Box<dyn Platform>,
+    observer: Option<Box<Observer>>,
+    state: Mutex<State>,
+    wake: Condvar,
+}
+
+impl Pool {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // A panic never happens while the lock is held (only queue operations run under
+        // it), but a poisoned lock must not stop deliveries.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn submit(&self, chat: Arc<str>, job: Job) {
+        let mut state = self.lock();
+        let queue = state.chats.entry(chat.clone()).or_default();
+        queue.jobs.push_back(job);
+        if !queue.scheduled {
+            queue.scheduled = true;
+            state.ready.push_back(chat);
+            drop(state);
+            self.wake.notify_one();
+        }
+    }
+
+    /// A worker: serve the oldest ready chat's oldest send, until the sink is dropped.
+    fn work(&self) {
+        loop {
+            let (chat, job) = {
+                let mut state = self.lock();
+                loop {
+                    if state.stopping {
+                        return;
+                    }
+                    if let Some(chat) = state.ready.pop_front() {
+                        let job = state.chats.get_mut(&chat).and_then(|q| q.jobs.pop_front());
+                        if let Some(job) = job {
+                            break (chat, job);
+                        }
+                        state.chats.remove(&chat);
+                        continue;
+                    }
+                    state = self.wake.wait(state).unwrap_or_else(|p| p.into_inner());
+                }
+            };
+            self.run(&chat, job);
+            let mut state = self.lock();
+            let more = state.chats.get(&chat).is_some_and(|q| !q.jobs.is_empty());
+            if more {
+                state.ready.push_back(chat);
+                drop(state);
+                self.wake.notify_one();
+            } else {
+                state.chats.remove(&chat);
+            }
+        }
+    }
+
+    fn run(&self, chat: &str, job: Job) {
+        let began = Instant::now();
+        let platform = &self.platform;
+        // A panicking platform must not take the worker (and the chat's queue) with it.
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            platform.deliver(chat, &job.send)
+        }))
+        .unwrap_or_else(|_| crate::Failure::permanent("the platform connection panicked").into());
+        if let Some(observer) = &self.observer {
+            let report = DeliveryReport {
+                stream: job.stream,
+                chat,
+                send: &job.send,
+                outcome: &outcome,
+                began,
+                took: began.elapsed(),
+            };
+            // The ack below must go out whatever the observer does.
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| observer(&report)));
+        }
+        let id = job.send.send_id;
+        // An ack to a driver that stopped has nowhere to go; nothing else to do with it.
+        let _ = match outcome {
+            Outcome::Delivered { message_ref } => job.acks.delivered(job.stream, id, message_ref),
+            Outcome::Failed(f) => job
+                .acks
+                .failed(job.stream, id, f.retry_after_ms, f.permanent),
+        };
+    }
+}

@@ -1,0 +1,165 @@
+//! The Slack Web API: `chat.postMessage`, `chat.update` and `chat.delete`.
+//!
+//! | answer | outcome |
+//! |---|---|
+//! | `ok: true` | delivered, `message_ref` = the message's `ts` |
+//! | `message_not_found` on a delete | delivered: the message is gone |
+//! | 429 with `Retry-After` (seconds) | retry no earlier than that |
+//! | 5xx, network error, `ok: false` with `ratelimited`, `internal_error`, `fatal_error`, `service_unavailable`, `request_timeout` | transient |
+//! | any other `ok: false` (`channel_not_found`, `not_in_channel`, `invalid_auth`, `msg_too_long`, ...) | permanent |
+//!
+//! The chat key is the channel id. Text goes out as the engine wrote it (Slack reads it as
+//! mrkdwn) with `&`, `<` and `>` escaped as Slack asks, so a model's `<!channel>` or
+//! `<@U123>` shows as text and pings nobody; a reply-to id becomes `thread_ts`. Media by URL is linked in the text (Slack
+//! unfurls it); uploading local files (Slack's external-upload flow) is not supported: such
+//! a send is refused as permanent, saying which file. Slack has no drafts.
+
+use replystream::{Payload, ReplyTarget, SendOp, SendRequest};
+use serde_json::{Value, json};
+
+use crate::http::{Body, Http, HttpOptions};
+use crate::media::{self, Source};
+use crate::{Failure, Outcome, Platform, seconds_to_ms};
+
+/// The public Web API.
+pub const DEFAULT_API_URL: &str = "https://slack.com/api";
+
+/// Slack `error` values that go away by themselves.
+const TRANSIENT: &[&str] = &[
+    "ratelimited",
+    "internal_error",
+    "fatal_error",
+    "service_unavailable",
+    "request_timeout",
+];
+
+/// A Slack bot. See the module docs.
+pub struct Slack {
+    http: Http,
+    base: String,
+    auth: String,
+}
+
+impl Slack {
+    /// A bot with this token (`xoxb-...`) on the public API.
+    pub fn new(token: &str) -> Slack {
+        Slack::with_options(token, DEFAULT_API_URL, &HttpOptions::default())
+    }
+
+    /// A bot with this token on the API at `api_url`, with these HTTP settings.
+    pub fn with_options(token: &str, api_url: &str, http: &HttpOptions) -> Slack {
+        Slack {
+            http: Http::new(http, token),
+            base: api_url.trim_end_matches('/').to_owned(),
+            auth: format!("Bearer {token}"),
+        }
+    }
+
+    fn call(&self, method: &str, body: &Value) -> Result<Value, Outcome> {
+        let url = format!("{}/{method}", self.base);
+        let reply = self
+            .http
+            .request("POST", &url, Some(&self.auth), Body::Json(body))
+            .map_err(Outcome::from)?;
+        let json = reply.json();
+        if reply.status == 429 {
+            let wait = reply
+                .header("retry-after")
+                .and_then(|v| v.trim().parse::<f64>().ok())
+                .and_then(seconds_to_ms);
+            return Err(Failure::transient(wait, format!("{method}: 429 rate limited")).into());
+        }
+        if json.get("ok") == Some(&Value::Bool(true)) {
+            return Ok(json);
+        }
+        let error = json.get("error").and_then(Value::as_str);
+        let reason = format!(
+            "{method}: {} {}",
+            reply.status,
+            error.unwrap_or("unexpected reply")
+        );
+        let transient = reply.status >= 500 || error.is_some_and(|e| TRANSIENT.contains(&e));
+        let transient = transient || (error.is_none() && reply.status < 400);
+        Err(if transient {
+            Failure::transient(None, reason)
+        } else {
+            Failure::permanent(reason)
+        }
+        .into())
+    }
+
+    fn create(&self, chat: &str, payload: &Payload) -> Outcome {
+        if let Some(file) = payload
+            .media
+            .iter()
+            .find(|m| matches!(media::source(m), Source::File(_)))
+        {
+            return Failure::permanent(format!(
+                "slack: uploading local files is not supported ({file})"
+            ))
+            .into();
+        }
+        let mut body = json!({
+            "channel": chat,
+            "text": escape(&media::text_with_links(&payload.text, &payload.media)),
+        });
+        if let Some(ReplyTarget::Id(ts)) = &payload.reply_to {
+            body["thread_ts"] = Value::from(ts.as_str());
+        }
+        match self.call("chat.postMessage", &body) {
+            Ok(v) => Outcome::delivered(v.get("ts").and_then(Value::as_str).map(str::to_owned)),
+            Err(o) => o,
+        }
+    }
+
+    fn edit(&self, chat: &str, send: &SendRequest) -> Outcome {
+        let Some(ts) = send.message_ref.as_deref() else {
+            return Failure::permanent("edit: no Slack message ts to edit").into();
+        };
+        let text = escape(&media::text_with_links(
+            &send.payload.text,
+            &send.payload.media,
+        ));
+        let body = json!({ "channel": chat, "ts": ts, "text": text });
+        match self.call("chat.update", &body) {
+            Ok(_) => Outcome::delivered(send.message_ref.clone()),
+            Err(o) => o,
+        }
+    }
+
+    fn delete(&self, chat: &str, send: &SendRequest) -> Outcome {
+        let Some(ts) = send.message_ref.as_deref() else {
+            return Outcome::delivered(None);
+        };
+        match self.call("chat.delete", &json!({ "channel": chat, "ts": ts })) {
+            Ok(_) => Outcome::delivered(send.message_ref.clone()),
+            Err(Outcome::Failed(f)) if f.reason.ends_with(" message_not_found") => {
+                Outcome::delivered(send.message_ref.clone())
+            }
+            Err(o) => o,
+        }
+    }
+}
+
+impl Platform for Slack {
+    fn name(&self) -> &'static str {
+        "slack"
+    }
+
+    fn deliver(&self, chat: &str, send: &SendRequest) -> Outcome {
+        match send.op {
+            SendOp::Create { .. } => self.create(chat, &send.payload),
+            SendOp::Edit { .. } => self.edit(chat, send),
+            SendOp::Delete { .. } => self.delete(chat, send),
+            _ => Failure::permanent(format!("slack has no {} operation", send.op.name())).into(),
+        }
+    }
+}
+
+/// Slack's three control characters as entities: `<...>` would otherwise be read as a
+/// mention, a channel ping or a link.
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}

@@ -1,0 +1,483 @@
+//! The Telegram Bot API: `sendMessage`, `editMessageText`, `deleteMessage`,
+//! `sendMessageDraft` and the media methods (`sendPhoto`, `sendAudio`, `sendVoice`,
+//! `sendVideo`, `sendDocument`), with the platform's answers read as the engine needs them.
+//!
+//! | answer | outcome |
+//! |---|---|
+//! | `ok: true` | delivered, `message_ref` = `result.message_id` |
+//! | 400 "message is not modified" (edit) | delivered: the message shows that text |
+//! | 400 "message to delete not found" (delete) | delivered: the message is gone |
+//! | 400 "can't parse entities" (with a parse mode) | sent again once as plain text |
+//! | 429 with `parameters.retry_after` (seconds) | retry no earlier than that, in ms |
+//! | 5xx, network error | transient: the engine retries after its backoff |
+//! | 400 (chat not found, message is too long, ...), 401, 403 (bot blocked), 404 | permanent |
+//!
+//! The chat key a stream is opened with is the `chat_id`: a number, or `@channelname`.
+//! Text goes out as the engine wrote it (Markdown, no `parse_mode`) unless a [`Renderer`]
+//! is set: that is the seam for the channel's format (HTML or entities).
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use replystream::{Payload, ReplyTarget, SendOp, SendRequest};
+use serde_json::{Value, json};
+
+use crate::http::{Body, Http, HttpOptions, Reply};
+use crate::media::{self, MediaKind, Source};
+use crate::multipart::Form;
+use crate::{Failure, Outcome, Platform, seconds_to_ms};
+
+/// The public Bot API server.
+pub const DEFAULT_API_URL: &str = "https://api.telegram.org";
+
+/// The most UTF-16 units of a media caption, after entity parsing.
+pub const CAPTION_LIMIT: usize = 1024;
+
+/// Text in the form the API should read it: what to send and with which `parse_mode`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Rendered {
+    /// The text to send.
+    pub text: String,
+    /// `HTML`, `MarkdownV2`, or `None` for plain text.
+    pub parse_mode: Option<String>,
+}
+
+/// Turns the engine's Markdown into what the API reads. The default sends it as plain text.
+pub type Renderer = dyn Fn(&str) -> Rendered + Send + Sync;
+
+/// A Telegram bot. See the module docs for how answers are read.
+pub struct Telegram {
+    http: Http,
+    /// `{api_url}/bot{token}`.
+    base: String,
+    renderer: Option<Box<Renderer>>,
+    /// Media sends that failed part-way: how many entries of the payload already arrived,
+    /// so a retry of the same send does not post them twice.
+    progress: Mutex<HashMap<(String, u64), (Payload, usize)>>,
+}
+
+impl Telegram {
+    /// A bot with this token, on the public API server.
+    pub fn new(token: &str) -> Telegram {
+        Telegram::with_options(token, DEFAULT_API_URL, &HttpOptions::default())
+    }
+
+    /// A bot with this token on the Bot API server at `api_url` (a self-hosted server, or a
+    /// test's fake), with these HTTP settings.
+    pub fn with_options(token: &str, api_url: &str, http: &HttpOptions) -> Telegram {
+        Telegram {
+            http: Http::new(http, token),
+            base: format!("{}/bot{token}", api_url.trim_end_matches('/')),
+            renderer: None,
+            progress: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Renders text with `renderer` before sending (HTML or MarkdownV2). Should the API
+    /// refuse the result ("can't parse entities"), the text is sent once more, plain.
+    #[must_use]
+    pub fn with_renderer(
+        mut self,
+        renderer: impl Fn(&str) -> Rendered + Send + Sync + 'static,
+    ) -> Telegram {
+        self.renderer = Some(Box::new(renderer));
+        self
+    }
+
+    fn render(&self, text: &str) -> Rendered {
+        match &self.renderer {
+            Some(r) => r(text),
+            None => plain(text),
+        }
+    }
+
+    /// Calls `method` and returns its `result`, or the platform's refusal.
+    fn call(&self, method: &str, body: Body<'_>) -> Result<Value, Refusal> {
+        let url = format!("{}/{method}", self.base);
+        let reply = self
+            .http
+            .request("POST", &url, None, body)
+            .map_err(Refusal::Failed)?;
+        read_reply(method, &reply)
+    }
+
+    /// Calls a text method, and once more without a parse mode when the API cannot parse
+    /// the rendered text.
+    fn call_text(
+        &self,
+        method: &str,
+        mut body: Value,
+        text: &str,
+        text_field: &str,
+    ) -> Result<Value, Refusal> {
+        let rendered = self.render(text);
+        body[text_field] = Value::from(rendered.text);
+        if let Some(mode) = &rendered.parse_mode {
+            body["parse_mode"] = Value::from(mode.as_str());
+        }
+        match self.call(method, Body::Json(&body)) {
+            Err(Refusal::Api(e)) if rendered.parse_mode.is_some() && e.cannot_parse() => {
+                body[text_field] = Value::from(text);
+                if let Some(o) = body.as_object_mut() {
+                    o.remove("parse_mode");
+                }
+                self.call(method, Body::Json(&body))
+            }
+            other => other,
+        }
+    }
+
+    fn create_text(&self, chat: &str, payload: &Payload) -> Outcome {
+        let mut body = json!({ "chat_id": chat_id(chat) });
+        reply_parameters(&mut body, payload);
+        match self.call_text("sendMessage", body, &payload.text, "text") {
+            Ok(result) => Outcome::delivered(message_id(&result)),
+            Err(e) => e.into_outcome(),
+        }
+    }
+
+    fn edit(&self, chat: &str, send: &SendRequest) -> Outcome {
+        let Some(id) = send
+            .message_ref
+            .as_deref()
+            .and_then(|r| r.parse::<i64>().ok())
+        else {
+            return Failure::permanent("edit: no Telegram message id to edit").into();
+        };
+        let body = json!({ "chat_id": chat_id(chat), "message_id": id });
+        match self.call_text("editMessageText", body, &send.payload.text, "text") {
+            Ok(_) => Outcome::delivered(send.message_ref.clone()),
+            Err(Refusal::Api(e)) if e.description.contains("message is not modified") => {
+                Outcome::delivered(send.message_ref.clone())
+            }
+            Err(e) => e.into_outcome(),
+        }
+    }
+
+    fn delete(&self, chat: &str, send: &SendRequest) -> Outcome {
+        // A draft bubble (no message id) vanishes by itself; nothing to delete.
+        let Some(id) = send.message_ref.as_deref() else {
+            return Outcome::delivered(None);
+        };
+        let Ok(id) = id.parse::<i64>() else {
+            return Failure::permanent(format!("delete: {id:?} is not a Telegram message id"))
+                .into();
+        };
+        let body = json!({ "chat_id": chat_id(chat), "message_id": id });
+        match self.call("deleteMessage", Body::Json(&body)) {
+            Ok(_) => Outcome::delivered(send.message_ref.clone()),
+            Err(Refusal::Api(e)) if e.description.contains("message to delete not found") => {
+                Outcome::delivered(send.message_ref.clone())
+            }
+            Err(e) => e.into_outcome(),
+        }
+    }
+
+    fn draft(&self, chat: &str, key: u32, text: &str) -> Outcome {
+        // Draft ids must be non-zero; the engine's keys start at 0.
+        let body = json!({ "chat_id": chat_id(chat), "draft_id": u64::from(key) + 1 });
+        match self.call_text("sendMessageDraft", body, text, "text") {
+            Ok(_) => Outcome::delivered(None),
+            Err(e) => e.into_outcome(),
+        }
+    }
+
+    /// Sends each media entry as its own message; the text rides as the first one's caption
+    /// when it fits, and goes first as a message of its own when it does not.
+    fn create_media(&self, chat: &str, send: &SendRequest) -> Outcome {
+        let payload = &send.payload;
+        let progress_key = (chat.to_owned(), send.send_id.0);
+        let mut done = {
+            let map = self.progress.lock().unwrap_or_else(|p| p.into_inner());
+            map.get(&progress_key)
+                .filter(|(p, _)| p == payload)
+                .map_or(0, |(_, n)| *n)
+        };
+        let text = payload.text.trim();
+        let caption_fits = !text.is_empty() && utf16_len(&self.render(text).text) <= CAPTION_LIMIT;
+        // Steps: 0 is the separate text message (when there is one), then one per entry.
+        let separate_text = !text.is_empty() && !caption_fits;
+        let steps = payload.media.len() + usize::from(separate_text);
+        let mut last_id = None;
+        while done < steps {
+            let result = if separate_text && done == 0 {
+                let mut body = json!({ "chat_id": chat_id(chat) });
+                reply_parameters(&mut body, payload);
+                self.call_text("sendMessage", body, text, "text")
+            } else {
+                let index = done - usize::from(separate_text);
+                let first = index == 0;
+                let caption = (first && caption_fits).then_some(text);
+                self.send_one_media(chat, payload, &payload.media[index], caption, first)
+            };
+            match result {
+                Ok(r) => {
+                    last_id = message_id(&r).or(last_id);
+                    done += 1;
+                }
+                Err(e) => {
+                    let outcome = e.into_outcome();
+                    let mut map = self.progress.lock().unwrap_or_else(|p| p.into_inner());
+                    match &outcome {
+                        Outcome::Failed(f) if !f.permanent && done > 0 => {
+                            map.insert(progress_key, (payload.clone(), done));
+                        }
+                        _ => {
+                            map.remove(&progress_key);
+                        }
+                    }
+                    return outcome;
+                }
+            }
+        }
+        self.progress
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&progress_key);
+        Outcome::delivered(last_id)
+    }
+
+    fn send_one_media(
+        &self,
+        chat: &str,
+        payload: &Payload,
+        entry: &str,
+        caption: Option<&str>,
+        first: bool,
+    ) -> Result<Value, Refusal> {
+        let (method, field) = match media::kind(entry) {
+            MediaKind::Photo => ("sendPhoto", "photo"),
+            MediaKind::Audio if payload.audio_as_voice => ("sendVoice", "voice"),
+            MediaKind::Audio => ("sendAudio", "audio"),
+            MediaKind::Video => ("sendVideo", "video"),
+            MediaKind::Document => ("sendDocument", "document"),
+        };
+        let mut body = json!({ "chat_id": chat_id(chat) });
+        if first {
+            reply_parameters(&mut body, payload);
+        }
+        match media::source(entry) {
+            Source::Url(url) => {
+                body[field] = Value::from(url);
+                match caption {
+                    Some(c) => self.call_text(method, body, c, "caption"),
+                    None => self.call(method, Body::Json(&body)),
+                }
+            }
+            Source::File(path) => {
+                let (name, bytes) = media::read_file(path).map_err(Refusal::Failed)?;
+                let upload = |caption: Option<Rendered>| {
+                    let mut form = Form::new();
+                    for (k, v) in body.as_object().into_iter().flatten() {
+                        match v {
+                            Value::String(s) => form.text(k, s),
+                            other => form.text(k, &other.to_string()),
+                        }
+                    }
+                    if let Some(c) = &caption {
+                        form.text("caption", &c.text);
+                        if let Some(mode) = &c.parse_mode {
+                            form.text("parse_mode", mode);
+                        }
+                    }
+                    form.file(field, &name, media::content_type(&name), &bytes);
+                    self.call(method, Body::Multipart(&form))
+                };
+                match caption {
+                    None => upload(None),
+                    Some(c) => {
+                        let rendered = self.render(c);
+                        let styled = rendered.parse_mode.is_some();
+                        match upload(Some(rendered)) {
+                            Err(Refusal::Api(e)) if styled && e.cannot_parse() => {
+                                upload(Some(plain(c)))
+                            }
+                            other => other,
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A user's text message, from [`Telegram::updates`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct IncomingMessage {
+    /// The update's id: ask for updates from `update_id + 1` next.
+    pub update_id: i64,
+    /// The chat it came from (the key to open the reply's stream with).
+    pub chat: String,
+    /// The message's id (to reply to it).
+    pub message_id: String,
+    /// Its text.
+    pub text: String,
+}
+
+impl Telegram {
+    /// Long-polls `getUpdates` for new messages from `offset` on, waiting up to
+    /// `wait_secs` (keep it under the HTTP timeout). Updates that are not text messages are
+    /// skipped, but their ids still count: pass the returned offset next time.
+    pub fn updates(
+        &self,
+        offset: i64,
+        wait_secs: u32,
+    ) -> Result<(i64, Vec<IncomingMessage>), Failure> {
+        let body =
+            json!({ "offset": offset, "timeout": wait_secs, "allowed_updates": ["message"] });
+        let result = self
+            .call("getUpdates", Body::Json(&body))
+            .map_err(Refusal::into_failure)?;
+        let mut next = offset;
+        let mut messages = Vec::new();
+        for update in result.as_array().into_iter().flatten() {
+            let Some(id) = update.get("update_id").and_then(Value::as_i64) else {
+                continue;
+            };
+            next = next.max(id + 1);
+            let m = &update["message"];
+            if let (Some(chat), Some(message_id), Some(text)) = (
+                m.pointer("/chat/id").and_then(Value::as_i64),
+                m.get("message_id").and_then(Value::as_i64),
+                m.get("text").and_then(Value::as_str),
+            ) {
+                messages.push(IncomingMessage {
+                    update_id: id,
+                    chat: chat.to_string(),
+                    message_id: message_id.to_string(),
+                    text: text.to_owned(),
+                });
+            }
+        }
+        Ok((next, messages))
+    }
+}
+
+impl Platform for Telegram {
+    fn name(&self) -> &'static str {
+        "telegram"
+    }
+
+    fn deliver(&self, chat: &str, send: &SendRequest) -> Outcome {
+        match send.op {
+            SendOp::Create { .. } if send.payload.media.is_empty() => {
+                self.create_text(chat, &send.payload)
+            }
+            SendOp::Create { .. } => self.create_media(chat, send),
+            SendOp::Edit { .. } => self.edit(chat, send),
+            SendOp::Delete { .. } => self.delete(chat, send),
+            SendOp::Draft { key } => self.draft(chat, key.0, &send.payload.text),
+            _ => Failure::permanent(format!(
+                "telegram: unsupported operation {}",
+                send.op.name()
+            ))
+            .into(),
+        }
+    }
+}
+
+fn plain(text: &str) -> Rendered {
+    Rendered {
+        text: text.to_owned(),
+        parse_mode: None,
+    }
+}
+
+/// A numeric chat id as a number, a `@username` as text.
+fn chat_id(chat: &str) -> Value {
+    chat.parse::<i64>()
+        .map_or_else(|_| Value::from(chat), Value::from)
+}
+
+fn reply_parameters(body: &mut Value, payload: &Payload) {
+    if let Some(ReplyTarget::Id(id)) = &payload.reply_to
+        && let Ok(id) = id.parse::<i64>()
+    {
+        body["reply_parameters"] = json!({ "message_id": id, "allow_sending_without_reply": true });
+    }
+}
+
+fn message_id(result: &Value) -> Option<String> {
+    result.get("message_id").map(|id| match id {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    })
+}
+
+fn utf16_len(text: &str) -> usize {
+    text.encode_utf16().count()
+}
+
+/// An answer other than `ok: true`.
+enum Refusal {
+    /// The request did not get an API answer (network), or could not be made.
+    Failed(Failure),
+    /// The API said no.
+    Api(ApiError),
+}
+
+struct ApiError {
+    method: String,
+    code: u16,
+    description: String,
+    retry_after_ms: Option<u64>,
+}
+
+impl ApiError {
+    fn cannot_parse(&self) -> bool {
+        self.code == 400 && self.description.contains("can't parse entities")
+    }
+}
+
+impl Refusal {
+    fn into_outcome(self) -> Outcome {
+        self.into_failure().into()
+    }
+
+    fn into_failure(self) -> Failure {
+        match self {
+            Refusal::Failed(f) => f,
+            Refusal::Api(e) => {
+                let reason = format!("{}: {} {}", e.method, e.code, e.description);
+                if e.code == 429 || e.code >= 500 {
+                    Failure::transient(e.retry_after_ms, reason)
+                } else {
+                    Failure::permanent(reason)
+                }
+            }
+        }
+    }
+}
+
+fn read_reply(method: &str, reply: &Reply) -> Result<Value, Refusal> {
+    let body = reply.json();
+    if body.get("ok") == Some(&Value::Bool(true)) {
+        return Ok(body.get("result").cloned().unwrap_or(Value::Null));
+    }
+    let code = body
+        .get("error_code")
+        .and_then(Value::as_u64)
+        .and_then(|c| u16::try_from(c).ok())
+        .unwrap_or(reply.status);
+    let description = match body.get("description").and_then(Value::as_str) {
+        Some(d) => d.to_owned(),
+        None => format!("unexpected reply (HTTP {})", reply.status),
+    };
+    let retry_after_ms = body
+        .pointer("/parameters/retry_after")
+        .and_then(Value::as_f64)
+        .and_then(seconds_to_ms);
+    // A 2xx that is not `ok: true` is no answer the API documents: a proxy's page, say.
+    let code = if (200..300).contains(&code) {
+        502
+    } else {
+        code
+    };
+    Err(Refusal::Api(ApiError {
+        method: method.to_owned(),
+        code,
+        description,
+        retry_after_ms,
+    }))
+}

@@ -156,7 +156,10 @@ enum replystream_action_kind
      */
     REPLYSTREAM_ACTION_ABORT = 3,
     /**
-     * The turn finished and every send is acknowledged; emitted once.
+     * The turn is over: it finished and every send was answered (acknowledged, failed for
+     * good, or given up on after its delivery timeout); nothing more is sent. Emitted
+     * once, not after a cancel. It does not mean everything arrived:
+     * `replystream_engine_outcome` says what did not.
      */
     REPLYSTREAM_ACTION_IDLE = 4,
 };
@@ -332,7 +335,7 @@ enum replystream_turn_ending
 #endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
  {
     /**
-     * `replystream_engine_push_finish`, and every send was answered.
+     * `replystream_engine_push_finish`, and every send was answered or given up on.
      */
     REPLYSTREAM_TURN_FINISHED = 0,
     /**
@@ -1593,7 +1596,7 @@ replystream_result replystream_engine_push_final_reply(struct replystream_engine
 
 /**
  * The turn is complete: flush, reconcile, send the finals, then go idle (an IDLE action
- * once every send is acknowledged).
+ * once every send was answered or given up on after its delivery timeout).
  *
  * # Safety
  * `engine` is NULL or a live handle not used by another call.

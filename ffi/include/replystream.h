@@ -506,7 +506,8 @@ enum replystream_reasoning
      */
     REPLYSTREAM_REASONING_OFF = 0,
     /**
-     * At message end the reasoning is sent as its own block.
+     * The reasoning is sent as its own block, before the answer it belongs to (at the
+     * message's end if no answer follows it).
      */
     REPLYSTREAM_REASONING_ON = 1,
     /**

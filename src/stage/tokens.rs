@@ -200,6 +200,11 @@ impl TokenGate {
         self.reset();
     }
 
+    /// The trailing text held back once the start of the message is decided (empty before).
+    pub(crate) fn held_tail(&self) -> &str {
+        &self.tail
+    }
+
     /// Forgets the current message, keeping buffer capacity.
     pub(crate) fn reset(&mut self) {
         self.head_decided = false;

@@ -150,6 +150,34 @@ class FullTurn(unittest.TestCase):
                          ["Only this."])
 
 
+class ReasoningAndTokens(unittest.TestCase):
+    @staticmethod
+    def sent(deltas, **options):
+        log = []
+        with Engine("generic", **options) as e:
+            for d in deltas:
+                e.text_delta(d, 0)
+            e.finish(0)
+            drive(e, 0, log)
+        return [(a.lane, a.text) for a in log if a.kind == "send"]
+
+    def test_reasoning_on_goes_before_the_answer_it_belongs_to(self):
+        text = ("<think>first</think>Here is the chart.\n\n"
+                "<think>Also the CSV? Yes.</think>The raw numbers are attached.")
+        expected = [("reasoning", "Reasoning:\n_first_"), ("answer", "Here is the chart."),
+                    ("reasoning", "Reasoning:\n_Also the CSV? Yes._"),
+                    ("answer", "The raw numbers are attached.")]
+        self.assertEqual(self.sent([text], reasoning="on"), expected)
+        cut = len(text) // 2
+        self.assertEqual(self.sent([text[:cut], text[cut:]], reasoning="on"), expected)
+        self.assertEqual(self.sent(list(text), reasoning="on"), expected)
+
+    def test_a_silent_token_glued_into_a_word_is_part_of_it(self):
+        self.assertEqual(self.sent(["NO_REPLYX"]), [("answer", "NO_REPLYX")])
+        self.assertEqual(self.sent(["NO_REPL", "YING"]), [("answer", "NO_REPLYING")])
+        self.assertEqual(self.sent(["NO_REPLYThe user"]), [("answer", "The user")])
+
+
 class Timers(unittest.TestCase):
     def start_turn(self, engine):
         engine.message_start(0)

@@ -351,11 +351,11 @@ class LivePreview(unittest.TestCase):
     id, edited with that id as ``message_ref``, and edited into the final; the chat written
     here ends showing exactly the reply, with no cursor."""
 
-    def run_turn(self, transport):
+    def run_turn(self, transport, channel="telegram"):
         chat = {}  # message_ref -> text
         draft = []
         ops = []
-        with Engine("telegram", preview="partial", preview_throttle_ms=250,
+        with Engine(channel, preview="partial", preview_throttle_ms=250,
                     preview_transport=transport) as e:
             now = 0
             e.message_start(now)
@@ -414,6 +414,13 @@ class LivePreview(unittest.TestCase):
         # Every preview operation is counted; the final's edit is a final, not counted.
         self.assertEqual(self.stats["preview_updates"], len(previews))
         self.assertEqual(self.stats["sends"], len(ops))
+
+    def test_a_preview_runs_on_discord_too(self):
+        # No channel profile forbids previews: Discord edits messages as Telegram does.
+        chat, _, ops = self.run_turn("edit", channel="discord")
+        self.assertEqual(list(chat.values()), [TEXT])
+        self.assertEqual(ops[0][1:4], ("preview", "create", 1))
+        self.assertEqual(ops[-1][1:3], ("final", "edit"))
 
     def test_drafts_then_a_new_message(self):
         chat, draft, ops = self.run_turn("draft")

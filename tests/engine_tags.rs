@@ -116,6 +116,22 @@ fn reasoning_on_in_the_middle_of_a_message_lands_where_it_was_written() {
     );
 }
 
+/// In `message_end` mode nothing leaves before the message ends: all of its reasoning goes
+/// first, then its answer (SPEC §8), whatever the split.
+#[test]
+fn reasoning_on_in_message_end_mode_goes_first_whole() {
+    let mut c = config("generic");
+    c.break_mode = replystream::BreakMode::MessageEnd;
+    reasoning_every_split(
+        &c,
+        "<think>a</think>Para one.\n\n<think>b</think>Para two.",
+        &[
+            (Lane::Reasoning, "Reasoning:\n_a_\n\n_b_"),
+            (Lane::Answer, "Para one.\n\nPara two."),
+        ],
+    );
+}
+
 /// Without block streaming the answer goes out as the final at the end, after the
 /// reasoning; reasoning written after every answer block left can only follow them.
 #[test]

@@ -55,8 +55,9 @@ pub enum ReasoningMode {
     Off,
     /// The reasoning is sent as its own block (`Reasoning:` and the text in italics, on the
     /// reasoning lane), before the answer it belongs to: before the first send that shows
-    /// answer text written after it (or at the message's end, if none does). Reasoning in
-    /// the middle of a message goes between the answer before it and the answer after it.
+    /// answer text written after it (or at the message's end, if none does). While blocks
+    /// stream in `text_end` mode, reasoning in the middle of a message goes between the
+    /// answer before it and the answer after it.
     /// With a live preview, the preview shows the reasoning above the answer while it
     /// streams, and the block is sent at the message's end.
     On,

@@ -66,6 +66,12 @@
 //!   merged delta (text after the turn ended) is reported once per delta it stands for.
 //!   Streams with a live preview are not merged: a preview shows the text received so far
 //!   whenever it is created or edited, so it would show more text at once.
+//! - **Shutdown.** [`Driver::shutdown`] ends every open turn after the inputs accepted for
+//!   it (a turn waiting behind another of its chat included, in order, once that one is
+//!   idle), and refuses later inputs but acks. What did not finish in time is reported:
+//!   [`ShutdownReport::unfinished`] and, with the text the sink never got,
+//!   [`ShutdownReport::unsent`]. An accepted input is delivered or reported, never dropped
+//!   under a clean report.
 //! - **Ids before events.** [`Driver::open`] returns the stream's id before any event names
 //!   it: [`StreamEvent::Started`] is reported just before the stream's first input is
 //!   handled, and inputs can only come through the handle `open` returned.

@@ -195,8 +195,8 @@ pub struct Engine {
     streams_blocks: bool,
     /// `config().break_mode`, copied for the same reason.
     break_mode: BreakMode,
-    /// Reasoning mode `on` with blocks streaming: the tag filter pauses where a thinking
-    /// block opens (see [`Engine::filter_model_text`]).
+    /// Reasoning mode `on` with blocks sent while the model writes: the tag filter pauses
+    /// where a thinking block opens (see [`Engine::filter_model_text`]).
     pauses_at_thinking: bool,
     actions: VecDeque<Action>,
     messages: Vec<Message>,
@@ -258,6 +258,7 @@ impl Engine {
             break_mode: cfg.break_mode,
             pauses_at_thinking: cfg.block_streaming
                 && preview.is_none()
+                && cfg.break_mode == BreakMode::TextEnd
                 && cfg.reasoning == ReasoningMode::On,
             phase: Phase::Streaming,
             actions: VecDeque::new(),

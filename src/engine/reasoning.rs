@@ -47,7 +47,7 @@ impl Engine {
             ReasoningMode::On => {
                 let text = std::mem::take(&mut self.reasoning_scratch);
                 let msg = self.current_message();
-                if self.streams_blocks()
+                if self.sends_while_writing()
                     && msg.reasoning_sent < msg.reasoning.len()
                     && msg.text.len() > msg.reasoning_from
                     && !text.trim().is_empty()
@@ -94,7 +94,7 @@ impl Engine {
     /// two would split a word. Otherwise nothing is flushed, and the block that holds the
     /// text on both sides goes out after the reasoning (see [`Engine::send_reasoning_before`]).
     fn answer_before_reasoning(&mut self, now: Time) {
-        if !self.message_open || !self.streams_blocks() {
+        if !self.message_open || !self.sends_while_writing() {
             return;
         }
         let text = &self.current_message().text;

@@ -166,7 +166,7 @@ impl Engine {
     /// Cleaned text was just appended to the message text: in streaming mode the chunker
     /// gets everything it has not had yet.
     fn feed_new_clean(&mut self, now: Time) {
-        let streaming = self.streams_blocks && self.break_mode == BreakMode::TextEnd;
+        let streaming = self.sends_while_writing();
         let msg = self.messages.last_mut().expect("a message is open");
         if streaming {
             let from = msg.fed;
@@ -174,6 +174,13 @@ impl Engine {
             self.chunker.push(&msg.text[from..], &mut self.blocks);
             self.route_blocks(Lane::Answer, now);
         }
+    }
+
+    /// Whether blocks leave while the model writes: blocks stream and the break mode is
+    /// `text_end` (in `message_end` mode they wait for the message's end).
+    #[inline]
+    pub(super) fn sends_while_writing(&self) -> bool {
+        self.streams_blocks && self.break_mode == BreakMode::TextEnd
     }
 
     /// Hands any cleaned text not yet given to the chunker (message_end mode) to it.

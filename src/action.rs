@@ -168,6 +168,16 @@ pub enum Action {
         /// Why.
         reason: AbortReason,
     },
-    /// The turn finished and every send is acknowledged; emitted once.
+    /// The turn is over: it finished (`Finish` or `Fail`) and every send was answered:
+    /// acknowledged as delivered, failed for good, or given up on when its delivery
+    /// timeout (and the wait for late acks before the finals) ran out. Nothing more is
+    /// sent. Emitted once, and not after a `Cancel` (that ends with `Abort`).
+    ///
+    /// It does not mean that everything arrived, nor that anything was acknowledged: with
+    /// a host that never answers, `Idle` still comes once the timeouts have run out
+    /// (without a delivery timeout, it waits for every ack). [`Engine::outcome`] says
+    /// what did not arrive; a late ack still updates it.
+    ///
+    /// [`Engine::outcome`]: crate::Engine::outcome
     Idle,
 }

@@ -305,8 +305,9 @@ fn defect_9_long_reasoning_is_well_formed_in_every_message() {
         shown.push(unitalic(m));
     }
     assert_eq!(shown.join("\n\n"), reasoning, "every step once, in order");
+    // The reasoning goes before the answer it belongs to.
     assert_eq!(
-        sim.sent_texts().first().map(String::as_str),
+        sim.sent_texts().last().map(String::as_str),
         Some("The answer.")
     );
 }

@@ -232,3 +232,54 @@ fn the_driver_reports_the_outcome_with_idle() {
     assert!(!outcome.final_delivered());
     assert_eq!(outcome.undelivered[0].payload.text, "The final reply.");
 }
+
+/// `Action::Idle` means every send was answered or given up on, not that every send was
+/// acknowledged: a host that never answers still gets `Idle` once the delivery timeouts
+/// (and the wait for late acks) ran out, with nothing acknowledged, and the outcome lists
+/// what did not arrive. After `Idle` nothing more is sent, and there is no second `Idle`.
+#[test]
+fn idle_comes_when_every_send_is_answered_or_given_up_on_not_only_acked() {
+    let mut engine = Engine::new(finals_only(), 1).unwrap();
+    let mut now = replystream::Time::from_millis(0);
+    let mut sends = Vec::new();
+    let mut idles = 0;
+    let mut inputs = vec![Input::TextDelta("Nobody answers."), Input::Finish];
+    inputs.reverse();
+    // Never an ack: only text, `Finish` and timers at the engine's deadlines.
+    loop {
+        let input = inputs.pop().unwrap_or(Input::Timer);
+        for action in engine.push(input, now).unwrap() {
+            match action {
+                replystream::Action::Send(send) => sends.push(send),
+                replystream::Action::Idle => idles += 1,
+                _ => {}
+            }
+        }
+        if idles > 0 || inputs.is_empty() && engine.poll_timeout().is_none() {
+            break;
+        }
+        if inputs.is_empty() {
+            now = engine.poll_timeout().unwrap();
+        }
+    }
+    assert_eq!(idles, 1, "Idle although no send was acknowledged");
+    assert_eq!(sends.len(), 1, "{sends:?}");
+    assert_eq!(sends[0].payload.text, "Nobody answers.");
+    let outcome = engine.outcome().expect("idle");
+    assert!(!outcome.all_delivered());
+    assert_eq!(outcome.undelivered[0].reason, UndeliveredReason::TimedOut);
+    // The turn is over: a late ack updates the outcome and emits nothing, not a second Idle.
+    let later = now.plus_millis(5000);
+    let after: Vec<_> = engine
+        .push(
+            Input::Delivered {
+                send_id: sends[0].send_id,
+                message_ref: None,
+            },
+            later,
+        )
+        .unwrap()
+        .collect();
+    assert_eq!(after, []);
+    assert!(engine.outcome().unwrap().all_delivered());
+}

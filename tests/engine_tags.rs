@@ -30,19 +30,139 @@ fn tags_inside_code_are_text() {
     assert_eq!(sim.sent_texts(), ["Use `<think>` like this."]);
 }
 
+/// The texts sent for `deltas` (then `Finish`) with reasoning `on` and `config`, and the
+/// lane of each.
+fn sent_with_reasoning(config: &replystream::Config, deltas: &[&str]) -> Vec<(Lane, String)> {
+    let mut c = config.clone();
+    c.reasoning = ReasoningMode::On;
+    let mut sim = Sim::new(engine(c));
+    for d in deltas {
+        sim.push(Input::TextDelta(d));
+    }
+    sim.push(Input::Finish).run_until_idle();
+    sim.sends()
+        .into_iter()
+        .map(|(_, send)| (send.payload.lane, send.payload.text.clone()))
+        .collect()
+}
+
+/// `text` whole, cut in two at every char boundary, and one char at a time: all send
+/// `expected` (lane, text) in this order.
+fn reasoning_every_split(config: &replystream::Config, text: &str, expected: &[(Lane, &str)]) {
+    let expected: Vec<(Lane, String)> = expected.iter().map(|(l, t)| (*l, t.to_string())).collect();
+    assert_eq!(
+        sent_with_reasoning(config, &[text]),
+        expected,
+        "whole {text:?}"
+    );
+    for (i, _) in text.char_indices().skip(1) {
+        assert_eq!(
+            sent_with_reasoning(config, &[&text[..i], &text[i..]]),
+            expected,
+            "split at {i} of {text:?}"
+        );
+    }
+    let chars: Vec<String> = text.chars().map(String::from).collect();
+    let chars: Vec<&str> = chars.iter().map(String::as_str).collect();
+    assert_eq!(
+        sent_with_reasoning(config, &chars),
+        expected,
+        "char by char {text:?}"
+    );
+}
+
+/// Reasoning `on` (SPEC §8, issue 20 item 3): the reasoning reaches the user before the
+/// answer it belongs to, while blocks stream (it used to come last, after the answer).
 #[test]
-fn reasoning_on_sends_one_reasoning_block_after_the_answer() {
+fn reasoning_on_precedes_the_answer_it_belongs_to() {
+    reasoning_every_split(
+        &config("generic"),
+        "<think>weigh options</think>Pick B.",
+        &[
+            (Lane::Reasoning, "Reasoning:\n_weigh options_"),
+            (Lane::Answer, "Pick B."),
+        ],
+    );
+    // Thinking as its own input.
     let mut c = config("generic");
     c.reasoning = ReasoningMode::On;
     let mut sim = Sim::new(engine(c));
-    sim.push(Input::TextDelta("<think>weigh options</think>Pick B."))
+    sim.push(Input::ThinkingDelta("Check the units."))
+        .push(Input::ThinkingEnd)
+        .push(Input::TextDelta("It is 42 km."))
         .push(Input::Finish)
         .run_until_idle();
-    let sends = sim.sends();
-    assert_eq!(sends.len(), 2, "{sends:#?}");
-    assert_eq!(sends[0].1.payload.text, "Pick B.");
-    assert_eq!(sends[1].1.payload.text, "Reasoning:\n_weigh options_");
-    assert_eq!(sends[1].1.payload.lane, Lane::Reasoning);
+    assert_eq!(
+        sim.sent_texts(),
+        ["Reasoning:\n_Check the units._", "It is 42 km."]
+    );
+}
+
+/// Reasoning in the middle of a message lands between the answer written before it and
+/// the answer written after it, even where both would have been merged into one block.
+#[test]
+fn reasoning_on_in_the_middle_of_a_message_lands_where_it_was_written() {
+    let text = "<think>first</think>Here is the chart.\n\n\
+                <think>Also the CSV? Yes.</think>The raw numbers, 界面 👩‍💻, are attached.";
+    reasoning_every_split(
+        &config("generic"),
+        text,
+        &[
+            (Lane::Reasoning, "Reasoning:\n_first_"),
+            (Lane::Answer, "Here is the chart."),
+            (Lane::Reasoning, "Reasoning:\n_Also the CSV? Yes._"),
+            (Lane::Answer, "The raw numbers, 界面 👩‍💻, are attached."),
+        ],
+    );
+}
+
+/// In `message_end` mode nothing leaves before the message ends: all of its reasoning goes
+/// first, then its answer (SPEC §8), whatever the split.
+#[test]
+fn reasoning_on_in_message_end_mode_goes_first_whole() {
+    let mut c = config("generic");
+    c.break_mode = replystream::BreakMode::MessageEnd;
+    reasoning_every_split(
+        &c,
+        "<think>a</think>Para one.\n\n<think>b</think>Para two.",
+        &[
+            (Lane::Reasoning, "Reasoning:\n_a_\n\n_b_"),
+            (Lane::Answer, "Para one.\n\nPara two."),
+        ],
+    );
+}
+
+/// Without block streaming the answer goes out as the final at the end, after the
+/// reasoning; reasoning written after every answer block left can only follow them.
+#[test]
+fn reasoning_on_with_finals_and_after_the_answer() {
+    let mut finals = config("generic");
+    finals.block_streaming = false;
+    reasoning_every_split(
+        &finals,
+        "<think>weigh options</think>Pick B.",
+        &[
+            (Lane::Reasoning, "Reasoning:\n_weigh options_"),
+            (Lane::Answer, "Pick B."),
+        ],
+    );
+    let mut c = small_config();
+    c.reasoning = ReasoningMode::On;
+    let mut sim = Sim::new(engine(c));
+    sim.push(Input::TextDelta(
+        "The answer is a full paragraph of its own.\n\n",
+    ))
+    .run_until_idle();
+    sim.push(Input::ThinkingDelta("An afterthought."))
+        .push(Input::Finish)
+        .run_until_idle();
+    assert_eq!(
+        sim.sent_texts(),
+        [
+            "The answer is a full paragraph of its own.",
+            "Reasoning:\n_An afterthought._"
+        ]
+    );
 }
 
 #[test]

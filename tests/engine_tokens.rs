@@ -187,3 +187,25 @@ fn json_action_text_with_media_keeps_the_media() {
     assert_eq!(sends[0].1.payload.text, "");
     assert_eq!(sends[0].1.payload.media, ["https://example.com/img.png"]);
 }
+
+/// A token is a whole word (issue 20, item 9): the silent token glued to more letters at the
+/// start of a reply is stripped only where the glue visibly starts a new word (a change of
+/// letter case or of script, as in `NO_REPLYThe user…`); glued letters of the token's own
+/// case, or digits, make another word, and the reply is sent whole.
+#[test]
+fn a_silent_token_glued_into_a_word_is_part_of_it() {
+    for text in [
+        "NO_REPLYX",
+        "NO_REPLYX is the flag name",
+        "NO_REPLYING",
+        "NO_REPLY42",
+        "no_replyx and more",
+        "NO_REPLYÉTÉ",
+    ] {
+        reply_every_split(text, &[text]);
+    }
+    reply_every_split("NO_REPLYhello there", &["hello there"]);
+    reply_every_split("no_replyThe user", &["The user"]);
+    reply_every_split("NO_REPLY好的", &["好的"]);
+    reply_every_split("NO_REPLYÉtienne a dit", &["Étienne a dit"]);
+}

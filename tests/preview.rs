@@ -775,3 +775,35 @@ fn same_inputs_same_actions() {
     };
     assert_eq!(run(), run());
 }
+
+/// A live preview runs on any channel the host can edit messages on, within the channel's
+/// own limits (issue 20, item 10: no profile flag decides it; Discord can edit). On Discord
+/// the tail window fits 2000 characters, and the chat ends showing exactly the reply.
+#[test]
+fn a_preview_on_discord_stays_within_its_limit() {
+    let config = preview_config("discord", PreviewMode::Partial);
+    assert_eq!(
+        (config.preview_limit, config.metric),
+        (2000, LengthMetric::Chars)
+    );
+    let mut sim = Sim::with_latency(engine(&config), 80);
+    sim.chat = Chat::with_limit(2000, LengthMetric::Chars);
+    stream_reply(&mut sim, LONG, 64, 10);
+    let expected = reference_reply(&config, LONG);
+    ok(check_turn(&sim, &config, &expected));
+    let ops = preview_ops(&sim);
+    assert!(ops.len() > 5, "the preview keeps moving");
+    let tails = ops
+        .iter()
+        .filter(|(_, s)| s.payload.text.starts_with("…\n"));
+    let mut tail_count = 0;
+    for (_, s) in tails {
+        let chars = s.payload.text.chars().count();
+        assert!((1500..=2000).contains(&chars), "{chars}");
+        tail_count += 1;
+    }
+    assert!(tail_count > 5, "past the limit a tail window keeps moving");
+    for (_, s) in &ops {
+        assert!(s.payload.text.chars().count() <= 2000);
+    }
+}

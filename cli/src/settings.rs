@@ -121,7 +121,8 @@ pub(crate) struct EngineSettings {
           value_parser = values::human_delay)]
     pub human_delay: Option<HumanDelay>,
 
-    /// Hidden reasoning: dropped (off), sent as a block at message end (on), or streamed
+    /// Hidden reasoning: dropped (off), sent as a block before the answer it belongs to (on),
+    /// or streamed
     /// [default off]
     #[arg(long, value_name = "MODE", value_parser = REASONING_MODES)]
     pub reasoning: Option<ReasoningMode>,

@@ -156,7 +156,10 @@ enum replystream_action_kind
      */
     REPLYSTREAM_ACTION_ABORT = 3,
     /**
-     * The turn finished and every send is acknowledged; emitted once.
+     * The turn is over: it finished and every send was answered (acknowledged, failed for
+     * good, or given up on after its delivery timeout); nothing more is sent. Emitted
+     * once, not after a cancel. It does not mean everything arrived:
+     * `replystream_engine_outcome` says what did not.
      */
     REPLYSTREAM_ACTION_IDLE = 4,
 };
@@ -332,7 +335,7 @@ enum replystream_turn_ending
 #endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
  {
     /**
-     * `replystream_engine_push_finish`, and every send was answered.
+     * `replystream_engine_push_finish`, and every send was answered or given up on.
      */
     REPLYSTREAM_TURN_FINISHED = 0,
     /**
@@ -503,7 +506,8 @@ enum replystream_reasoning
      */
     REPLYSTREAM_REASONING_OFF = 0,
     /**
-     * At message end the reasoning is sent as its own block.
+     * The reasoning is sent as its own block, before the answer it belongs to (at the
+     * message's end if no answer follows it).
      */
     REPLYSTREAM_REASONING_ON = 1,
     /**
@@ -1628,7 +1632,7 @@ replystream_result replystream_engine_push_final_reply(struct replystream_engine
 
 /**
  * The turn is complete: flush, reconcile, send the finals, then go idle (an IDLE action
- * once every send is acknowledged).
+ * once every send was answered or given up on after its delivery timeout).
  *
  * # Safety
  * `engine` is NULL or a live handle not used by another call.

@@ -88,7 +88,8 @@ pub enum replystream_break_mode {
 pub enum replystream_reasoning {
     /// Reasoning is dropped (the default).
     REPLYSTREAM_REASONING_OFF = 0,
-    /// At message end the reasoning is sent as its own block.
+    /// The reasoning is sent as its own block, before the answer it belongs to (at the
+    /// message's end if no answer follows it).
     REPLYSTREAM_REASONING_ON = 1,
     /// Reasoning is streamed as it grows, on the reasoning lane.
     REPLYSTREAM_REASONING_STREAM = 2,

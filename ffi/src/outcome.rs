@@ -13,7 +13,7 @@ use crate::types::{replystream_lane, replystream_send_kind, replystream_str};
 #[repr(u32)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum replystream_turn_ending {
-    /// `replystream_engine_push_finish`, and every send was answered.
+    /// `replystream_engine_push_finish`, and every send was answered or given up on.
     REPLYSTREAM_TURN_FINISHED = 0,
     /// `replystream_engine_push_fail`: what the model wrote and the error were sent.
     REPLYSTREAM_TURN_FAILED = 1,

@@ -521,7 +521,7 @@ pub unsafe extern "C" fn replystream_engine_push_final_reply(
 }
 
 /// The turn is complete: flush, reconcile, send the finals, then go idle (an IDLE action
-/// once every send is acknowledged).
+/// once every send was answered or given up on after its delivery timeout).
 ///
 /// # Safety
 /// `engine` is NULL or a live handle not used by another call.

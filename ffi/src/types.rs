@@ -58,7 +58,10 @@ pub enum replystream_action_kind {
     REPLYSTREAM_ACTION_ARM_TIMER = 2,
     /// Streaming stopped, for `abort_reason`.
     REPLYSTREAM_ACTION_ABORT = 3,
-    /// The turn finished and every send is acknowledged; emitted once.
+    /// The turn is over: it finished and every send was answered (acknowledged, failed for
+    /// good, or given up on after its delivery timeout); nothing more is sent. Emitted
+    /// once, not after a cancel. It does not mean everything arrived:
+    /// `replystream_engine_outcome` says what did not.
     REPLYSTREAM_ACTION_IDLE = 4,
 }
 

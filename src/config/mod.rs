@@ -55,7 +55,13 @@ pub enum ReasoningMode {
     /// Hidden reasoning is dropped (the default).
     #[default]
     Off,
-    /// At message end the reasoning is sent as its own block.
+    /// The reasoning is sent as its own block (`Reasoning:` and the text in italics, on the
+    /// reasoning lane), before the answer it belongs to: before the first send that shows
+    /// answer text written after it (or at the message's end, if none does). While blocks
+    /// stream in `text_end` mode, reasoning in the middle of a message goes between the
+    /// answer before it and the answer after it.
+    /// With a live preview, the preview shows the reasoning above the answer while it
+    /// streams, and the block is sent at the message's end.
     On,
     /// Reasoning is streamed as it grows, on the reasoning lane.
     Stream,

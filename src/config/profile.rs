@@ -7,6 +7,18 @@ use crate::LengthMetric;
 ///
 /// A profile is the second layer of configuration, between the library defaults and the
 /// per-account and explicit overrides (see [`Config::resolve`](crate::Config::resolve)).
+///
+/// A profile says nothing about live previews: whether the host can edit a message it sent
+/// depends on how it reaches the platform (a bot, a webhook, a bridge), not on the platform
+/// alone, and previews are off unless asked for ([`Config::preview`](crate::Config::preview)).
+/// A preview runs on any channel, within the channel's `preview_limit`; a host that cannot
+/// edit messages leaves previews off. (An earlier `supports_preview` flag claimed Discord
+/// could not edit, which is wrong, and nothing read it.)
+///
+/// ```compile_fail
+/// // The flag is gone: nothing decides previews per platform.
+/// let _ = replystream::ChannelProfile::DISCORD.supports_preview;
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ChannelProfile {
     /// The channel's name, lowercase (`"telegram"`, `"discord"`, …).
@@ -25,8 +37,6 @@ pub struct ChannelProfile {
     /// The coalescer's default idle time in ms for this channel, `None` for the library
     /// default (1000 ms).
     pub coalesce_idle_ms: Option<u64>,
-    /// Whether the platform supports live previews (a message edited in place as text grows).
-    pub supports_preview: bool,
     /// Whether the platform can show a collapsed, expandable block quote (Telegram's
     /// `<blockquote expandable>`): the default of `Config::preview_expandable_quote`, which
     /// decides how reasoning is quoted at the top of a live preview.
@@ -34,7 +44,7 @@ pub struct ChannelProfile {
 }
 
 impl ChannelProfile {
-    /// Telegram: 4000 UTF-16 units per message, 4096 in an edited preview; previews available.
+    /// Telegram: 4000 UTF-16 units per message, 4096 in an edited preview.
     pub const TELEGRAM: ChannelProfile = ChannelProfile {
         name: "telegram",
         text_limit: 4000,
@@ -43,7 +53,6 @@ impl ChannelProfile {
         max_lines: None,
         coalesce_min: None,
         coalesce_idle_ms: None,
-        supports_preview: true,
         expandable_quote: true,
     };
 
@@ -56,7 +65,6 @@ impl ChannelProfile {
         max_lines: Some(17),
         coalesce_min: Some(1500),
         coalesce_idle_ms: Some(1000),
-        supports_preview: false,
         expandable_quote: false,
     };
 
@@ -69,7 +77,6 @@ impl ChannelProfile {
         max_lines: None,
         coalesce_min: Some(1500),
         coalesce_idle_ms: Some(1000),
-        supports_preview: false,
         expandable_quote: false,
     };
 
@@ -88,7 +95,6 @@ impl ChannelProfile {
         max_lines: None,
         coalesce_min: None,
         coalesce_idle_ms: None,
-        supports_preview: false,
         expandable_quote: false,
     };
 
@@ -101,7 +107,6 @@ impl ChannelProfile {
         max_lines: None,
         coalesce_min: None,
         coalesce_idle_ms: None,
-        supports_preview: false,
         expandable_quote: false,
     };
 
@@ -114,7 +119,6 @@ impl ChannelProfile {
         max_lines: None,
         coalesce_min: None,
         coalesce_idle_ms: None,
-        supports_preview: false,
         expandable_quote: false,
     };
 
@@ -127,7 +131,6 @@ impl ChannelProfile {
         max_lines: None,
         coalesce_min: None,
         coalesce_idle_ms: None,
-        supports_preview: false,
         expandable_quote: false,
     };
 
@@ -181,7 +184,7 @@ mod tests {
             (t.text_limit, t.metric, t.preview_limit),
             (4000, LengthMetric::Utf16, 4096)
         );
-        assert!(t.supports_preview && t.expandable_quote);
+        assert!(t.expandable_quote);
         assert_eq!(
             (t.max_lines, t.coalesce_min, t.coalesce_idle_ms),
             (None, None, None)
@@ -218,7 +221,6 @@ mod tests {
         assert_eq!((g.text_limit, g.metric), (4000, LengthMetric::Chars));
         assert_eq!(ChannelProfile::default(), g);
         for p in ChannelProfile::ALL {
-            assert!(!p.supports_preview || p.name == "telegram");
             assert!(!p.expandable_quote || p.name == "telegram");
             if p.name != "telegram" {
                 assert_eq!(p.preview_limit, p.text_limit);

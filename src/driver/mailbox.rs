@@ -79,6 +79,10 @@ pub(super) enum Item {
 enum State {
     #[default]
     Open,
+    /// The driver is shutting down and has taken the stream's inputs and ended its turn:
+    /// only acks (for sends still in flight) are taken; any other input is refused, since
+    /// it would come after the turn's end.
+    Sealed,
     /// The stream finished: later inputs are dropped quietly (as late acks are).
     Finished,
     /// The driver thread stopped: later inputs are refused.
@@ -118,6 +122,8 @@ impl Mailbox {
         let mut p = lock(&self.pending);
         match p.state {
             State::Open => {}
+            State::Sealed if is_ack(&input) => {}
+            State::Sealed => return Pushed::Stopped,
             State::Finished => return Pushed::Dropped,
             State::Stopped => return Pushed::Stopped,
         }
@@ -147,8 +153,22 @@ impl Mailbox {
     /// Takes everything pending into `into` (whose buffers must be empty; they are swapped
     /// in), and returns how many inputs that was. The next push tells the driver thread again.
     pub(super) fn take(&self, into: &mut Pending) -> usize {
+        self.take_sealing(into, false)
+    }
+
+    /// Like [`Mailbox::take`], and from now on only acks are taken (see [`State::Sealed`]):
+    /// under one lock, so every input pushed before is in `into` and every later one but an
+    /// ack is refused to its caller.
+    pub(super) fn take_and_seal(&self, into: &mut Pending) -> usize {
+        self.take_sealing(into, true)
+    }
+
+    fn take_sealing(&self, into: &mut Pending, seal: bool) -> usize {
         debug_assert!(into.text.is_empty() && into.items.is_empty() && into.tail.deltas == 0);
         let mut p = lock(&self.pending);
+        if seal && p.state == State::Open {
+            p.state = State::Sealed;
+        }
         std::mem::swap(&mut p.text, &mut into.text);
         std::mem::swap(&mut p.items, &mut into.items);
         into.tail = std::mem::take(&mut p.tail);
@@ -157,21 +177,53 @@ impl Mailbox {
     }
 
     /// The stream finished (`stopped`: the driver thread stopped): what is pending is
-    /// dropped, and so is every later input. Returns how many inputs were dropped.
+    /// dropped, and so is every later input (refused, if the driver thread stopped or a
+    /// shutdown sealed the mailbox). Returns how many inputs were dropped.
     pub(super) fn close(&self, stopped: bool) -> usize {
+        self.close_into(stopped, None)
+    }
+
+    /// [`Mailbox::close`] with the driver thread stopping: the text of what is pending (see
+    /// [`model_text`]) is appended to `unsent`, in push order, for the shutdown report.
+    pub(super) fn close_reporting(&self, unsent: &mut String) -> usize {
+        self.close_into(true, Some(unsent))
+    }
+
+    fn close_into(&self, stopped: bool, unsent: Option<&mut String>) -> usize {
         let mut p = lock(&self.pending);
-        if p.state == State::Open || stopped {
-            p.state = if stopped {
-                State::Stopped
-            } else {
-                State::Finished
-            };
+        if let Some(unsent) = unsent {
+            p.model_text(unsent);
         }
+        p.state = match p.state {
+            _ if stopped => State::Stopped,
+            State::Open => State::Finished,
+            // Ended by a shutdown: a late input is still refused to its caller, not dropped
+            // (it was never handled).
+            State::Sealed => State::Stopped,
+            state => state,
+        };
         p.text = String::new();
         p.items = VecDeque::new();
         p.tail = Run::default();
         std::mem::take(&mut p.inputs)
     }
+}
+
+/// The model text `input` carries: a delta's or snapshot's text, a payload's text.
+pub(super) fn model_text(input: &OwnedInput) -> &str {
+    match input {
+        OwnedInput::TextDelta(t) | OwnedInput::TextSnapshot(t) => t,
+        OwnedInput::ToolResult(p) | OwnedInput::Media(p) | OwnedInput::FinalReply(p) => &p.text,
+        _ => "",
+    }
+}
+
+/// Whether `input` reports the outcome of a send.
+fn is_ack(input: &Incoming<'_>) -> bool {
+    matches!(
+        input,
+        Incoming::Input(OwnedInput::Delivered { .. } | OwnedInput::DeliveryFailed { .. })
+    )
 }
 
 impl Pending {
@@ -180,6 +232,21 @@ impl Pending {
         self.text.clear();
         self.items.clear();
         self.tail = Run::default();
+    }
+
+    /// Appends the model text of everything pending to `out`, in push order.
+    fn model_text(&self, out: &mut String) {
+        let mut at = 0;
+        for item in &self.items {
+            match item {
+                Item::Text(run) => {
+                    out.push_str(&self.text[at..at + run.len]);
+                    at += run.len;
+                }
+                Item::Input(input) => out.push_str(model_text(input)),
+            }
+        }
+        out.push_str(&self.text[at..]);
     }
 
     /// Files the run of text at the end (if any) as an item: an input comes after it.
@@ -253,6 +320,25 @@ mod tests {
         let mut p = Pending::default();
         assert_eq!(mailbox.take(&mut p), 2);
         assert_eq!(texts(&p), ["1 text \"Hello, \"", "1 text \"world.\""]);
+    }
+
+    #[test]
+    fn a_sealed_mailbox_takes_acks_only_and_refuses_after_it_closes() {
+        let mailbox = Mailbox::new(StreamId(1), true);
+        mailbox.push(Incoming::Text("before"));
+        let mut p = Pending::default();
+        assert_eq!(mailbox.take_and_seal(&mut p), 1);
+        assert_eq!(texts(&p), ["1 text \"before\""]);
+        assert_eq!(mailbox.push(Incoming::Text("after")), Pushed::Stopped);
+        let finish = Incoming::Input(OwnedInput::Finish);
+        assert_eq!(mailbox.push(finish), Pushed::Stopped);
+        let ack = OwnedInput::Delivered {
+            send_id: crate::input::SendId(1),
+            message_ref: None,
+        };
+        assert_eq!(mailbox.push(Incoming::Input(ack)), Pushed::Tell);
+        assert_eq!(mailbox.close(false), 1);
+        assert_eq!(mailbox.push(Incoming::Text("late")), Pushed::Stopped);
     }
 
     #[test]

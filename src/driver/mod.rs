@@ -66,6 +66,12 @@
 //!   merged delta (text after the turn ended) is reported once per delta it stands for.
 //!   Streams with a live preview are not merged: a preview shows the text received so far
 //!   whenever it is created or edited, so it would show more text at once.
+//! - **Shutdown.** [`Driver::shutdown`] ends every open turn after the inputs accepted for
+//!   it (a turn waiting behind another of its chat included, in order, once that one is
+//!   idle), and refuses later inputs but acks. What did not finish in time is reported:
+//!   [`ShutdownReport::unfinished`] and, with the text the sink never got,
+//!   [`ShutdownReport::unsent`]. An accepted input is delivered or reported, never dropped
+//!   under a clean report.
 //! - **Ids before events.** [`Driver::open`] returns the stream's id before any event names
 //!   it: [`StreamEvent::Started`] is reported just before the stream's first input is
 //!   handled, and inputs can only come through the handle `open` returned.
@@ -135,8 +141,9 @@ pub enum StreamEvent {
     Started,
     /// Streaming stopped (cancelled, or a delivery timed out).
     Aborted(AbortReason),
-    /// The turn finished and every send was answered: how it went for the user (whether
-    /// the final and every other message arrived, and what did not).
+    /// The turn finished and every send was answered or given up on (see
+    /// [`Action::Idle`](crate::Action::Idle)): how it went for the user (whether the final
+    /// and every other message arrived, and what did not).
     Idle(TurnOutcome),
     /// The sink panicked while delivering this send; it counts as a permanent failure.
     SinkPanicked(SendId),
@@ -294,6 +301,14 @@ pub struct ShutdownReport {
     /// Streams not idle when the wait ran out (or when the driver thread died), with their
     /// chat id.
     pub unfinished: Vec<(StreamId, String)>,
+    /// What the sink was never given, for each unfinished stream that has such text, in
+    /// stream order: the text of the sends its engine had queued behind the one in flight
+    /// (a blank line between two, as they are separate messages), then the text of the
+    /// inputs that never reached its engine, back to back as the model wrote it (a turn
+    /// still waiting behind another turn of its chat holds all of its inputs; the text of
+    /// deltas, snapshots and payloads, in push order), after a blank line. Text in a send the sink was given but never acknowledged is
+    /// not repeated here (the sink knows it). Empty after a clean stop.
+    pub unsent: Vec<(StreamId, String)>,
     /// Inputs pushed into engines (acks and timer inputs included). Consecutive text
     /// deltas that were waiting together count once (see [`Self::merged_deltas`]).
     pub pushes: u64,
@@ -420,6 +435,15 @@ impl Driver {
     /// at most `wait`; what is still undelivered then is reported. If the driver thread
     /// died, the report says why ([`ShutdownReport::failure`]) and lists every stream that
     /// was open.
+    ///
+    /// Finishing a stream pushes every input accepted for it before the shutdown reached
+    /// it, then ends its turn; from then on its handle refuses every input but an ack with
+    /// [`DriverError::Closed`] (it would come after the end), so an input is either refused
+    /// to its caller or handled. A turn waiting behind another turn of its chat is finished
+    /// the same way: its inputs are pushed, in order, once the turn ahead is idle. A stream
+    /// not idle when `wait` runs out is listed in [`ShutdownReport::unfinished`], and the
+    /// text the sink never got in [`ShutdownReport::unsent`]; the report is clean only if
+    /// every stream went idle.
     pub fn shutdown(mut self, wait: Duration) -> ShutdownReport {
         self.stop(wait)
     }
@@ -488,7 +512,9 @@ impl StreamHandle {
 
     /// Pushes `input` (timestamped by the driver when it is handled). Under
     /// [`WhenFull::Refuse`] a full queue returns [`DriverError::Full`] and the input was not
-    /// taken. An input for a stream that already finished is dropped quietly.
+    /// taken. An input for a stream that already finished is dropped quietly. Once a
+    /// shutdown has ended the stream's turn, every input but an ack returns
+    /// [`DriverError::Closed`] (see [`Driver::shutdown`]).
     pub fn push(&self, input: OwnedInput) -> Result<(), DriverError> {
         match input {
             OwnedInput::TextDelta(text) => self.deliver(Incoming::Text(&text), Room::AsConfigured),
@@ -526,7 +552,14 @@ fn put(
 ) -> Result<(), DriverError> {
     shared.reserve(room)?;
     match mailbox.push(input) {
-        Pushed::Tell => shared.send(Command::Ready { id: mailbox.id }),
+        Pushed::Tell => match shared.send(Command::Ready { id: mailbox.id }) {
+            Ok(()) => Ok(()),
+            // The queue closed after the input was appended: the thread is stopping, and
+            // closes every mailbox it has not taken, with the input in its report (or it
+            // took the input already). Either way it was accepted. Not if the thread died.
+            Err(e @ DriverError::WorkerPanicked(_)) => Err(e),
+            Err(_) => Ok(()),
+        },
         Pushed::Queued => Ok(()),
         Pushed::Dropped => {
             shared.release(1);

@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::Sender;
 
 use super::lateness::LatenessHistogram;
-use super::mailbox::{Item, Mailbox, Pending};
+use super::mailbox::{Item, Mailbox, Pending, model_text};
 use super::shared::{Shared, slot_of};
 use super::trace::StreamTrace;
 use super::wheel::{TimerKey, TimerWheel};
@@ -110,6 +110,24 @@ struct Stream {
     trace: StreamTrace,
 }
 
+impl Stream {
+    /// The text the sink was never given (see [`ShutdownReport::unsent`]).
+    fn unsent_text(&self) -> String {
+        let mut text = String::new();
+        self.engine.queued_text(&mut text);
+        let mut first = true;
+        for (input, _) in &self.held {
+            let held = model_text(input);
+            if first && !held.is_empty() && !text.is_empty() {
+                text.push_str("\n\n");
+            }
+            first &= held.is_empty();
+            text.push_str(held);
+        }
+        text
+    }
+}
+
 struct Worker {
     sink: Box<dyn Sink>,
     shared: Arc<Shared>,
@@ -136,7 +154,7 @@ struct Worker {
     /// Reused buffers: actions of one push, inputs produced by synchronous acks, and what
     /// was taken from a mailbox.
     actions: Vec<Action>,
-    work: VecDeque<(StreamId, OwnedInput, usize)>,
+    work: VecDeque<Work>,
     taken: Pending,
     /// Inputs taken from mailboxes and not yet given back to the bounded queue's count.
     /// The count is an atomic that every push from another thread also writes; giving
@@ -145,6 +163,16 @@ struct Worker {
     /// most one batch longer, and never for a sink callback: the room is given back before
     /// the sink is called (a sink may wait for a thread that waits for room).
     unreleased: usize,
+}
+
+/// Something the driver thread still has to do for a stream, in order.
+enum Work {
+    /// Push an input standing for this many deltas (an ack of a synchronous delivery).
+    Push(StreamId, OwnedInput, usize),
+    /// The stream just became its chat's active turn: push the inputs it held while it
+    /// waited. They stay in its `held` until then, so that an input arriving meanwhile
+    /// queues behind them (see [`Worker::push_input`]).
+    Release(StreamId),
 }
 
 /// The real clock as engine time.
@@ -220,9 +248,9 @@ impl Worker {
                 && (self.live == 0 || now_instant() >= *deadline)
             {
                 let (_, reply) = self.shutdown.take().expect("checked");
-                let report = self.report();
                 // Inputs pushed from now on are refused, before `shutdown` returns.
                 self.shared.stop();
+                let report = self.wind_up();
                 let _ = reply.send(report);
                 return;
             }
@@ -287,7 +315,7 @@ impl Worker {
                 engine,
                 mailbox,
             } => self.open(chat, engine, mailbox),
-            Command::Ready { id } => self.take_mailbox(id),
+            Command::Ready { id } => self.take_mailbox(id, false),
             Command::Shutdown { wait, reply } => self.begin_shutdown(wait, reply),
             #[cfg(test)]
             Command::Crash => panic!("crash requested by a test"),
@@ -322,15 +350,16 @@ impl Worker {
         self.live += 1;
         // Inputs pushed before this open was handled (its handle can reach another thread
         // while the open waits in a callback's inbox): their token may have come first.
-        self.take_mailbox(id);
         if self.shutdown.is_some() {
-            self.work.push_back((id, OwnedInput::Finish, 1));
-            self.run_work();
+            self.finish_for_shutdown(id);
+        } else {
+            self.take_mailbox(id, false);
         }
     }
 
-    /// Takes everything waiting in stream `id`'s mailbox and pushes it in order.
-    fn take_mailbox(&mut self, id: StreamId) {
+    /// Takes everything waiting in stream `id`'s mailbox and pushes it in order (`seal`: and
+    /// from now on the mailbox takes acks only, see [`Mailbox::take_and_seal`]).
+    fn take_mailbox(&mut self, id: StreamId, seal: bool) {
         let mut taken = std::mem::take(&mut self.taken);
         let Some(stream) = self.stream(id) else {
             // A finished stream (its mailbox dropped what it held), or one whose open is
@@ -338,7 +367,11 @@ impl Worker {
             self.taken = taken;
             return;
         };
-        self.unreleased += stream.mailbox.take(&mut taken);
+        self.unreleased += if seal {
+            stream.mailbox.take_and_seal(&mut taken)
+        } else {
+            stream.mailbox.take(&mut taken)
+        };
         let mut at = 0;
         for item in taken.items.drain(..) {
             match item {
@@ -367,7 +400,22 @@ impl Worker {
 
     /// Pushes queued inputs and everything they cause (synchronous acks feed back in).
     fn run_work(&mut self) {
-        while let Some((id, input, deltas)) = self.work.pop_front() {
+        while let Some(work) = self.work.pop_front() {
+            match work {
+                Work::Push(id, input, deltas) => self.push_input(id, input.as_input(), deltas),
+                Work::Release(id) => self.release_held(id),
+            }
+        }
+    }
+
+    /// Pushes the inputs stream `id` held, in order; those held again (behind a deadline)
+    /// keep their order in `held`.
+    fn release_held(&mut self, id: StreamId) {
+        let Some(stream) = self.stream_mut(id) else {
+            return;
+        };
+        let held = std::mem::take(&mut stream.held);
+        for (input, deltas) in held {
             self.push_input(id, input.as_input(), deltas);
         }
     }
@@ -530,7 +578,7 @@ impl Worker {
                     }
                 };
                 if let Some(input) = input {
-                    self.work.push_back((id, input, 1));
+                    self.work.push_back(Work::Push(id, input, 1));
                 }
             }
             // The deadline is read from the engine after each push.
@@ -619,15 +667,9 @@ impl Worker {
             self.chats.remove(&stream.chat);
             return;
         };
-        let held = match self.stream_mut(next) {
-            Some(s) => {
-                s.active = true;
-                std::mem::take(&mut s.held)
-            }
-            None => return,
-        };
-        for (input, deltas) in held {
-            self.work.push_back((next, input, deltas));
+        if let Some(s) = self.stream_mut(next) {
+            s.active = true;
+            self.work.push_back(Work::Release(next));
         }
     }
 
@@ -637,9 +679,60 @@ impl Worker {
         let mut ids: Vec<StreamId> = self.streams.iter().flatten().map(|s| s.id).collect();
         ids.sort();
         for id in ids {
-            self.work.push_back((id, OwnedInput::Finish, 1));
+            self.finish_for_shutdown(id);
         }
+    }
+
+    /// Ends stream `id`'s turn for the shutdown: every input accepted for it so far is pushed
+    /// (or held, if the turn waits behind another of its chat) before the `Finish`, and from
+    /// now on its mailbox takes acks only, so no input can arrive after the end it would be
+    /// refused by. A waiting turn gets its `Finish` behind its held inputs and pushes them
+    /// all, in order, once it is active.
+    fn finish_for_shutdown(&mut self, id: StreamId) {
+        self.take_mailbox(id, true);
+        self.push_input(id, Input::Finish, 1);
         self.run_work();
+    }
+
+    /// The thread stops (after [`Shared::stop`]): closes the command queue and every
+    /// mailbox, and reports. What waited there is in the report, not lost: a turn whose open
+    /// was still queued never started (it is unfinished, its text unsent), and the text
+    /// left in a live stream's mailbox is unsent. An input appended to a mailbox before it
+    /// closed is taken or reported; one pushed after is refused to its caller.
+    fn wind_up(&mut self) -> ShutdownReport {
+        let mut left: Vec<Command> = std::mem::take(&mut self.commands).into();
+        left.extend(self.shared.queue.close());
+        while let Some(command) = self.shared.take_inbox() {
+            left.push(command);
+        }
+        let mut report = self.report();
+        for stream in self.streams.iter().flatten() {
+            let mut text = String::new();
+            self.shared
+                .release(stream.mailbox.close_reporting(&mut text));
+            if text.is_empty() {
+                continue;
+            }
+            match report.unsent.iter_mut().find(|(id, _)| *id == stream.id) {
+                Some((_, unsent)) => unsent.push_str(&text),
+                None => report.unsent.push((stream.id, text)),
+            }
+        }
+        for command in left {
+            // Tokens of live mailboxes were handled above; a second shutdown (from inside a
+            // callback) sees its reply channel closed.
+            if let Command::Open { chat, mailbox, .. } = command {
+                let mut text = String::new();
+                self.shared.release(1 + mailbox.close_reporting(&mut text));
+                report.unfinished.push((mailbox.id, chat));
+                if !text.is_empty() {
+                    report.unsent.push((mailbox.id, text));
+                }
+            }
+        }
+        report.unfinished.sort();
+        report.unsent.sort();
+        report
     }
 
     /// The thread stopped: every input pushed from now on is refused.
@@ -657,9 +750,20 @@ impl Worker {
             .map(|s| (s.id, s.chat.clone()))
             .collect();
         unfinished.sort();
+        let mut unsent: Vec<(StreamId, String)> = self
+            .streams
+            .iter()
+            .flatten()
+            .filter_map(|s| {
+                let text = s.unsent_text();
+                (!text.is_empty()).then_some((s.id, text))
+            })
+            .collect();
+        unsent.sort();
         ShutdownReport {
             completed: self.completed,
             unfinished,
+            unsent,
             pushes: self.pushes,
             merged_deltas: self.merged,
             timer_lateness: self.lateness.summary(),

@@ -16,7 +16,7 @@ use std::collections::VecDeque;
 use self::host::PayloadKey;
 pub use self::outcome::{TurnEnding, TurnOutcome, UndeliveredReason, UndeliveredSend};
 use self::preview::PreviewLane;
-use crate::action::{AbortReason, Action, SendKind};
+use crate::action::{AbortReason, Action};
 use crate::config::{BreakMode, Config, ReasoningMode, ResolvedConfig};
 use crate::error::Error;
 use crate::input::{Input, SendId};
@@ -129,6 +129,11 @@ struct Message {
     fed: usize,
     /// Hidden reasoning (reasoning mode `on`).
     reasoning: String,
+    /// Bytes of `reasoning` already sent as reasoning blocks (each byte once).
+    reasoning_sent: usize,
+    /// Where in `text` the reasoning not yet sent began: it belongs before the answer
+    /// written after this point (see [`Engine::send_reasoning_before`]).
+    reasoning_from: usize,
     /// Where a forced flush of the chunker (a tool call, a `TextEnd`, media) came in the
     /// middle of a line of `text`: the chunker read the text after it as a new line, and so
     /// does the remainder final.
@@ -137,8 +142,6 @@ struct Message {
     reply_to: Option<ReplyTarget>,
     /// `[[audio_as_voice]]` seen.
     audio_as_voice: bool,
-    /// The reasoning block was already sent (never twice).
-    reasoning_sent: bool,
 }
 
 /// A reply stream: feed it model events and acks with the current time; execute the actions
@@ -196,6 +199,9 @@ pub struct Engine {
     streams_blocks: bool,
     /// `config().break_mode`, copied for the same reason.
     break_mode: BreakMode,
+    /// Reasoning mode `on` with blocks sent while the model writes: the tag filter pauses
+    /// where a thinking block opens (see [`Engine::filter_model_text`]).
+    pauses_at_thinking: bool,
     actions: VecDeque<Action>,
     messages: Vec<Message>,
     /// The live preview, when it is on (SPEC §10).
@@ -254,6 +260,10 @@ impl Engine {
         Ok(Engine {
             streams_blocks: cfg.block_streaming && preview.is_none(),
             break_mode: cfg.break_mode,
+            pauses_at_thinking: cfg.block_streaming
+                && preview.is_none()
+                && cfg.break_mode == BreakMode::TextEnd
+                && cfg.reasoning == ReasoningMode::On,
             phase: Phase::Streaming,
             actions: VecDeque::new(),
             last_now: Time::ZERO,
@@ -590,16 +600,9 @@ impl Engine {
         self.tokens.finish(&mut self.clean_scratch);
         self.accept_clean(now);
         self.drain_pending_text();
-        let reasoning_first = self.cfg().reasoning == ReasoningMode::On
-            && self.break_mode == BreakMode::MessageEnd
-            && !self.dispatcher.has_pending(SendKind::Block)
-            && !self.ledger.any_delivered(self.message_index());
-        if reasoning_first {
-            self.send_reasoning_block(now);
-        }
         self.flush_all(now);
         if self.cfg().reasoning == ReasoningMode::On {
-            self.send_reasoning_block(now);
+            self.send_reasoning_block();
         }
         // The message's text is kept for the turn (the final is reconciled against it): keep
         // only what it holds, not the room it grew into.

@@ -5,7 +5,7 @@ use smallvec::SmallVec;
 
 use super::{Engine, Phase};
 use crate::action::{Action, SendKind, SendOp};
-use crate::payload::Payload;
+use crate::payload::{Lane, Payload};
 use crate::stage::dispatch::{AckOutcome, Outgoing};
 use crate::stage::ledger::SourceSpan;
 use crate::stage::prefix::apply_prefix;
@@ -35,6 +35,9 @@ impl Engine {
     ) {
         if payload.is_empty() {
             return;
+        }
+        if payload.lane == Lane::Answer && self.message_open {
+            self.send_reasoning_before(&spans);
         }
         self.apply_response_prefix(&mut payload);
         let media_only = payload.text.trim().is_empty();

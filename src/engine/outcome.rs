@@ -41,7 +41,8 @@ impl TurnOutcome {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum TurnEnding {
-    /// `Input::Finish` and every send was answered.
+    /// `Input::Finish`, and every send was answered or given up on (see
+    /// [`Action::Idle`](crate::Action::Idle)).
     Finished,
     /// `Input::Fail`: the model failed; what it wrote and the error were sent.
     Failed,
@@ -121,6 +122,21 @@ impl Engine {
             ending,
             undelivered,
         })
+    }
+
+    /// Appends to `out` the text of the sends this engine has queued and not yet asked the
+    /// host to deliver, a blank line between two (they are separate messages; preview
+    /// updates are left out: the final supersedes them). What a driver that stops before
+    /// the turn is idle reports as never sent.
+    pub(crate) fn queued_text(&self, out: &mut String) {
+        for item in self.dispatcher.queued() {
+            if item.kind != SendKind::Preview && !item.payload.text.is_empty() {
+                if !out.is_empty() {
+                    out.push_str("\n\n");
+                }
+                out.push_str(&item.payload.text);
+            }
+        }
     }
 
     fn media_delivered(&self, media: &str) -> bool {

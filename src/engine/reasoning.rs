@@ -8,6 +8,7 @@ use super::text::without_separator_edges;
 use crate::action::SendKind;
 use crate::config::ReasoningMode;
 use crate::payload::{Lane, Payload};
+use crate::stage::ledger::SourceSpan;
 use crate::text::markdown::FenceMarker;
 use crate::text::markdown::is_indented_code_line;
 use crate::text::metric::LengthMetric;
@@ -45,7 +46,27 @@ impl Engine {
             ReasoningMode::Off => {}
             ReasoningMode::On => {
                 let text = std::mem::take(&mut self.reasoning_scratch);
-                self.current_message_mut().reasoning.push_str(&text);
+                let msg = self.current_message();
+                if self.sends_while_writing()
+                    && msg.reasoning_sent < msg.reasoning.len()
+                    && msg.text.len() > msg.reasoning_from
+                    && !text.trim().is_empty()
+                {
+                    // Answer was written after the reasoning not sent yet, and more reasoning
+                    // follows: the earlier reasoning goes out before that answer.
+                    self.send_reasoning_block();
+                }
+                let msg = self.current_message();
+                let new_segment = msg.reasoning_sent == msg.reasoning.len();
+                if new_segment && !text.trim().is_empty() {
+                    self.answer_before_reasoning(now);
+                }
+                let msg = self.current_message_mut();
+                if new_segment {
+                    // New reasoning: it goes before the answer written from here on.
+                    msg.reasoning_from = msg.text.len();
+                }
+                msg.reasoning.push_str(&text);
                 self.reasoning_scratch = text;
             }
             ReasoningMode::Stream => {
@@ -63,6 +84,36 @@ impl Engine {
         self.reasoning_scratch.clear();
     }
 
+    /// Reasoning mode `on`, new reasoning in the middle of a message while blocks stream:
+    /// the answer written before it (held by the token gate, the chunker, the coalescer)
+    /// leaves first, as at a media boundary, so the reasoning block lands between the
+    /// answer before it and the answer after it.
+    ///
+    /// Only where that answer ends a word (in whitespace or punctuation): the answer of the
+    /// delta that brought the reasoning is not in the message yet, and a cut between the
+    /// two would split a word. Otherwise nothing is flushed, and the block that holds the
+    /// text on both sides goes out after the reasoning (see [`Engine::send_reasoning_before`]).
+    fn answer_before_reasoning(&mut self, now: Time) {
+        if !self.message_open || !self.sends_while_writing() {
+            return;
+        }
+        let text = &self.current_message().text;
+        let held = self.tokens.held_tail();
+        let last = held
+            .chars()
+            .next_back()
+            .or_else(|| text.chars().next_back());
+        let word_ended = last.is_some_and(|c| c.is_whitespace() || c.is_ascii_punctuation());
+        if text.is_empty() || !word_ended {
+            return;
+        }
+        self.flush_token_gate(now);
+        self.drain_pending_text();
+        self.flush_chunker(now);
+        self.coalescer.flush(&mut self.coalesced);
+        self.enqueue_coalesced();
+    }
+
     pub(super) fn on_thinking_end(&mut self, now: Time) {
         if self.cfg().reasoning == ReasoningMode::Stream && self.message_open {
             self.reasoning_chunker.flush(&mut self.blocks);
@@ -72,9 +123,35 @@ impl Engine {
         }
     }
 
-    /// Reasoning mode `on`: the message's reasoning, once, as messages that are each
-    /// well-formed on their own (see [`reasoning_messages`]).
-    pub(super) fn send_reasoning_block(&mut self, _now: Time) {
+    /// Reasoning mode `on`, before a send of the open message leaves (`spans`: the answer
+    /// text it shows): the reasoning not yet sent goes first when the send shows answer
+    /// text written after the reasoning began, or no answer text at all (media, a tool
+    /// summary: they came after it). So the reasoning reaches the user before the answer it
+    /// belongs to; a block that also holds answer text from before the reasoning (one
+    /// coalesced block around it) follows it whole.
+    pub(super) fn send_reasoning_before(&mut self, spans: &[SourceSpan]) {
+        if self.cfg().reasoning != ReasoningMode::On || self.preview.is_some() {
+            return;
+        }
+        let index = self.message_index();
+        let Some(msg) = self.messages.last() else {
+            return;
+        };
+        if msg.reasoning_sent == msg.reasoning.len() {
+            return;
+        }
+        let after = spans.is_empty()
+            || spans
+                .iter()
+                .any(|s| s.message == index && s.range.end > msg.reasoning_from);
+        if after {
+            self.send_reasoning_block();
+        }
+    }
+
+    /// Reasoning mode `on`: the message's reasoning not sent yet, once, as messages that
+    /// are each well-formed on their own (see [`reasoning_messages`]).
+    pub(super) fn send_reasoning_block(&mut self) {
         let limits = ReasoningLimits {
             metric: self.cfg().metric,
             limit: self.config.text_budget(),
@@ -83,12 +160,14 @@ impl Engine {
         let Some(msg) = self.messages.last_mut() else {
             return;
         };
-        if msg.reasoning_sent || msg.reasoning.trim().is_empty() {
+        let from = msg.reasoning_sent;
+        msg.reasoning_sent = msg.reasoning.len();
+        let unsent = &msg.reasoning[from..];
+        if unsent.trim().is_empty() {
             return;
         }
-        msg.reasoning_sent = true;
         // Blank lines around it go; the first line's indentation stays (it may be code).
-        let raw = msg.reasoning.trim_end();
+        let raw = unsent.trim_end();
         let ws = raw.len() - raw.trim_start().len();
         let raw = &raw[raw[..ws].rfind('\n').map_or(0, |i| i + 1)..];
         for text in reasoning_messages(raw, limits) {

@@ -38,8 +38,25 @@ impl Engine {
     }
 
     /// Runs `raw` (or, with `None`, what the stages hold at a boundary) through tags and
-    /// directives.
+    /// directives. In reasoning mode `on` with blocks streaming, a thinking block that opens
+    /// in `raw` splits the work there: the answer before it is applied first, so the
+    /// reasoning block can go out between the answer before it and the answer after it
+    /// (see [`Engine::send_reasoning_before`]). The output is the same either way.
     fn filter_model_text(&mut self, raw: Option<&str>, now: Time) {
+        let pause = raw.is_some() && self.pauses_at_thinking;
+        let mut raw = raw;
+        loop {
+            if !self.filter_model_text_once(raw.take(), pause, now) {
+                return;
+            }
+            // Paused after a thinking opener: the rest of the delta is still in the tag
+            // filter, read by an empty push.
+            raw = Some("");
+        }
+    }
+
+    /// One pass of [`Engine::filter_model_text`]; whether the tag filter paused.
+    fn filter_model_text_once(&mut self, raw: Option<&str>, pause: bool, now: Time) -> bool {
         self.reasoning_scratch.clear();
         // Nothing to clear: every use of `directive_out` ends in `apply_directive_events`,
         // which clears it, or releases nothing (no event, and so no text).
@@ -51,7 +68,7 @@ impl Engine {
         let (tags, reasoning) = (&mut self.tags, &mut self.reasoning_scratch);
         let events = match raw {
             Some(raw) => self.directives.push_with(
-                |answer| tags.push(raw, answer, reasoning),
+                |answer| tags.push_pausing(raw, answer, reasoning, pause),
                 &mut self.directive_out,
             ),
             None => {
@@ -70,6 +87,7 @@ impl Engine {
         if !self.directive_out.is_empty() {
             self.apply_directive_events(now);
         }
+        events.paused
     }
 
     /// Applies what the directive parser released: text goes on through the token gate;
@@ -148,7 +166,7 @@ impl Engine {
     /// Cleaned text was just appended to the message text: in streaming mode the chunker
     /// gets everything it has not had yet.
     fn feed_new_clean(&mut self, now: Time) {
-        let streaming = self.streams_blocks && self.break_mode == BreakMode::TextEnd;
+        let streaming = self.sends_while_writing();
         let msg = self.messages.last_mut().expect("a message is open");
         if streaming {
             let from = msg.fed;
@@ -156,6 +174,13 @@ impl Engine {
             self.chunker.push(&msg.text[from..], &mut self.blocks);
             self.route_blocks(Lane::Answer, now);
         }
+    }
+
+    /// Whether blocks leave while the model writes: blocks stream and the break mode is
+    /// `text_end` (in `message_end` mode they wait for the message's end).
+    #[inline]
+    pub(super) fn sends_while_writing(&self) -> bool {
+        self.streams_blocks && self.break_mode == BreakMode::TextEnd
     }
 
     /// Hands any cleaned text not yet given to the chunker (message_end mode) to it.

@@ -386,6 +386,11 @@ impl Dispatcher {
         self.queue.has(kind) || self.in_flight.as_ref().is_some_and(|f| f.item.kind == kind)
     }
 
+    /// The sends still queued (not the one in flight), in order.
+    pub(crate) fn queued(&self) -> impl Iterator<Item = &Outgoing> {
+        self.queue.iter().map(|(o, _)| o)
+    }
+
     /// Every payload queued or in flight, for dedupe.
     pub(crate) fn pending_payloads(&self) -> impl Iterator<Item = &Payload> {
         self.queue

@@ -97,6 +97,7 @@ impl DeliveryLedger {
     }
 
     /// Whether anything of message `message` was delivered.
+    #[cfg(test)]
     pub(crate) fn any_delivered(&self, message: u32) -> bool {
         self.delivered
             .get(message as usize)

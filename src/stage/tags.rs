@@ -101,6 +101,9 @@ pub(crate) struct TagEvents {
     /// string had right after the last block that ended. `reasoning[..n]` belongs to ended
     /// blocks; anything after it belongs to a block that is still open.
     pub thinking_ended_at: Option<usize>,
+    /// [`TagFilter::push_pausing`] stopped right after a thinking block opened: the input
+    /// after the tag is not read yet (push an empty delta to go on).
+    pub paused: bool,
 }
 
 /// Streaming filter for thinking and final tags. One per stream; [`TagFilter::finish`] (or
@@ -167,15 +170,30 @@ impl TagFilter {
     /// reasoning to `reasoning`. Text that may still turn out to be (or follow) a tag is held
     /// back until a later call decides it: at most [`MAX_TAG_LEN`] bytes for the tag itself,
     /// or [`CODE_HOLD`] bytes while an open code span decides whether it is a tag at all.
+    #[cfg(test)]
     pub(crate) fn push(
         &mut self,
         delta: &str,
         answer: &mut String,
         reasoning: &mut String,
     ) -> TagEvents {
+        self.push_pausing(delta, answer, reasoning, false)
+    }
+
+    /// [`TagFilter::push`], which with `pause` stops right after a thinking block opens
+    /// ([`TagEvents::paused`]), so the caller can act on the answer before the block before
+    /// any of the block's reasoning is read. The output is the same as one push: the rest
+    /// is read by the next push (an empty delta to just go on).
+    pub(crate) fn push_pausing(
+        &mut self,
+        delta: &str,
+        answer: &mut String,
+        reasoning: &mut String,
+        pause: bool,
+    ) -> TagEvents {
         let mut events = TagEvents::default();
         self.input.text.push_str(delta);
-        self.run(false, answer, reasoning, &mut events);
+        self.run(false, pause, answer, reasoning, &mut events);
         events
     }
 
@@ -184,7 +202,7 @@ impl TagFilter {
     /// goes out before the boundary. Open thinking blocks stay open.
     pub(crate) fn release(&mut self, answer: &mut String, reasoning: &mut String) -> TagEvents {
         let mut events = TagEvents::default();
-        self.run(true, answer, reasoning, &mut events);
+        self.run(true, false, answer, reasoning, &mut events);
         events
     }
 
@@ -192,7 +210,7 @@ impl TagFilter {
     /// thinking block ends, and the filter is reset for the next message.
     pub(crate) fn finish(&mut self, answer: &mut String, reasoning: &mut String) -> TagEvents {
         let mut events = TagEvents::default();
-        self.run(true, answer, reasoning, &mut events);
+        self.run(true, false, answer, reasoning, &mut events);
         if self.router.depth > 0 {
             self.router.end_block(reasoning.len(), &mut events);
         }
@@ -216,6 +234,7 @@ impl TagFilter {
     fn run(
         &mut self,
         at_end: bool,
+        pause: bool,
         answer: &mut String,
         reasoning: &mut String,
         events: &mut TagEvents,
@@ -249,8 +268,13 @@ impl TagFilter {
             };
             match tag {
                 Some(tag) => {
+                    let outside = self.router.depth == 0;
                     self.router.apply(tag, reasoning, events);
                     self.done = lt + tag.len;
+                    if pause && outside && self.router.depth > 0 {
+                        events.paused = true;
+                        break;
+                    }
                 }
                 None => {
                     self.router.text("<", answer, reasoning);

@@ -23,10 +23,15 @@
 //!    around it are removed.
 //! 3. **Leading silent token.** A run of silent tokens at the start (`NO_REPLY`,
 //!    `NO_REPLY NO_REPLY`, `NO_REPLYNO_REPLY`) is removed when the text goes on right after it
-//!    with a letter or digit (`NO_REPLYThe user…` → `The user…`), or after whitespace that
-//!    holds a line break (`NO_REPLY NO_REPLY\nThe user…` → `The user…`). Followed by anything
-//!    else (`NO_REPLY: explanation`, `NO_REPLY -- nope`, `NO_REPLY but…`) the text is kept
-//!    whole.
+//!    with a new word (`NO_REPLYThe user…` → `The user…`, `NO_REPLYhello` → `hello`), or
+//!    after whitespace that holds a line break (`NO_REPLY NO_REPLY\nThe user…` →
+//!    `The user…`). A token is a whole word, so glued text begins a new word only where the
+//!    letter case or the script changes (see [`begins_new_word`]): after `NO_REPLY`, a
+//!    lower-case letter or an upper-case one followed by a lower-case one; after
+//!    `no_reply`, an upper-case letter; a letter without case (`NO_REPLY好的`). Glued
+//!    letters of the token's own case or digits (`NO_REPLYX`, `NO_REPLYING`, `no_reply42`)
+//!    make another word, kept whole, and so is a text followed by anything else
+//!    (`NO_REPLY: explanation`, `NO_REPLY -- nope`, `NO_REPLY but…`).
 //! 4. **Trailing tokens.** While the text (ignoring trailing whitespace) ends with a silent
 //!    token or a heartbeat word that follows whitespace (or is the whole text), it is removed
 //!    with the whitespace around it: `Done. NO_REPLY` → `Done.`, `All good! <b>HEARTBEAT_OK</b>`
@@ -195,6 +200,11 @@ impl TokenGate {
         self.reset();
     }
 
+    /// The trailing text held back once the start of the message is decided (empty before).
+    pub(crate) fn held_tail(&self) -> &str {
+        &self.tail
+    }
+
     /// Forgets the current message, keeping buffer capacity.
     pub(crate) fn reset(&mut self) {
         self.head_decided = false;
@@ -349,22 +359,58 @@ fn is_edge_punct(s: &[u8], i: usize) -> usize {
     if punct { c.len_utf8() } else { 0 }
 }
 
-/// Whether the char starting at `s[i]` is a letter or digit: `Some(true/false)`, or `None`
-/// when it is cut off by the end of `s`.
-fn is_word_char(s: &[u8], i: usize) -> Option<bool> {
-    let b = s[i];
+/// The char starting at `s[i]`: `Some(Some(c))`, `Some(None)` when the bytes there are no
+/// char (invalid UTF-8), `None` when it is cut off by the end of `s` (or `i` is the end).
+fn char_at(s: &[u8], i: usize) -> Option<Option<char>> {
+    let &b = s.get(i)?;
     if b.is_ascii() {
-        return Some(b.is_ascii_alphanumeric());
+        return Some(Some(char::from(b)));
     }
     let end = (i + 4).min(s.len());
     for e in i + 1..=end {
         match std::str::from_utf8(&s[i..e]) {
-            Ok(t) => return t.chars().next().map(char::is_alphanumeric),
-            Err(err) if err.error_len().is_some() => return Some(false),
+            Ok(t) => return Some(t.chars().next()),
+            Err(err) if err.error_len().is_some() => return Some(None),
             Err(_) => {}
         }
     }
     None
+}
+
+/// Whether the text at `s[i..]`, glued right after the silent token `written` (as the model
+/// wrote it), visibly begins a new word (module docs, rule 3): `Some(answer)`, or `None`
+/// when the chars at `i` that decide it are cut off by the end of `s` (at the end of the
+/// whole text, the caller reads that as no new word).
+///
+/// A token is a whole word, so only a change of letter case or of script marks where it
+/// ends: after an upper-case token (`NO_REPLY`), a lower-case letter (`NO_REPLYhello`) or
+/// an upper-case letter followed by a lower-case one (`NO_REPLYThe`); after a lower-case
+/// token (`no_reply`), an upper-case letter (`no_replyThe`); after any token, a letter
+/// without case (`NO_REPLY好的`). A digit, or letters of the token's own case
+/// (`NO_REPLYX`, `NO_REPLYING`, `no_reply42`, `no_replyx`), continue the token's word.
+fn begins_new_word(s: &[u8], i: usize, written: &[u8]) -> Option<bool> {
+    let Some(c) = char_at(s, i)? else {
+        return Some(false);
+    };
+    if !c.is_alphabetic() {
+        return Some(false);
+    }
+    if !c.is_lowercase() && !c.is_uppercase() {
+        return Some(true);
+    }
+    // The case of the token's last cased letter, as written.
+    let upper_token = match written.iter().rev().find(|b| b.is_ascii_alphabetic()) {
+        Some(b) => b.is_ascii_uppercase(),
+        None => return Some(true),
+    };
+    if !upper_token {
+        return Some(c.is_uppercase());
+    }
+    if c.is_lowercase() {
+        return Some(true);
+    }
+    let next = char_at(s, i + c.len_utf8())?;
+    Some(next.is_some_and(char::is_lowercase))
 }
 
 fn skip_ws(s: &[u8], mut i: usize) -> usize {
@@ -705,7 +751,8 @@ impl Tokens {
                 _ => {}
             }
             if !is_ascii_ws(s[e]) {
-                return match is_word_char(s, e) {
+                let written = &s[e - self.silent.as_deref().map_or(0, <[u8]>::len)..e];
+                return match begins_new_word(s, e, written) {
                     Some(true) => Some(e),
                     None if !at_end => None,
                     _ => Some(if glued { e } else { drop }),
@@ -952,7 +999,9 @@ mod tests {
             "NO_REPLY is what I would say",
             "NO_REPLY is what I would say",
         );
-        check("NO_REPLYING", "ING");
+        // A token is a whole word: glued letters of its own case make another word.
+        check("NO_REPLYING", "NO_REPLYING");
+        check("NO_REPLYX", "NO_REPLYX");
         check("😄 NO_REPLY", "😄");
         check("NO_REPLY ok NO_REPLY", "NO_REPLY ok");
     }
@@ -995,7 +1044,11 @@ mod tests {
     fn leading_silent_token() {
         check("NO_REPLYThe user is saying", "The user is saying");
         check("No_RePlYThe user is saying", "The user is saying");
-        check("no_reply42 items", "42 items");
+        check("NO_REPLYhello there", "hello there");
+        check("no_replyThe user", "The user");
+        check("NO_REPLY好的", "好的");
+        check("NO_REPLYÉtienne a dit", "Étienne a dit");
+        check("NO_REPLYI", "NO_REPLYI");
         check(
             "NO_REPLY NO_REPLY\nThe user is saying hello",
             "The user is saying hello",
@@ -1009,6 +1062,15 @@ mod tests {
             "NO_REPLY—note",
             "NO_REPLY but here is more content",
             "NO_REPLY 👍",
+            // Glued, but the same word: no change of case or script.
+            "NO_REPLYX",
+            "NO_REPLYX and more",
+            "NO_REPLYING is a state",
+            "NO_REPLY42",
+            "no_reply42 items",
+            "no_replyx",
+            "NO_REPLYÉTÉ",
+            "NO_REPLY_TIMEOUT",
         ] {
             check(kept, kept);
         }

@@ -209,6 +209,34 @@ class MediaPolicy(unittest.TestCase):
             Engine("generic", media_allow_http="no")
 
 
+class ReasoningAndTokens(unittest.TestCase):
+    @staticmethod
+    def sent(deltas, **options):
+        log = []
+        with Engine("generic", **options) as e:
+            for d in deltas:
+                e.text_delta(d, 0)
+            e.finish(0)
+            drive(e, 0, log)
+        return [(a.lane, a.text) for a in log if a.kind == "send"]
+
+    def test_reasoning_on_goes_before_the_answer_it_belongs_to(self):
+        text = ("<think>first</think>Here is the chart.\n\n"
+                "<think>Also the CSV? Yes.</think>The raw numbers are attached.")
+        expected = [("reasoning", "Reasoning:\n_first_"), ("answer", "Here is the chart."),
+                    ("reasoning", "Reasoning:\n_Also the CSV? Yes._"),
+                    ("answer", "The raw numbers are attached.")]
+        self.assertEqual(self.sent([text], reasoning="on"), expected)
+        cut = len(text) // 2
+        self.assertEqual(self.sent([text[:cut], text[cut:]], reasoning="on"), expected)
+        self.assertEqual(self.sent(list(text), reasoning="on"), expected)
+
+    def test_a_silent_token_glued_into_a_word_is_part_of_it(self):
+        self.assertEqual(self.sent(["NO_REPLYX"]), [("answer", "NO_REPLYX")])
+        self.assertEqual(self.sent(["NO_REPL", "YING"]), [("answer", "NO_REPLYING")])
+        self.assertEqual(self.sent(["NO_REPLYThe user"]), [("answer", "The user")])
+
+
 class Timers(unittest.TestCase):
     def start_turn(self, engine):
         engine.message_start(0)
@@ -382,11 +410,11 @@ class LivePreview(unittest.TestCase):
     id, edited with that id as ``message_ref``, and edited into the final; the chat written
     here ends showing exactly the reply, with no cursor."""
 
-    def run_turn(self, transport):
+    def run_turn(self, transport, channel="telegram"):
         chat = {}  # message_ref -> text
         draft = []
         ops = []
-        with Engine("telegram", preview="partial", preview_throttle_ms=250,
+        with Engine(channel, preview="partial", preview_throttle_ms=250,
                     preview_transport=transport) as e:
             now = 0
             e.message_start(now)
@@ -445,6 +473,13 @@ class LivePreview(unittest.TestCase):
         # Every preview operation is counted; the final's edit is a final, not counted.
         self.assertEqual(self.stats["preview_updates"], len(previews))
         self.assertEqual(self.stats["sends"], len(ops))
+
+    def test_a_preview_runs_on_discord_too(self):
+        # No channel profile forbids previews: Discord edits messages as Telegram does.
+        chat, _, ops = self.run_turn("edit", channel="discord")
+        self.assertEqual(list(chat.values()), [TEXT])
+        self.assertEqual(ops[0][1:4], ("preview", "create", 1))
+        self.assertEqual(ops[-1][1:3], ("final", "edit"))
 
     def test_drafts_then_a_new_message(self):
         chat, draft, ops = self.run_turn("draft")

@@ -386,7 +386,8 @@ class Engine:
         return deadline.value if has else None
 
     def is_done(self) -> bool:
-        """True once the turn is over (finished and acknowledged, or cancelled)."""
+        """True once the turn is over (finished and every send answered or given up on after
+        its delivery timeout, or cancelled)."""
         return bool(self._lib.replystream_engine_is_done(self._live("is_done")))
 
     def stats(self) -> Dict[str, int]:

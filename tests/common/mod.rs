@@ -2,6 +2,7 @@
 #![allow(dead_code, unused_imports)]
 
 pub(crate) mod reconstruct;
+pub(crate) mod render_judge;
 
 use replystream::Engine;
 pub(crate) use replystream::sim::{Ack, AckPolicy, Sim};

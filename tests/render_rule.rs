@@ -4,7 +4,8 @@
 //!
 //! Run through the public API: the engine on every channel profile (deltas of 1, 7 and 64
 //! bytes and the whole reply at once; the profile's limits, text limits of 300 and 600 and
-//! near the smallest accepted), the platform splitter, and live previews. Every engine run is
+//! near the smallest accepted, chunk maxima of 300 and 600 under the profile's coalescing),
+//! the platform splitter, and live previews. Every engine run is
 //! also held to the exact invariants (`common::reconstruct`: each send one span of the reply,
 //! nothing lost, nothing twice) and to the message count.
 //!
@@ -319,6 +320,10 @@ enum Limits {
     Text(usize),
     /// The smallest text limit the metric accepts, times this.
     NearSmallest(usize),
+    /// This chunk max (chunk min half of it), the profile's text limit: small blocks that
+    /// the coalescer merges back into messages (its seams must drop the repairs between
+    /// blocks of one message).
+    Chunk(usize),
 }
 
 const SIZES: [Option<usize>; 4] = [Some(1), Some(7), Some(64), None];
@@ -329,6 +334,10 @@ fn channel_config(channel: &str, limits: Limits, prefix: Option<&str>) -> Config
         Limits::Profile => {}
         Limits::Text(n) => c.text_limit = n,
         Limits::NearSmallest(k) => c.text_limit = c.metric.min_limit() * k,
+        Limits::Chunk(n) => {
+            c.chunk_max = n;
+            c.chunk_min = n / 2;
+        }
     }
     c.response_prefix = prefix.map(str::to_owned);
     c
@@ -563,11 +572,13 @@ fn sample(name: &str) -> String {
 
 /// Every limit setting of the engine runs. `NearSmallest(3)` is 72 chars, 87 UTF-16 units:
 /// small, but above every word and every code span of the texts it is used on.
-const ENGINE_LIMITS: [Limits; 4] = [
+const ENGINE_LIMITS: [Limits; 6] = [
     Limits::Profile,
     Limits::Text(600),
     Limits::Text(300),
     Limits::NearSmallest(3),
+    Limits::Chunk(600),
+    Limits::Chunk(300),
 ];
 
 /// The splitter's limits (chars, UTF-16 units and bytes).
@@ -707,7 +718,12 @@ fn engine_corpus_holds_at_the_profile_limits_where_it_does_today() {
 
 /// The engine limits of the per-reply tests: the profile's, 600 and 300 (every structure of
 /// the corpus but one link fits 300; `rust-copy-links.md` uses 450 for its 353-char link).
-const REPLY_LIMITS: [Limits; 3] = [Limits::Profile, Limits::Text(600), Limits::Text(300)];
+const REPLY_LIMITS: [Limits; 4] = [
+    Limits::Profile,
+    Limits::Text(600),
+    Limits::Text(300),
+    Limits::Chunk(300),
+];
 
 /// One engine test and one splitter test per reply: all channels, every delta size, the
 /// limits above; the splitter at `SPLIT_LIMITS` in three metrics, both modes, with and
@@ -719,7 +735,12 @@ macro_rules! reply_tests {
         $(#[ignore = $e])?
         fn $engine() {
             let limits: &[Limits] = if $file == "rust-copy-links.md" {
-                &[Limits::Profile, Limits::Text(600), Limits::Text(450)]
+                &[
+                    Limits::Profile,
+                    Limits::Text(600),
+                    Limits::Text(450),
+                    Limits::Chunk(450),
+                ]
             } else {
                 &REPLY_LIMITS
             };

@@ -993,3 +993,76 @@ fn engine_prefix_before_prose_is_allowed() {
     let text = "Sure, here it is.\n\n```python\nprint(1)\n```";
     assert_none(text, engine_matrix(text, &[Limits::Profile], Some("[bot]")));
 }
+
+/// The inputs of OpenClaw's chunker tests (`chunk.test.ts`: the texts and limits, at the
+/// limits this library accepts), through the splitter and the engine (generic channel, that
+/// text limit): every piece renders as its stretch of the input.
+#[test]
+#[ignore = "issue 16 (send edges): the engine trims the indentation of a fence opening line (2 spaces) at the reply's start, so its code lines render 2 spaces deeper"]
+fn openclaw_chunker_inputs_render_alike() {
+    let fence = "```python\ndef my_function():\n    x = 1\n\n    y = 2\n    return x + y\n```";
+    let cases: Vec<(String, usize)> = vec![
+        ("Heads up now (Though now I'm curious)ok".into(), 35),
+        ("Hello (outer (inner) end) world".into(), 26),
+        ("Line one\n\nLine two\n\nLine three".into(), 1600),
+        ("a".repeat(100), 60),
+        (
+            "paragraph one line\n\nparagraph two starts here and continues".into(),
+            40,
+        ),
+        (
+            "This is a message that should break nicely near a word boundary.".into(),
+            30,
+        ),
+        (
+            format!(
+                "{}\n\n```bash\nline1\nline2\n```\n\n{}",
+                "p".repeat(60),
+                "s".repeat(60)
+            ),
+            40,
+        ),
+        (format!("```txt\n{}\n```", "a".repeat(500)), 120),
+        (format!("~~~sh\n{}\n~~~", "x".repeat(600)), 140),
+        (format!("````md\n{}\n````", "y".repeat(600)), 140),
+        (format!("  ```js\n  {}\n  ```", "z".repeat(600)), 160),
+        (format!("```txt\n{}\n```", "a".repeat(300)), 60),
+        (format!("({})", "a".repeat(80)), 24),
+        (format!("```txt\n{}```", "line\n".repeat(600)), 80),
+        ("```js\nconst a = 1;\nconst b = 2;\n```\nAfter".into(), 1000),
+        (fence.into(), 1000),
+        (format!("{fence}\n\nAfter"), 1000),
+        (format!("```js\n{}```", "const a = 1;\n".repeat(20)), 40),
+    ];
+    let mut failures = Vec::new();
+    for (text, limit) in &cases {
+        for mode in [SplitMode::Length, SplitMode::Newline] {
+            let config = SplitConfig {
+                limit: *limit,
+                metric: LengthMetric::Chars,
+                mode,
+                max_lines: None,
+            };
+            let pieces: Vec<String> = PlatformSplitter::new(config)
+                .expect("valid config")
+                .split(text)
+                .into_iter()
+                .map(|b| b.text)
+                .collect();
+            if let Err(e) = check_messages(text, &pieces, &Allow::default()) {
+                failures.push(format!("splitter {config:?} on {text:?}: {e}"));
+            }
+        }
+        for size in SIZES {
+            let sim = run_engine(
+                channel_config("generic", Limits::Text(*limit), None),
+                text,
+                size,
+            );
+            if let Err(e) = check_engine_run(&sim, text, None) {
+                failures.push(format!("engine, limit {limit}, deltas {size:?}: {e}"));
+            }
+        }
+    }
+    assert_none("OpenClaw chunker inputs", failures);
+}

@@ -172,6 +172,16 @@ fn judge_sees_markup_shown_as_text() {
 }
 
 #[test]
+fn judge_sees_a_lone_list_marker_at_a_message_end() {
+    let reply = "Steps:\n\n- install it\n- run it";
+    rejects(
+        judge(reply, &["Steps:\n\n- install it\n-", "run it"]),
+        "lone list marker",
+    );
+    judge(reply, &["Steps:\n\n- install it", "- run it"]).unwrap();
+}
+
+#[test]
 fn judge_allows_a_lost_container_at_a_message_start() {
     let reply = "- first item\n  goes on here\n\n  and has a second paragraph\n- second";
     judge(

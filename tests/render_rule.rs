@@ -511,8 +511,13 @@ fn splitter_matrix(text: &str, limits: &[usize]) -> Vec<String> {
 /// Streams `text` with a live preview (partial mode, Telegram) in deltas of `size` bytes,
 /// 40 ms apart, and checks every preview text under `rule` and the final messages.
 fn preview_run(text: &str, size: usize, rule: PreviewRule) -> Vec<String> {
+    preview_run_in(PreviewMode::Partial, text, size, rule)
+}
+
+/// [`preview_run`] in preview `mode`.
+fn preview_run_in(mode: PreviewMode, text: &str, size: usize, rule: PreviewRule) -> Vec<String> {
     let mut config = Config::for_channel(&ChannelProfile::TELEGRAM);
-    config.preview = PreviewMode::Partial;
+    config.preview = mode;
     let cursor = config.preview_cursor.clone();
     let mut sim = Sim::new(Engine::new(config, 7).expect("valid config"));
     sim.push(Input::MessageStart);
@@ -531,10 +536,12 @@ fn preview_run(text: &str, size: usize, rule: PreviewRule) -> Vec<String> {
         .run_until_idle();
     let reply = render(text);
     let mut failures = Vec::new();
+    let mut shown_previews = 0;
     for (t, s) in sim.sends() {
         if s.kind != SendKind::Preview || matches!(s.op, SendOp::Delete { .. }) {
             continue;
         }
+        shown_previews += 1;
         if let Err(e) = check_preview(
             &reply,
             &s.payload.text,
@@ -547,6 +554,10 @@ fn preview_run(text: &str, size: usize, rule: PreviewRule) -> Vec<String> {
     }
     if let Err(e) = check_messages(text, &shown(&sim), &Allow::default()) {
         failures.push(format!("final messages: {e}"));
+    }
+    // A reply longer than the first preview's threshold is previewed at least once.
+    if shown_previews == 0 && text.len() > 200 {
+        failures.push(format!("no preview was shown ({mode:?})"));
     }
     failures
 }
@@ -945,6 +956,10 @@ fn previews_of_the_corpus_settle_as_the_reply_renders() {
             continue;
         }
         assert_none(&name, preview_run(&reply(&name), 64, PreviewRule::Settled));
+        assert_none(
+            &name,
+            preview_run_in(PreviewMode::Block, &reply(&name), 64, PreviewRule::Settled),
+        );
     }
     for text in structured_replies() {
         assert_none(

@@ -216,8 +216,11 @@ pub(crate) fn run_post(mut args: PostArgs) -> Result<(), CliError> {
         }
         Target::Slack => {
             let url = url.as_deref().unwrap_or(slack::DEFAULT_API_URL);
+            // Draft previews go through Slack's native streaming, which cannot take a
+            // cursor back: the connection strips the engine's.
+            let cursor = resolved.config().preview_cursor.as_deref();
             run(
-                Slack::with_options(&token, url, &http),
+                Slack::with_options(&token, url, &http).with_preview_cursor(cursor),
                 &args,
                 &resolved,
                 reply,

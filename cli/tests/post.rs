@@ -344,7 +344,8 @@ fn a_slack_draft_preview_streams_natively_and_the_reply_shows_once() {
     let url = fake.url();
     let reply = "Streamed with chat.startStream, grown with chat.appendStream and closed by \
                  chat.stopStream, in the thread of the question. 漢字 and 👩‍👩‍👧 too, <b> & all.";
-    let input = format!("[[reply_to: 1700000000.000042]]{reply}");
+    // The reply answers the user's message: the tag resolves to it, the stream is in its thread.
+    let input = format!("[[reply_to_current]]{reply}");
     let args = [
         "-",
         "--to",
@@ -363,6 +364,8 @@ fn a_slack_draft_preview_streams_natively_and_the_reply_shows_once() {
         "draft",
         "--throttle-ms",
         "250",
+        "--current-message",
+        "1700000000.000042",
     ];
     let output = post(&args, &[("SLACK_BOT_TOKEN", SL_TOKEN)], Some(&input));
     let (out, err) = texts(&output);

@@ -332,3 +332,36 @@ fn a_draft_with_no_thread_is_a_posted_message_edited_into_the_final() {
     assert_ne!(other, ts);
     assert_eq!(fake.texts("C1"), ["Hello, world", "later"]);
 }
+
+#[test]
+fn reply_to_current_threads_the_reply_and_a_draft_preview_streams_in_that_thread() {
+    let fake = FakeSlack::start(TOKEN, &["C5"]);
+    let sink = PlatformSink::new(bot(&fake));
+    let current = sink.current_messages();
+    let driver = Driver::spawn(sink, DriverOptions::default());
+    // Blocks, replying to the current message by the model's tag.
+    let config = Config::for_channel(&ChannelProfile::by_name("slack").unwrap());
+    let blocks = driver.open("C5", config, 7).unwrap();
+    current.set(blocks.id(), "1700000000.000777");
+    blocks.text("[[reply_to_current]] In the thread.").unwrap();
+    blocks.finish().unwrap();
+    // A streamed preview with no tag at all: Slack streams only in threads, so it goes in
+    // the thread of the message the turn answers.
+    let previews = driver.open("C5", streaming_config(), 8).unwrap();
+    current.set(previews.id(), "1700000000.000888");
+    let text = prose(700);
+    for word in text.split_inclusive(' ') {
+        previews.text(word).unwrap();
+        std::thread::sleep(Duration::from_millis(3));
+    }
+    previews.finish().unwrap();
+    assert!(driver.shutdown(Duration::from_secs(20)).is_clean());
+    let msgs = fake.messages("C5");
+    assert_eq!(msgs.len(), 2, "{msgs:?}");
+    assert_eq!(msgs[0].text, "In the thread.");
+    assert_eq!(msgs[0].thread_ts.as_deref(), Some("1700000000.000777"));
+    assert!(!msgs[0].streamed);
+    assert_eq!(msgs[1].text, text.trim_end());
+    assert_eq!(msgs[1].thread_ts.as_deref(), Some("1700000000.000888"));
+    assert!(msgs[1].streamed && !msgs[1].streaming, "{msgs:?}");
+}

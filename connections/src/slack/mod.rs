@@ -187,9 +187,15 @@ impl Platform for Slack {
     }
 
     fn deliver(&self, chat: &str, send: &SendRequest) -> Outcome {
+        self.deliver_answering(chat, None, send)
+    }
+
+    /// A draft preview that replies to nothing streams in the thread of the user message
+    /// the turn answers (`current`), if known: Slack streams only in threads.
+    fn deliver_answering(&self, chat: &str, current: Option<&str>, send: &SendRequest) -> Outcome {
         match send.op {
             SendOp::Create { .. } => self.create(chat, send.kind, &send.payload),
-            SendOp::Draft { .. } => self.draft(chat, send),
+            SendOp::Draft { .. } => self.draft(chat, current, send),
             SendOp::Edit { .. } => self.edit(chat, send),
             SendOp::Delete { .. } => self.delete(chat, send),
             _ => Failure::permanent(format!("slack has no {} operation", send.op.name())).into(),

@@ -8,7 +8,7 @@
 //!
 //! | engine sends | Slack gets |
 //! |---|---|
-//! | the first `Draft` (no message id yet), replying to a message | `chat.startStream` with `thread_ts` and the text; its `ts` is the preview's id |
+//! | the first `Draft` (no message id yet), replying to a message (or, replying to none, in a turn whose user message the host named: [`CurrentMessages`](crate::sink::CurrentMessages)) | `chat.startStream` with `thread_ts` and the text; its `ts` is the preview's id |
 //! | the first `Draft` with no message to reply to | `chat.postMessage` (a stream must be a thread reply): later drafts edit it |
 //! | a `Draft` whose text extends what the stream shows | `chat.appendStream` with the new part (nothing when nothing is new) |
 //! | a `Draft` whose text does not extend it (a tail window past the preview limit, reasoning shown at the top, a closing line the preview had added) | `chat.stopStream`, then `chat.update` with the whole text; the preview is an edited message from then on |
@@ -86,11 +86,11 @@ impl Previews {
 
 impl Slack {
     /// One preview update (a `Draft`).
-    pub(super) fn draft(&self, chat: &str, send: &SendRequest) -> Outcome {
+    pub(super) fn draft(&self, chat: &str, current: Option<&str>, send: &SendRequest) -> Outcome {
         let text = self.draft_text(&send.payload.text);
-        let current = self.previews.take(chat);
-        let live = match (send.message_ref.as_deref(), current) {
-            (None, _) => return self.start(chat, send, text),
+        let known = self.previews.take(chat);
+        let live = match (send.message_ref.as_deref(), known) {
+            (None, _) => return self.start(chat, current, send, text),
             (Some(ts), Some(live)) if live.ts == ts => live,
             // A preview this connection does not know (another process started it): edit.
             (Some(ts), _) => Live {
@@ -113,10 +113,16 @@ impl Slack {
     }
 
     /// The first update of a preview: a stream in the thread it replies to, or a message.
-    fn start(&self, chat: &str, send: &SendRequest, text: String) -> Outcome {
+    fn start(
+        &self,
+        chat: &str,
+        current: Option<&str>,
+        send: &SendRequest,
+        text: String,
+    ) -> Outcome {
         let thread = match &send.payload.reply_to {
             Some(ReplyTarget::Id(ts)) => Some(ts.as_str()),
-            _ => None,
+            _ => current,
         };
         let (method, body, markdown) = match thread {
             Some(thread_ts) => {

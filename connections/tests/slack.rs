@@ -365,3 +365,26 @@ fn reply_to_current_threads_the_reply_and_a_draft_preview_streams_in_that_thread
     assert_eq!(msgs[1].thread_ts.as_deref(), Some("1700000000.000888"));
     assert!(msgs[1].streamed && !msgs[1].streaming, "{msgs:?}");
 }
+
+#[test]
+fn a_reply_with_code_blocks_streams_without_falling_back() {
+    let fake = FakeSlack::start(TOKEN, &["C9"]);
+    // While a block is open the preview ends with a closing fence the engine added: the
+    // connection must not stream it, or the next update would not extend the stream.
+    let text = "Here is the fix, in two files:\n\n```rust\nfn main() {\n    let total = parts \
+                .iter()\n        .map(|p| p.len())\n        .sum::<usize>();\n    println!(\"{total}\");\n}\n```\n\n\
+                And the script that runs it, with ~~~ fences this time:\n\n~~~sh\ncargo run --release \
+                -- --input data/a.txt --output out/b.txt\necho done: 漢字 👩‍👩‍👧\n~~~\n\nThat is all \
+                there is to it; the tests pass with both changes applied, and nothing else moves.";
+    stream_reply(&fake, "C9", streaming_config(), text, 15);
+    let msgs = fake.messages("C9");
+    assert_eq!(msgs.len(), 1, "{msgs:?}");
+    assert_eq!(msgs[0].text, text);
+    assert!(msgs[0].appends >= 2, "{msgs:?}");
+    assert_eq!(
+        msgs[0].edits,
+        0,
+        "fell back to chat.update: {:?}",
+        fake.calls()
+    );
+}

@@ -11,7 +11,7 @@
 //! | the first `Draft` (no message id yet), replying to a message (or, replying to none, in a turn whose user message the host named: [`CurrentMessages`](crate::sink::CurrentMessages)) | `chat.startStream` with `thread_ts` and the text; its `ts` is the preview's id |
 //! | the first `Draft` with no message to reply to | `chat.postMessage` (a stream must be a thread reply): later drafts edit it |
 //! | a `Draft` whose text extends what the stream shows | `chat.appendStream` with the new part (nothing when nothing is new) |
-//! | a `Draft` whose text does not extend it (a tail window past the preview limit, reasoning shown at the top, a closing line the preview had added) | `chat.stopStream`, then `chat.update` with the whole text; the preview is an edited message from then on |
+//! | a `Draft` whose text does not extend it (a tail window past the preview limit, reasoning shown at the top) | `chat.stopStream`, then `chat.update` with the whole text; the preview is an edited message from then on |
 //! | the first `Final` create after the preview | the final goes *into* the preview: `chat.stopStream` with the missing part when it extends what is shown; otherwise `chat.stopStream` and `chat.update` with the final text. Its id is the preview's `ts` |
 //! | `Delete` of the preview | `chat.delete` |
 //!
@@ -24,7 +24,8 @@
 //! text whatever the message showed.
 //!
 //! A trailing preview cursor (the engine's `█` by default) is taken off every draft before
-//! the difference is computed: an appended stream cannot take a cursor back.
+//! the difference is computed, and so is the closing fence line the engine adds while a code
+//! block is open: an appended stream cannot take either back.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard};
@@ -103,12 +104,24 @@ impl Slack {
         self.advance(chat, live, &text)
     }
 
-    /// The text of a draft as it goes out: without the cursor, escaped.
+    /// The text of a draft as it goes out: without the cursor, trailing whitespace and a
+    /// closing fence line at the end, escaped.
+    ///
+    /// While a code block is open the engine's preview ends with a closing fence line it
+    /// added; appended, it would end the block for good and the next update would no longer
+    /// extend the stream. Holding back a last line that is only a fence costs nothing: a real
+    /// closing fence comes again in a later update (followed by more text) or in the final.
     fn draft_text(&self, text: &str) -> String {
-        let text = match self.cursor.as_deref() {
-            Some(c) if !c.is_empty() => text.strip_suffix(c).unwrap_or(text).trim_end(),
-            _ => text,
-        };
+        // The engine writes the cursor after the content and the closing line after both.
+        let mut text = text.trim_end();
+        if let Some(newline) = text.rfind('\n')
+            && is_fence_line(&text[newline + 1..])
+        {
+            text = text[..newline].trim_end();
+        }
+        if let Some(c) = self.cursor.as_deref().filter(|c| !c.is_empty()) {
+            text = text.strip_suffix(c).unwrap_or(text).trim_end();
+        }
         escape(text)
     }
 
@@ -276,6 +289,12 @@ impl Slack {
             }
         }
     }
+}
+
+/// A line that is only a code fence marker: three or more backticks or tildes.
+fn is_fence_line(line: &str) -> bool {
+    let line = line.trim();
+    line.len() >= 3 && (line.bytes().all(|b| b == b'`') || line.bytes().all(|b| b == b'~'))
 }
 
 /// Whether `outcome` is Slack's `ok: false` with `error`.

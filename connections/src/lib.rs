@@ -127,6 +127,15 @@ pub trait Platform: Send + Sync + 'static {
         let _ = current;
         self.deliver(chat, send)
     }
+
+    /// A turn in `chat` is over (its stream went idle or was cancelled); called after its
+    /// last send, in the
+    /// chat's order, unless the sink is dropped first. For cleanup: Slack stops a preview
+    /// stream no final went into (a cancelled turn, a final that failed for good). The
+    /// default does nothing.
+    fn turn_ended(&self, chat: &str) {
+        let _ = chat;
+    }
 }
 
 /// Seconds (a rate limit's `retry_after`, fractional on Discord) as whole milliseconds,

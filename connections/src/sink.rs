@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use replystream::driver::{AckHandle, Delivery, Sink, StreamEvent, StreamId};
 
-use replystream::{ReplyTarget, SendRequest};
+use replystream::{AbortReason, ReplyTarget, SendRequest};
 
 use crate::{Outcome, Platform};
 
@@ -58,7 +58,7 @@ pub struct PlatformSink {
 }
 
 /// Which user message each stream answers, set by the host (a handle shared with the sink;
-/// clone it freely). An entry lasts until its stream is idle.
+/// clone it freely). An entry lasts until its stream is idle (or cancelled).
 ///
 /// ```no_run
 /// # use replystream::Config;
@@ -191,20 +191,29 @@ impl Sink for PlatformSink {
         }
         self.pool.submit(
             chat,
-            Job {
+            Work::Send(Job {
                 stream,
                 send,
                 current,
                 acks: acks.clone(),
-            },
+            }),
         );
         Delivery::Pending
     }
 
     fn event(&mut self, stream: StreamId, event: &StreamEvent) {
-        if matches!(event, StreamEvent::Idle(_)) {
-            self.chats.remove(&stream);
+        // A cancelled turn sends nothing more and never goes idle: it ends at its abort.
+        let ended = matches!(
+            event,
+            StreamEvent::Idle(_) | StreamEvent::Aborted(AbortReason::Cancelled)
+        );
+        if ended {
+            let chat = self.chats.remove(&stream);
             self.current.forget(stream);
+            // After the stream's last send, in the chat's order (only if it sent anything).
+            if let Some(chat) = chat.filter(|_| self.spawned) {
+                self.pool.submit(chat, Work::Ended);
+            }
         }
         if let Some(hook) = &mut self.events {
             hook(stream, event);
@@ -218,6 +227,12 @@ impl Drop for PlatformSink {
         self.pool.lock().stopping = true;
         self.pool.wake.notify_all();
     }
+}
+
+/// What a worker does for a chat: deliver a send, or tell the platform a turn ended.
+enum Work {
+    Send(Job),
+    Ended,
 }
 
 struct Job {
@@ -240,7 +255,7 @@ struct State {
 
 #[derive(Default)]
 struct ChatQueue {
-    jobs: VecDeque<Job>,
+    jobs: VecDeque<Work>,
     scheduled: bool,
 }
 
@@ -258,7 +273,7 @@ impl Pool {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn submit(&self, chat: Arc<str>, job: Job) {
+    fn submit(&self, chat: Arc<str>, job: Work) {
         let mut state = self.lock();
         let queue = state.chats.entry(chat.clone()).or_default();
         queue.jobs.push_back(job);
@@ -303,7 +318,18 @@ impl Pool {
         }
     }
 
-    fn run(&self, chat: &str, job: Job) {
+    fn run(&self, chat: &str, work: Work) {
+        let job = match work {
+            Work::Send(job) => job,
+            Work::Ended => {
+                let platform = &self.platform;
+                // Best effort, like the rest of the platform's calls: a panic stays here.
+                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    platform.turn_ended(chat);
+                }));
+                return;
+            }
+        };
         let began = Instant::now();
         let platform = &self.platform;
         // A panicking platform must not take the worker (and the chat's queue) with it.

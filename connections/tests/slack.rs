@@ -5,12 +5,12 @@ mod fake;
 
 use std::time::Duration;
 
-use fake::slack::{FakeSlack, Fault};
+use fake::slack::{FakeSlack, Fault, Message};
 use fake::{failure, prose, send, stream_words};
-use replystream::driver::{Driver, DriverOptions};
+use replystream::driver::{Driver, DriverOptions, StreamEvent};
 use replystream::{
-    ChannelProfile, Config, MessageKey, Payload, PreviewMode, PreviewTransport, ReplyTarget,
-    SendId, SendKind, SendOp, SendRequest,
+    AbortReason, ChannelProfile, Config, MessageKey, OwnedInput, Payload, PreviewMode,
+    PreviewTransport, ReasoningMode, ReplyTarget, SendId, SendKind, SendOp, SendRequest,
 };
 use replystream_connections::sink::PlatformSink;
 use replystream_connections::slack::Slack;
@@ -386,5 +386,89 @@ fn a_reply_with_code_blocks_streams_without_falling_back() {
         0,
         "fell back to chat.update: {:?}",
         fake.calls()
+    );
+}
+
+#[test]
+fn with_reasoning_shown_the_answer_not_the_reasoning_goes_into_the_stream() {
+    let fake = FakeSlack::start(TOKEN, &["C9"]);
+    let mut config = streaming_config();
+    config.reasoning = ReasoningMode::On;
+    let sink = PlatformSink::new(bot(&fake));
+    let current = sink.current_messages();
+    let driver = Driver::spawn(sink, DriverOptions::default());
+    let stream = driver.open("C9", config, 7).unwrap();
+    current.set(stream.id(), ASKED);
+    let thinking = "The user asks about pools; sizes, timeouts and measuring matter most.";
+    for word in thinking.split_inclusive(' ') {
+        stream.push(OwnedInput::ThinkingDelta(word.into())).unwrap();
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    stream.push(OwnedInput::ThinkingEnd).unwrap();
+    let text = prose(900);
+    for word in text.split_inclusive(' ') {
+        stream.text(word).unwrap();
+        std::thread::sleep(Duration::from_millis(4));
+    }
+    stream.finish().unwrap();
+    assert!(driver.shutdown(Duration::from_secs(20)).is_clean());
+    let msgs = fake.messages("C9");
+    let answers: Vec<&Message> = msgs.iter().filter(|m| m.text == text.trim_end()).collect();
+    assert_eq!(answers.len(), 1, "the answer shows once: {msgs:?}");
+    assert!(answers[0].streamed && !answers[0].streaming, "{msgs:?}");
+    let reasoning: Vec<&Message> = msgs
+        .iter()
+        .filter(|m| m.text.contains("pools; sizes"))
+        .collect();
+    assert_eq!(reasoning.len(), 1, "the reasoning shows once: {msgs:?}");
+    assert!(
+        !reasoning[0].text.contains("connection pooling"),
+        "{msgs:?}"
+    );
+    assert!(
+        msgs.iter().all(|m| !m.streaming),
+        "no stream left open: {msgs:?}"
+    );
+}
+
+#[test]
+fn a_cancelled_turn_does_not_leave_its_preview_streaming() {
+    let fake = FakeSlack::start(TOKEN, &["C9"]);
+    let (ended_tx, ended_rx) = std::sync::mpsc::channel();
+    let sink = PlatformSink::new(bot(&fake)).on_event(move |_, event| {
+        // A cancelled turn ends at its abort (it never goes idle).
+        if matches!(event, StreamEvent::Aborted(AbortReason::Cancelled)) {
+            let _ = ended_tx.send(());
+        }
+    });
+    let current = sink.current_messages();
+    let driver = Driver::spawn(sink, DriverOptions::default());
+    let stream = driver.open("C9", streaming_config(), 7).unwrap();
+    current.set(stream.id(), ASKED);
+    for word in prose(600).split_inclusive(' ') {
+        stream.text(word).unwrap();
+        std::thread::sleep(Duration::from_millis(4));
+    }
+    let started = fake.messages("C9");
+    assert!(started.len() == 1 && started[0].streaming, "{started:?}");
+    stream.cancel().unwrap();
+    ended_rx.recv_timeout(Duration::from_secs(10)).unwrap();
+    // The stop goes out after the turn's last send, on a worker: wait for it (bounded).
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while fake.messages("C9")[0].streaming && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(driver.shutdown(Duration::from_secs(5)).is_clean());
+    let msgs = fake.messages("C9");
+    assert_eq!(msgs.len(), 1, "{msgs:?}");
+    assert!(
+        !msgs[0].streaming,
+        "the stream was stopped: {:?}",
+        fake.calls()
+    );
+    assert!(prose(600).starts_with(&msgs[0].text), "{msgs:?}");
+    assert_eq!(
+        fake.calls().last().map(|c| c.0.as_str()),
+        Some("chat.stopStream")
     );
 }

@@ -24,7 +24,7 @@
 //! `chat.update` when a new preview text does not extend the streamed one, is in the
 //! `stream` module's source docs; the README's "Connect it to a chat" has the summary.
 
-use replystream::{Payload, ReplyTarget, SendKind, SendOp, SendRequest};
+use replystream::{Lane, Payload, ReplyTarget, SendKind, SendOp, SendRequest};
 use serde_json::{Value, json};
 
 mod stream;
@@ -135,7 +135,9 @@ impl Slack {
             .into();
         }
         let text = stream::final_text(payload);
+        // The reasoning, delivered as its own message, is not the reply the preview showed.
         if kind == SendKind::Final
+            && payload.lane != Lane::Reasoning
             && self.previews.has(chat)
             && let Some(outcome) = self.finish_into_preview(chat, &text)
         {
@@ -188,6 +190,12 @@ impl Platform for Slack {
 
     fn deliver(&self, chat: &str, send: &SendRequest) -> Outcome {
         self.deliver_answering(chat, None, send)
+    }
+
+    /// A preview stream no final went into (a cancelled turn, a final refused for good) is
+    /// stopped, so it does not stay "streaming" in the channel. Best effort: one call.
+    fn turn_ended(&self, chat: &str) {
+        self.end_preview(chat);
     }
 
     /// A draft preview that replies to nothing streams in the thread of the user message

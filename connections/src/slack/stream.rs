@@ -12,7 +12,7 @@
 //! | the first `Draft` with no message to reply to | `chat.postMessage` (a stream must be a thread reply): later drafts edit it |
 //! | a `Draft` whose text extends what the stream shows | `chat.appendStream` with the new part (nothing when nothing is new) |
 //! | a `Draft` whose text does not extend it (a tail window past the preview limit, reasoning shown at the top) | `chat.stopStream`, then `chat.update` with the whole text; the preview is an edited message from then on |
-//! | the first `Final` create after the preview | the final goes *into* the preview: `chat.stopStream` with the missing part when it extends what is shown; otherwise `chat.stopStream` and `chat.update` with the final text. Its id is the preview's `ts` |
+//! | the first `Final` create after the preview (not the reasoning's own message) | the final goes *into* the preview: `chat.stopStream` with the missing part when it extends what is shown; otherwise `chat.stopStream` and `chat.update` with the final text. Its id is the preview's `ts` |
 //! | `Delete` of the preview | `chat.delete` |
 //!
 //! A streamed message stays in the channel (unlike a Telegram draft bubble, which goes
@@ -295,6 +295,16 @@ impl Slack {
 fn is_fence_line(line: &str) -> bool {
     let line = line.trim();
     line.len() >= 3 && (line.bytes().all(|b| b == b'`') || line.bytes().all(|b| b == b'~'))
+}
+
+impl Slack {
+    /// Stops and forgets `chat`'s preview, if it has one (its turn is over).
+    pub(super) fn end_preview(&self, chat: &str) {
+        if let Some(mut live) = self.previews.take(chat) {
+            // Nothing to retry into: the turn is over. Slack closes what stays open.
+            let _ = self.stop(chat, &mut live, None);
+        }
+    }
 }
 
 /// Whether `outcome` is Slack's `ok: false` with `error`.

@@ -152,8 +152,8 @@ fn a_draft_preview_streams_natively_and_the_final_lands_once_despite_a_429() {
     let fake = FakeSlack::start(TOKEN, &["C9"]);
     fake.fail_next_call_to("chat.appendStream", Fault::RateLimit(1));
     let text = prose(1500);
-    // Words 8 ms apart: the reply takes about 2 s, the 429 pauses the preview for 1 s.
-    stream_reply(&fake, "C9", streaming_config(), text, 8);
+    // Words 10 ms apart: the reply takes about 2.5 s, the 429 pauses the preview for 1 s.
+    stream_reply(&fake, "C9", streaming_config(), text, 10);
     let msgs = fake.messages("C9");
     assert_eq!(msgs.len(), 1, "the reply shows once: {msgs:?}");
     let m = &msgs[0];

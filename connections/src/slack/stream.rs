@@ -1,5 +1,5 @@
 //! Slack's native streaming (`chat.startStream` / `chat.appendStream` / `chat.stopStream`)
-//! as the transport of the engine's draft previews ([`SendOp::Draft`] with
+//! as the transport of the engine's draft previews ([`SendOp::Draft`](replystream::SendOp::Draft) with
 //! [`PreviewTransport::Draft`](replystream::PreviewTransport)).
 //!
 //! The engine sends every preview update as the whole text so far; Slack's stream takes only
@@ -14,6 +14,7 @@
 //! | a `Draft` whose text does not extend it (a tail window past the preview limit, reasoning shown at the top) | `chat.stopStream`, then `chat.update` with the whole text; the preview is an edited message from then on |
 //! | the first `Final` create after the preview (not the reasoning's own message) | the final goes *into* the preview: `chat.stopStream` with the missing part when it extends what is shown; otherwise `chat.stopStream` and `chat.update` with the final text. Its id is the preview's `ts` |
 //! | `Delete` of the preview | `chat.delete` |
+//! | (the turn ended, cancelled or with its final refused, the stream still open) | `chat.stopStream` ([`Platform::turn_ended`](crate::Platform::turn_ended)) |
 //!
 //! A streamed message stays in the channel (unlike a Telegram draft bubble, which goes
 //! away), so the final must not be posted as a second message: the first final create of

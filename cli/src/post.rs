@@ -80,6 +80,12 @@ pub(crate) struct PostArgs {
     #[arg(long, value_name = "TEXT", requires = "from", required_if_eq_any = [("from", "openai"), ("from", "openai-responses"), ("from", "anthropic")])]
     prompt: Option<String>,
 
+    /// The user message the reply answers (a Telegram message id, a Discord message id, a
+    /// Slack ts): [[reply_to_current]] replies to it, and Slack streams draft previews in its
+    /// thread
+    #[arg(long, value_name = "ID", value_parser = message_id)]
+    current_message: Option<String>,
+
     /// How long to wait, after the reply ended, for every message to be delivered (seconds)
     #[arg(long, value_name = "S", default_value_t = 120, value_parser = values::number(1, 86_400))]
     wait: u64,
@@ -142,6 +148,18 @@ fn url(text: &str) -> Result<String, String> {
         Ok(text.to_owned())
     } else {
         Err("expected an http:// or https:// URL".to_owned())
+    }
+}
+
+/// A platform message id: digits, with a `.` in a Slack ts (Telegram, Discord and Slack
+/// ids all are).
+fn message_id(text: &str) -> Result<String, String> {
+    let digits = text.bytes().filter(u8::is_ascii_digit).count();
+    let dots = text.bytes().filter(|&b| b == b'.').count();
+    if digits > 0 && digits + dots == text.len() && dots <= 1 {
+        Ok(text.to_owned())
+    } else {
+        Err("expected a message id: digits (a Slack ts: digits.digits)".to_owned())
     }
 }
 
@@ -216,8 +234,11 @@ pub(crate) fn run_post(mut args: PostArgs) -> Result<(), CliError> {
         }
         Target::Slack => {
             let url = url.as_deref().unwrap_or(slack::DEFAULT_API_URL);
+            // Draft previews go through Slack's native streaming, which cannot take a
+            // cursor back: the connection strips the engine's.
+            let cursor = resolved.config().preview_cursor.as_deref();
             run(
-                Slack::with_options(&token, url, &http),
+                Slack::with_options(&token, url, &http).with_preview_cursor(cursor),
                 &args,
                 &resolved,
                 reply,
@@ -265,10 +286,14 @@ fn run(
                 let _ = idle_tx.try_send(outcome.clone());
             }
         });
+    let current = sink.current_messages();
     let driver = Driver::spawn(sink, DriverOptions::default());
     let stream = driver
         .open(&args.chat, resolved.config().clone(), args.engine.seed)
         .map_err(|e| CliError::usage(e.to_string()))?;
+    if let Some(id) = &args.current_message {
+        current.set(stream.id(), id);
+    }
     let source = match &model {
         Some(m) => format!("{} via {}", m.model, args.from.map_or("", |f| api_name(f))),
         None => args.file.clone().unwrap_or_default(),

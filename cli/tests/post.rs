@@ -337,3 +337,50 @@ fn a_live_preview_through_post_ends_as_one_message_holding_the_reply() {
     assert!(out.contains("edit   preview"), "{out}");
     assert!(out.contains("edit   final"), "{out}");
 }
+
+#[test]
+fn a_slack_draft_preview_streams_natively_and_the_reply_shows_once() {
+    let fake = FakeSlack::start(SL_TOKEN, &["C7"]);
+    let url = fake.url();
+    let reply = "Streamed with chat.startStream, grown with chat.appendStream and closed by \
+                 chat.stopStream, in the thread of the question. 漢字 and 👩‍👩‍👧 too, <b> & all.";
+    // The reply answers the user's message: the tag resolves to it, the stream is in its thread.
+    let input = format!("[[reply_to_current]]{reply}");
+    let args = [
+        "-",
+        "--to",
+        "slack",
+        "--chat",
+        "C7",
+        "--api-url",
+        &url,
+        "--rate",
+        "40",
+        "--token",
+        "3",
+        "--preview",
+        "partial",
+        "--preview-transport",
+        "draft",
+        "--throttle-ms",
+        "250",
+        "--current-message",
+        "1700000000.000042",
+    ];
+    let output = post(&args, &[("SLACK_BOT_TOKEN", SL_TOKEN)], Some(&input));
+    let (out, err) = texts(&output);
+    assert_eq!(output.status.code(), Some(0), "{out}\n{err}");
+    let messages = fake.messages("C7");
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert_eq!(messages[0].text, reply);
+    assert_eq!(messages[0].thread_ts.as_deref(), Some("1700000000.000042"));
+    assert!(
+        messages[0].streamed && messages[0].appends >= 1,
+        "{messages:?}"
+    );
+    let methods: Vec<String> = fake.calls().into_iter().map(|c| c.0).collect();
+    assert_eq!(methods[0], "chat.startStream", "{methods:?}");
+    assert_eq!(methods.last().unwrap(), "chat.stopStream", "{methods:?}");
+    assert!(out.contains("draft  preview"), "{out}");
+    assert!(out.contains("create final"), "{out}");
+}

@@ -23,10 +23,10 @@ fn main() {
     let model = var("MODEL").unwrap_or_else(|_| "gpt-4o-mini".into());
 
     // The driver runs every chat's engine; the sink delivers on a pool of HTTP workers.
-    let driver = Driver::spawn(
-        PlatformSink::new(Telegram::new(&token)),
-        DriverOptions::default(),
-    );
+    let sink = PlatformSink::new(Telegram::new(&token));
+    // The model's [[reply_to_current]] replies to the message its turn answers.
+    let current = sink.current_messages();
+    let driver = Driver::spawn(sink, DriverOptions::default());
     let mut config = Config::for_channel(&ChannelProfile::TELEGRAM);
     config.preview = PreviewMode::Partial;
 
@@ -49,6 +49,7 @@ fn main() {
             let stream = driver
                 .open(&message.chat, config.clone(), message.update_id as u64)
                 .expect("a valid configuration");
+            current.set(stream.id(), &message.message_id);
             let request =
                 ModelRequest::new(Protocol::OpenAiChat, &base, &key, &model, &message.text);
             std::thread::spawn(move || {

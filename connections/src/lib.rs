@@ -11,7 +11,9 @@
 //! - [`sink::PlatformSink`] runs a [`Platform`] as the thread driver's sink on a bounded pool
 //!   of worker threads, so a slow chat never holds up another, and acks through the driver's
 //!   asynchronous path. It knows the chat of every stream from
-//!   [`Sink::started`](replystream::driver::Sink::started).
+//!   [`Sink::started`](replystream::driver::Sink::started), and the user message a stream
+//!   answers when the host says ([`sink::CurrentMessages`]), so `[[reply_to_current]]`
+//!   becomes a reply to it.
 //! - [`sse`] reads server-sent events incrementally and [`model`] turns OpenAI and Anthropic
 //!   streaming replies into replystream [`Input`](replystream::Input)s.
 
@@ -116,6 +118,24 @@ pub trait Platform: Send + Sync + 'static {
     /// Delivers `send` to `chat` (the key the stream was opened with: a Telegram chat id, a
     /// Discord channel id, a Slack channel id) and blocks until the platform answered.
     fn deliver(&self, chat: &str, send: &SendRequest) -> Outcome;
+
+    /// Delivers `send` for a stream that answers the user message `current` (the host told
+    /// the sink with [`CurrentMessages::set`](sink::CurrentMessages::set)). The sink has
+    /// already turned a `[[reply_to_current]]` target into that id; a platform may use it for
+    /// more (Slack streams a draft preview in its thread). The default ignores it.
+    fn deliver_answering(&self, chat: &str, current: Option<&str>, send: &SendRequest) -> Outcome {
+        let _ = current;
+        self.deliver(chat, send)
+    }
+
+    /// A turn in `chat` is over (its stream went idle or was cancelled); called after its
+    /// last send, in the
+    /// chat's order, unless the sink is dropped first. For cleanup: Slack stops a preview
+    /// stream no final went into (a cancelled turn, a final that failed for good). The
+    /// default does nothing.
+    fn turn_ended(&self, chat: &str) {
+        let _ = chat;
+    }
 }
 
 /// Seconds (a rate limit's `retry_after`, fractional on Discord) as whole milliseconds,

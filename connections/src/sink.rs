@@ -2,6 +2,13 @@
 //! threads, one chat at a time per chat and many chats at once, and their outcomes go back
 //! through the driver's asynchronous ack path.
 //!
+//! The model's `[[reply_to_current]]` names "the user message this turn answers", which
+//! only the host knows: it tells the sink through [`PlatformSink::current_messages`] (per
+//! stream, right after [`Driver::open`](replystream::driver::Driver::open)), and the sink
+//! turns [`ReplyTarget::Current`] into [`ReplyTarget::Id`] of that message before the
+//! platform sees the send. A stream the host said nothing about sends such a reply as a plain
+//! message (the reply is not lost, only not threaded).
+//!
 //! The driver thread never waits for HTTP: [`Sink::deliver`] queues the send under its
 //! stream's chat and returns [`Delivery::Pending`]. A worker takes the next chat that has
 //! work, delivers that chat's oldest send, acks it, and puts the chat back in line if more
@@ -13,8 +20,9 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use replystream::SendRequest;
 use replystream::driver::{AckHandle, Delivery, Sink, StreamEvent, StreamId};
+
+use replystream::{AbortReason, ReplyTarget, SendRequest};
 
 use crate::{Outcome, Platform};
 
@@ -45,7 +53,48 @@ pub struct PlatformSink {
     workers: usize,
     spawned: bool,
     chats: HashMap<StreamId, Arc<str>>,
+    current: CurrentMessages,
     events: Option<Box<EventHook>>,
+}
+
+/// Which user message each stream answers, set by the host (a handle shared with the sink;
+/// clone it freely). An entry lasts until its stream is idle (or cancelled).
+///
+/// ```no_run
+/// # use replystream::Config;
+/// # use replystream::driver::{Driver, DriverOptions};
+/// # use replystream_connections::{sink::PlatformSink, telegram::Telegram};
+/// let sink = PlatformSink::new(Telegram::new("123:abc"));
+/// let current = sink.current_messages();
+/// let driver = Driver::spawn(sink, DriverOptions::default());
+/// let stream = driver.open("-100123", Config::default(), 7).unwrap();
+/// current.set(stream.id(), "4711"); // before the first input: its sends may need it
+/// stream.text("[[reply_to_current]] Yes.").unwrap();
+/// ```
+#[derive(Clone, Default)]
+pub struct CurrentMessages {
+    by_stream: Arc<Mutex<HashMap<StreamId, Arc<str>>>>,
+}
+
+impl CurrentMessages {
+    fn lock(&self) -> MutexGuard<'_, HashMap<StreamId, Arc<str>>> {
+        self.by_stream.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// `stream` answers the user message `message_id` (a Telegram `message_id`, a Discord
+    /// message snowflake, a Slack `ts`). Set it before the stream's first input.
+    pub fn set(&self, stream: StreamId, message_id: &str) {
+        self.lock().insert(stream, Arc::from(message_id));
+    }
+
+    /// The message `stream` answers, if the host said.
+    pub fn get(&self, stream: StreamId) -> Option<Arc<str>> {
+        self.lock().get(&stream).cloned()
+    }
+
+    fn forget(&self, stream: StreamId) {
+        self.lock().remove(&stream);
+    }
 }
 
 impl PlatformSink {
@@ -61,6 +110,7 @@ impl PlatformSink {
             workers: 8,
             spawned: false,
             chats: HashMap::new(),
+            current: CurrentMessages::default(),
             events: None,
         }
     }
@@ -71,6 +121,12 @@ impl PlatformSink {
     pub fn with_workers(mut self, workers: usize) -> PlatformSink {
         self.workers = workers.max(1);
         self
+    }
+
+    /// The handle through which the host says which user message each stream answers (see
+    /// [`CurrentMessages`]); take it before the sink moves into the driver.
+    pub fn current_messages(&self) -> CurrentMessages {
+        self.current.clone()
     }
 
     /// Calls `observer` on the worker thread after every platform call, before the ack (a
@@ -128,20 +184,36 @@ impl Sink for PlatformSink {
         if !self.spawned {
             self.spawn_workers();
         }
+        let current = self.current.get(stream);
+        let mut send = send.clone();
+        if send.payload.reply_to == Some(ReplyTarget::Current) {
+            send.payload.reply_to = current.as_deref().map(|id| ReplyTarget::Id(id.to_owned()));
+        }
         self.pool.submit(
             chat,
-            Job {
+            Work::Send(Job {
                 stream,
-                send: send.clone(),
+                send,
+                current,
                 acks: acks.clone(),
-            },
+            }),
         );
         Delivery::Pending
     }
 
     fn event(&mut self, stream: StreamId, event: &StreamEvent) {
-        if matches!(event, StreamEvent::Idle(_)) {
-            self.chats.remove(&stream);
+        // A cancelled turn sends nothing more and never goes idle: it ends at its abort.
+        let ended = matches!(
+            event,
+            StreamEvent::Idle(_) | StreamEvent::Aborted(AbortReason::Cancelled)
+        );
+        if ended {
+            let chat = self.chats.remove(&stream);
+            self.current.forget(stream);
+            // After the stream's last send, in the chat's order (only if it sent anything).
+            if let Some(chat) = chat.filter(|_| self.spawned) {
+                self.pool.submit(chat, Work::Ended);
+            }
         }
         if let Some(hook) = &mut self.events {
             hook(stream, event);
@@ -157,9 +229,18 @@ impl Drop for PlatformSink {
     }
 }
 
+/// What a worker does for a chat: deliver a send, or tell the platform a turn ended.
+enum Work {
+    Send(Job),
+    Ended,
+}
+
 struct Job {
     stream: StreamId,
+    /// With `[[reply_to_current]]` already resolved.
     send: SendRequest,
+    /// The user message the stream answers, if the host said.
+    current: Option<Arc<str>>,
     acks: AckHandle,
 }
 
@@ -174,7 +255,7 @@ struct State {
 
 #[derive(Default)]
 struct ChatQueue {
-    jobs: VecDeque<Job>,
+    jobs: VecDeque<Work>,
     scheduled: bool,
 }
 
@@ -192,7 +273,7 @@ impl Pool {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn submit(&self, chat: Arc<str>, job: Job) {
+    fn submit(&self, chat: Arc<str>, job: Work) {
         let mut state = self.lock();
         let queue = state.chats.entry(chat.clone()).or_default();
         queue.jobs.push_back(job);
@@ -237,12 +318,23 @@ impl Pool {
         }
     }
 
-    fn run(&self, chat: &str, job: Job) {
+    fn run(&self, chat: &str, work: Work) {
+        let job = match work {
+            Work::Send(job) => job,
+            Work::Ended => {
+                let platform = &self.platform;
+                // Best effort, like the rest of the platform's calls: a panic stays here.
+                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    platform.turn_ended(chat);
+                }));
+                return;
+            }
+        };
         let began = Instant::now();
         let platform = &self.platform;
         // A panicking platform must not take the worker (and the chat's queue) with it.
         let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            platform.deliver(chat, &job.send)
+            platform.deliver_answering(chat, job.current.as_deref(), &job.send)
         }))
         .unwrap_or_else(|_| crate::Failure::permanent("the platform connection panicked").into());
         if let Some(observer) = &self.observer {

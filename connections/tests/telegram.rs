@@ -582,3 +582,33 @@ fn a_server_that_never_answers_fails_after_the_timeout_not_later() {
         "{took:?}"
     );
 }
+
+#[test]
+fn reply_to_current_replies_to_the_message_the_host_named_and_only_in_its_stream() {
+    let fake = FakeTelegram::start(TOKEN, &["99"]);
+    let config = Config::for_channel(&ChannelProfile::by_name("telegram").unwrap());
+    let sink = PlatformSink::new(bot(&fake));
+    let current = sink.current_messages();
+    let driver = Driver::spawn(sink, DriverOptions::default());
+    // Two turns of the same chat: the first answers message 4711, the second was not told.
+    let first = driver.open("99", config.clone(), 7).unwrap();
+    current.set(first.id(), "4711");
+    first.text("[[reply_to_current]] Yes: 漢字, ").unwrap();
+    first.text("👩‍👩‍👧 and\r\nmore.").unwrap();
+    first.finish().unwrap();
+    let second = driver.open("99", config, 8).unwrap();
+    second.text("[[reply_to_current]]Second turn.").unwrap();
+    second.finish().unwrap();
+    assert!(driver.shutdown(Duration::from_secs(20)).is_clean());
+    let msgs = fake.messages("99");
+    let got: Vec<(&str, Option<i64>)> =
+        msgs.iter().map(|m| (m.text.as_str(), m.reply_to)).collect();
+    assert_eq!(
+        got,
+        [
+            ("Yes: 漢字, 👩‍👩‍👧 and\r\nmore.", Some(4711)),
+            ("Second turn.", None)
+        ]
+    );
+    assert!(current.get(first.id()).is_none(), "forgotten once idle");
+}

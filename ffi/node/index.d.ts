@@ -77,6 +77,15 @@ export interface Options {
   /** A message edited in place ('edit', the default) or a draft bubble ('draft'). */
   previewTransport?: 'edit' | 'draft';
   previewExpandableQuote?: boolean;
+  /**
+   * Directories under which a local path the model writes (`MEDIA: /p`,
+   * `[[media:file:///p]]`) is media, sent resolved; each absolute, without `..`, not `/`.
+   * None (the default): no local path is media; such a reference is removed from the text
+   * and counted in `stats().mediaRefused`.
+   */
+  mediaRoots?: readonly string[];
+  /** Whether `http://` URLs are media (true); false keeps them as text (counted refused). */
+  mediaAllowHttp?: boolean;
   // Issue 17 (formats, table modes): their options join here once the C ABI has them.
 }
 
@@ -167,6 +176,8 @@ export interface Stats {
   skippedBlocks: number;
   previewUpdates: number;
   previewSkips: number;
+  /** Media references the media policy refused (see `mediaRoots`, `mediaAllowHttp`). */
+  mediaRefused: number;
 }
 
 /** How a send failed: a 429's retry-after, or a failure retrying will not fix. */

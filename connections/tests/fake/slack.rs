@@ -1,5 +1,7 @@
 //! A fake Slack Web API: channels with messages keyed by `ts`, `ok: false` errors as Slack
-//! names them, and 429s with a `Retry-After` header.
+//! names them, 429s with a `Retry-After` header, and Slack's streaming methods
+//! (`chat.startStream` in a thread, `chat.appendStream` adding text, `chat.stopStream`;
+//! `message_not_in_streaming_state` once stopped; a streaming message cannot be updated).
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -17,6 +19,12 @@ pub struct Message {
     pub pings: Vec<String>,
     pub thread_ts: Option<String>,
     pub edits: u32,
+    /// Started with `chat.startStream` and not stopped yet.
+    pub streaming: bool,
+    /// Started with `chat.startStream`.
+    pub streamed: bool,
+    /// `chat.appendStream` calls that added text.
+    pub appends: u32,
 }
 
 pub enum Fault {
@@ -24,6 +32,10 @@ pub enum Fault {
     RateLimit(u64),
     /// `ok: false` with this error.
     Error(&'static str),
+    /// Slack closes every open stream (as it does with idle ones), then answers the call.
+    CloseStreams,
+    /// The call is carried out, but its answer is lost: a 500 comes back instead.
+    LoseAnswer,
 }
 
 #[derive(Default)]
@@ -31,6 +43,8 @@ pub struct State {
     pub channels: HashMap<String, BTreeMap<String, Message>>,
     next_ts: u64,
     faults: VecDeque<Fault>,
+    /// Faults for the next call to a method (`/chat.appendStream`), ahead of `faults`.
+    method_faults: Vec<(String, Fault)>,
     limited_until: Option<Instant>,
     pub log: Vec<(String, u16, Instant)>,
     pub early_calls: u32,
@@ -77,6 +91,21 @@ impl FakeSlack {
         self.state.lock().unwrap().faults.push_back(fault);
     }
 
+    /// `fault` on the next call to `method` (`chat.appendStream`), whenever it comes.
+    pub fn fail_next_call_to(&self, method: &str, fault: Fault) {
+        let mut st = self.state.lock().unwrap();
+        st.method_faults.push((format!("/{method}"), fault));
+    }
+
+    /// The methods called, in order, with the HTTP status of each answer.
+    pub fn calls(&self) -> Vec<(String, u16)> {
+        let st = self.state.lock().unwrap();
+        st.log
+            .iter()
+            .map(|(path, status, _)| (path.trim_start_matches('/').to_owned(), *status))
+            .collect()
+    }
+
     pub fn messages(&self, channel: &str) -> Vec<Message> {
         let st = self.state.lock().unwrap();
         st.channels
@@ -105,46 +134,111 @@ fn answer(st: &mut State, req: &Request, authorized: bool) -> Response {
         }
         st.limited_until = None;
     }
-    match st.faults.pop_front() {
+    let fault = match st.method_faults.iter().position(|(m, _)| *m == req.path) {
+        Some(i) => Some(st.method_faults.remove(i).1),
+        None => st.faults.pop_front(),
+    };
+    let lose = matches!(fault, Some(Fault::LoseAnswer));
+    match fault {
         Some(Fault::RateLimit(secs)) => {
             st.limited_until = Some(now + Duration::from_secs(secs));
             return Response::json(429, &json!({ "ok": false, "error": "ratelimited" }))
                 .header("Retry-After", &secs.to_string());
         }
         Some(Fault::Error(e)) => return not_ok(e),
-        None => {}
+        Some(Fault::CloseStreams) => {
+            for m in st.channels.values_mut().flat_map(|c| c.values_mut()) {
+                m.streaming = false;
+            }
+        }
+        Some(Fault::LoseAnswer) | None => {}
     }
     if !authorized {
         return not_ok("invalid_auth");
     }
+    let response = carry_out(st, req);
+    if lose {
+        return Response::json(500, &json!({ "ok": false, "error": "internal_error" }));
+    }
+    response
+}
+
+/// The call itself, authorized and not faulted.
+fn carry_out(st: &mut State, req: &Request) -> Response {
     let body = req.json();
     let channel = body["channel"].as_str().unwrap_or("").to_owned();
     let Some(msgs) = st.channels.get_mut(&channel) else {
         return not_ok("channel_not_found");
     };
-    let raw = body["text"].as_str().unwrap_or("").to_owned();
+    let markdown = body["markdown_text"].as_str();
+    let raw = markdown.or(body["text"].as_str()).unwrap_or("").to_owned();
     let pings = pings(&raw);
     let text = raw
         .replace("&lt;", "<")
         .replace("&gt;", ">")
         .replace("&amp;", "&");
-    if text.chars().count() > 40_000 {
+    let limit = if markdown.is_some() { 12_000 } else { 40_000 };
+    if text.chars().count() > limit {
         return not_ok("msg_too_long");
     }
     let ts = body["ts"].as_str().unwrap_or("").to_owned();
+    let thread_ts = body["thread_ts"].as_str().map(str::to_owned);
     match req.path.as_str() {
+        "/chat.startStream" => {
+            // Streamed messages are replies to a user's message.
+            if thread_ts.is_none() {
+                return not_ok("invalid_arguments");
+            }
+            let ts = format!("1700000000.{:06}", st.next_ts);
+            st.next_ts += 1;
+            let message = Message {
+                text,
+                pings,
+                thread_ts,
+                edits: 0,
+                streaming: true,
+                streamed: true,
+                appends: 0,
+            };
+            st.channels
+                .get_mut(&channel)
+                .unwrap()
+                .insert(ts.clone(), message);
+            Response::json(200, &json!({ "ok": true, "channel": channel, "ts": ts }))
+        }
+        "/chat.appendStream" | "/chat.stopStream" => {
+            let append = req.path == "/chat.appendStream";
+            if append && text.is_empty() {
+                return not_ok("invalid_arguments");
+            }
+            let Some(m) = msgs.get_mut(&ts) else {
+                return not_ok("message_not_found");
+            };
+            if !m.streaming {
+                return not_ok("message_not_in_streaming_state");
+            }
+            if !text.is_empty() {
+                m.text.push_str(&text);
+                m.pings.extend(pings);
+                m.appends += u32::from(append);
+            }
+            m.streaming = append;
+            Response::json(200, &json!({ "ok": true, "channel": channel, "ts": ts }))
+        }
         "/chat.postMessage" => {
             if text.trim().is_empty() {
                 return not_ok("no_text");
             }
             let ts = format!("1700000000.{:06}", st.next_ts);
             st.next_ts += 1;
-            let thread_ts = body["thread_ts"].as_str().map(str::to_owned);
             let message = Message {
                 text,
                 pings,
                 thread_ts,
                 edits: 0,
+                streaming: false,
+                streamed: false,
+                appends: 0,
             };
             st.channels
                 .get_mut(&channel)
@@ -153,6 +247,7 @@ fn answer(st: &mut State, req: &Request, authorized: bool) -> Response {
             Response::json(200, &json!({ "ok": true, "channel": channel, "ts": ts }))
         }
         "/chat.update" => match msgs.get_mut(&ts) {
+            Some(m) if m.streaming => not_ok("cant_update_message"),
             Some(m) => {
                 m.text = text;
                 m.pings.extend(pings);

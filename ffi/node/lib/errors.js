@@ -9,7 +9,7 @@ const { ResultCode, CODE_NAMES } = native;
 
 /** snake_case C names (option knobs, C arguments) -> the JavaScript names. */
 function camel(name) {
-  return name.replace(/_([a-z0-9])/g, (_, c) => c.toUpperCase());
+  return name.replace(/[_.]([a-z0-9])/g, (_, c) => c.toUpperCase());
 }
 
 /**
@@ -18,11 +18,14 @@ function camel(name) {
  * "media[1] is empty; ...", as the JavaScript name ("textLimit", "media[1]").
  */
 function fieldOf(detail) {
-  const match = /^(?:invalid configuration: )?([a-z][a-z0-9_]*(?:\[\d+\])?)(?=[\s:]|$)/.exec(detail);
+  // A dotted path names a nested field: "media.roots[1]" is the option mediaRoots[1].
+  const match =
+    /^(?:invalid configuration: )?([a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)?(?:\[\d+\])?)(?=[\s:]|$)/
+      .exec(detail);
   if (!match) return null;
   const word = match[1];
   // Only identifiers: a detail starting with an ordinary word names no field.
-  if (!word.includes('_') && !word.includes('[') && !KNOWN_SINGLE_WORDS.has(word)) return null;
+  if (!/[_.[]/.test(word) && !KNOWN_SINGLE_WORDS.has(word)) return null;
   return camel(word);
 }
 

@@ -77,6 +77,7 @@ const STATS_FIELDS = Object.freeze([
   'skipped_blocks',
   'preview_updates',
   'preview_skips',
+  'media_refused',
 ]);
 
 const StatsRecord = koffi.struct(
@@ -132,6 +133,7 @@ const FUNCTIONS = {
   replystream_options_free: 'void replystream_options_free(void *options)',
   replystream_options_last_error: `${R} replystream_options_last_error(void *options, _Out_ replystream_str *out)`,
   replystream_options_set_human_delay: `${R} replystream_options_set_human_delay(void *o, uint32_t mode, uint64_t min_ms, uint64_t max_ms)`,
+  replystream_options_add_media_root: `${R} replystream_options_add_media_root(void *options, const void *root, size_t len)`,
 
   replystream_engine_new: `${R} replystream_engine_new(const void *channel, size_t len, void *options, uint64_t seed, _Out_ void **out)`,
   replystream_engine_free: 'void replystream_engine_free(void *engine)',
@@ -165,7 +167,7 @@ const SETTERS = {
   uint32_t: ['metric', 'break_preference', 'chunk_mode', 'break_mode', 'reasoning', 'preview',
     'preview_transport'],
   bool: ['block_streaming', 'prefix_every_message', 'require_final_tag',
-    'preview_expandable_quote'],
+    'preview_expandable_quote', 'media_allow_http'],
   uint64_t: ['coalesce_idle_ms', 'delivery_timeout_ms', 'preview_throttle_ms'],
   text: ['response_prefix', 'model', 'provider', 'thinking_level', 'identity_name',
     'silent_token', 'heartbeat_token', 'preview_cursor'],

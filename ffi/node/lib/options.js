@@ -30,6 +30,22 @@ const textOrNull = (name, v) => {
   return [data, data === null ? 0 : data.length];
 };
 
+/**
+ * `mediaRoots`: an array of directories (strings), one `add_media_root` call each (the
+ * library checks each root when an engine uses the options).
+ */
+function mediaRoots(name, value) {
+  if (!Array.isArray(value)) throw args.typeError(name, 'an array of directory paths (strings)', value);
+  return value.map((root, i) => {
+    const item = `${name}[${i}]`;
+    if (typeof root !== 'string') throw args.typeError(item, 'a string', root);
+    const data = args.text(item, root);
+    // koffi passes an empty buffer as NULL; an empty root is the library's to refuse
+    // (INVALID_CONFIG, "empty"), so it gets a real pointer and a length of 0.
+    return [data.length === 0 ? Buffer.alloc(1) : data, data.length];
+  });
+}
+
 function humanDelay(name, value) {
   if (typeof value === 'string') return [args.choice(name, value, HUMAN_DELAY), 0, 0];
   if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
@@ -39,7 +55,11 @@ function humanDelay(name, value) {
   throw args.typeError(name, "'off', 'natural' or { minMs, maxMs }", value);
 }
 
-/** option name -> [C setter suffix, converter to the setter's arguments after the handle]. */
+/**
+ * option name -> [C setter suffix, converter to the setter's arguments after the handle],
+ * or [C function name, converter to a list of argument lists, 'each'] for a knob set by one
+ * call per item.
+ */
 const KNOBS = {
   textLimit: ['text_limit', size],
   metric: ['metric', choice(METRICS)],
@@ -74,6 +94,8 @@ const KNOBS = {
   previewBlockMax: ['preview_block_max', size],
   previewTransport: ['preview_transport', choice(PREVIEW_TRANSPORTS)],
   previewExpandableQuote: ['preview_expandable_quote', flag],
+  mediaRoots: ['replystream_options_add_media_root', mediaRoots, 'each'],
+  mediaAllowHttp: ['media_allow_http', flag],
   // Issue 17 (formats, table modes): new knobs go here once the C ABI has their setters.
 };
 
@@ -92,7 +114,11 @@ function plan(options, extra = []) {
         `unknown option ${JSON.stringify(key)} (known: ${[...Object.keys(KNOBS), ...extra].join(', ')})`,
       );
     }
-    calls.push([knob[0], key, knob[1](`options.${key}`, value)]);
+    const [setter, convert, each] = knob;
+    const fn = each ? setter : `replystream_options_set_${setter}`;
+    const values = convert(`options.${key}`, value);
+    if (each) for (const item of values) calls.push([fn, key, item]);
+    else calls.push([fn, key, values]);
   }
   return calls;
 }
@@ -108,8 +134,8 @@ function withOptions(calls, use) {
   check(f.replystream_options_new(out), '', 'options');
   const handle = out[0];
   try {
-    for (const [setter, key, values] of calls) {
-      const code = f[`replystream_options_set_${setter}`](handle, ...values);
+    for (const [fn, key, values] of calls) {
+      const code = f[fn](handle, ...values);
       check(code, () => {
         const detail = {};
         f.replystream_options_last_error(handle, detail);

@@ -109,7 +109,8 @@ test('every option is accepted', () => {
     identityName: 'Ada', reasoning: 'stream', requireFinalTag: false, silentToken: 'SHH',
     heartbeatToken: null, preview: 'partial', previewThrottleMs: 400, previewCursor: null,
     previewMinInitialUnits: 10, previewBlockMin: 50, previewBlockMax: 300,
-    previewTransport: 'draft', previewExpandableQuote: false,
+    previewTransport: 'draft', previewExpandableQuote: false, mediaRoots: ['/srv/media'],
+    mediaAllowHttp: false,
   };
   assert.deepEqual(Object.keys(options).sort(), Object.keys(KNOBS).sort());
   const e = new Engine('telegram', { ...options, seed: 9 });

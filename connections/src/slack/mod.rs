@@ -1,4 +1,5 @@
-//! The Slack Web API: `chat.postMessage`, `chat.update` and `chat.delete`.
+//! The Slack Web API: `chat.postMessage`, `chat.update` and `chat.delete`, and Slack's
+//! native streaming for draft previews ([`stream`](self#draft-previews)).
 //!
 //! | answer | outcome |
 //! |---|---|
@@ -12,10 +13,21 @@
 //! mrkdwn) with `&`, `<` and `>` escaped as Slack asks, so a model's `<!channel>` or
 //! `<@U123>` shows as text and pings nobody; a reply-to id becomes `thread_ts`. Media by URL is linked in the text (Slack
 //! unfurls it); uploading local files (Slack's external-upload flow) is not supported: such
-//! a send is refused as permanent, saying which file. Slack has no drafts.
+//! a send is refused as permanent, saying which file.
+//!
+//! # Draft previews
+//!
+//! With the engine's preview transport set to `draft`, previews go through Slack's native
+//! streaming (`chat.startStream`, `chat.appendStream`, `chat.stopStream`) in the thread of the
+//! message they reply to, and the final goes into the streamed message (it is not posted a
+//! second time). How each update maps onto the three methods, and the fallback to
+//! `chat.update` when a new preview text does not extend the streamed one, is in the
+//! `stream` module's source docs; the README's "Connect it to a chat" has the summary.
 
-use replystream::{Payload, ReplyTarget, SendOp, SendRequest};
+use replystream::{Lane, Payload, ReplyTarget, SendKind, SendOp, SendRequest};
 use serde_json::{Value, json};
+
+mod stream;
 
 use crate::http::{Body, Http, HttpOptions};
 use crate::media::{self, Source};
@@ -38,6 +50,9 @@ pub struct Slack {
     http: Http,
     base: String,
     auth: String,
+    previews: stream::Previews,
+    cursor: Option<String>,
+    recipient: Option<(String, String)>,
 }
 
 impl Slack {
@@ -52,7 +67,27 @@ impl Slack {
             http: Http::new(http, token),
             base: api_url.trim_end_matches('/').to_owned(),
             auth: format!("Bearer {token}"),
+            previews: stream::Previews::default(),
+            cursor: Some("\u{2588}".to_owned()),
+            recipient: None,
         }
+    }
+
+    /// The preview cursor the engine appends to drafts (`█` by default, the engine's
+    /// default; `None` when the engine's `preview_cursor` is off): taken off before a draft
+    /// is streamed, since text appended to a stream cannot be taken back.
+    #[must_use]
+    pub fn with_preview_cursor(mut self, cursor: Option<&str>) -> Slack {
+        self.cursor = cursor.map(str::to_owned);
+        self
+    }
+
+    /// The user a streamed preview is for (`recipient_team_id`, `recipient_user_id`): Slack
+    /// requires them when streaming in a channel (not in a direct message).
+    #[must_use]
+    pub fn with_stream_recipient(mut self, team: &str, user: &str) -> Slack {
+        self.recipient = Some((team.to_owned(), user.to_owned()));
+        self
     }
 
     fn call(&self, method: &str, body: &Value) -> Result<Value, Outcome> {
@@ -88,7 +123,7 @@ impl Slack {
         .into())
     }
 
-    fn create(&self, chat: &str, payload: &Payload) -> Outcome {
+    fn create(&self, chat: &str, kind: SendKind, payload: &Payload) -> Outcome {
         if let Some(file) = payload
             .media
             .iter()
@@ -99,10 +134,16 @@ impl Slack {
             ))
             .into();
         }
-        let mut body = json!({
-            "channel": chat,
-            "text": escape(&media::text_with_links(&payload.text, &payload.media)),
-        });
+        let text = stream::final_text(payload);
+        // The reasoning, delivered as its own message, is not the reply the preview showed.
+        if kind == SendKind::Final
+            && payload.lane != Lane::Reasoning
+            && self.previews.has(chat)
+            && let Some(outcome) = self.finish_into_preview(chat, &text)
+        {
+            return outcome;
+        }
+        let mut body = json!({ "channel": chat, "text": text });
         if let Some(ReplyTarget::Id(ts)) = &payload.reply_to {
             body["thread_ts"] = Value::from(ts.as_str());
         }
@@ -131,6 +172,7 @@ impl Slack {
         let Some(ts) = send.message_ref.as_deref() else {
             return Outcome::delivered(None);
         };
+        self.previews.forget(chat, ts);
         match self.call("chat.delete", &json!({ "channel": chat, "ts": ts })) {
             Ok(_) => Outcome::delivered(send.message_ref.clone()),
             Err(Outcome::Failed(f)) if f.reason.ends_with(" message_not_found") => {
@@ -147,8 +189,21 @@ impl Platform for Slack {
     }
 
     fn deliver(&self, chat: &str, send: &SendRequest) -> Outcome {
+        self.deliver_answering(chat, None, send)
+    }
+
+    /// A preview stream no final went into (a cancelled turn, a final refused for good) is
+    /// stopped, so it does not stay "streaming" in the channel. Best effort: one call.
+    fn turn_ended(&self, chat: &str) {
+        self.end_preview(chat);
+    }
+
+    /// A draft preview that replies to nothing streams in the thread of the user message
+    /// the turn answers (`current`), if known: Slack streams only in threads.
+    fn deliver_answering(&self, chat: &str, current: Option<&str>, send: &SendRequest) -> Outcome {
         match send.op {
-            SendOp::Create { .. } => self.create(chat, &send.payload),
+            SendOp::Create { .. } => self.create(chat, send.kind, &send.payload),
+            SendOp::Draft { .. } => self.draft(chat, current, send),
             SendOp::Edit { .. } => self.edit(chat, send),
             SendOp::Delete { .. } => self.delete(chat, send),
             _ => Failure::permanent(format!("slack has no {} operation", send.op.name())).into(),

@@ -13,8 +13,8 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use replystream::SendRequest;
 use replystream::driver::{AckHandle, Delivery, Sink, StreamEvent, StreamId};
+use replystream::{AbortReason, SendRequest};
 
 use crate::{Outcome, Platform};
 
@@ -140,7 +140,12 @@ impl Sink for PlatformSink {
     }
 
     fn event(&mut self, stream: StreamId, event: &StreamEvent) {
-        if matches!(event, StreamEvent::Idle(_)) {
+        // The stream's last event: `Idle`, or the abort of a cancel (no `Idle` follows it).
+        // Its sends already queued carry their chat.
+        if matches!(
+            event,
+            StreamEvent::Idle(_) | StreamEvent::Aborted(AbortReason::Cancelled)
+        ) {
             self.chats.remove(&stream);
         }
         if let Some(hook) = &mut self.events {
@@ -265,5 +270,39 @@ impl Pool {
                 .acks
                 .failed(job.stream, id, f.retry_after_ms, f.permanent),
         };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Nowhere;
+
+    impl Platform for Nowhere {
+        fn name(&self) -> &'static str {
+            "nowhere"
+        }
+
+        fn deliver(&self, _: &str, _: &SendRequest) -> Outcome {
+            Outcome::delivered(None)
+        }
+    }
+
+    /// A cancelled turn gets no `Idle` (the driver closes it at the abort): the sink must
+    /// forget its chat then too, or a long-running bot keeps one entry per cancelled turn.
+    #[test]
+    fn the_chat_of_a_cancelled_stream_is_forgotten() {
+        let mut sink = PlatformSink::new(Nowhere);
+        let (a, b, c) = (StreamId(1), StreamId(2), StreamId(3));
+        for id in [a, b, c] {
+            sink.started(id, "chat");
+        }
+        sink.event(a, &StreamEvent::Aborted(AbortReason::Cancelled));
+        // A delivery timeout aborts streaming only: the turn goes on to its final.
+        sink.event(b, &StreamEvent::Aborted(AbortReason::DeliveryTimeout));
+        let mut kept: Vec<StreamId> = sink.chats.keys().copied().collect();
+        kept.sort();
+        assert_eq!(kept, [b, c]);
     }
 }

@@ -86,12 +86,28 @@ pub(crate) struct PostArgs {
 
     #[command(flatten)]
     engine: EngineArgs,
+
+    /// `--channel` was on the command line (set by the parser): otherwise the channel is the
+    /// `--to` platform's.
+    #[arg(skip)]
+    pub(crate) channel_given: bool,
+}
+
+/// `post`'s `--channel`: the same option as elsewhere, whose default is the `--to` platform
+/// (applied in [`run_post`]; the parser's own default, `generic`, is not shown).
+pub(crate) fn channel_default(command: clap::Command) -> clap::Command {
+    command.mut_arg("channel", |arg| {
+        arg.hide_default_value(true).help(
+            "The channel profile whose limits and defaults apply [telegram, discord, slack, \
+             signal, whatsapp, imessage, googlechat, generic; with --config, any channel of \
+             the file] [default: the --to platform's]",
+        )
+    })
 }
 
 const POST_HELP: &str = "\
 Tokens are read from the environment: TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN, SLACK_BOT_TOKEN,
 and for --from: OPENAI_API_KEY, ANTHROPIC_API_KEY. They are never printed.
---channel defaults to the --to platform's profile.
 Output: one line per platform call: when it ended (seconds from the start), the operation
 (create, edit, delete, draft), the kind (block, final, preview, tool), the text length in
 characters, the platform's message id, and the result (ok, retry after N ms, failed: why).
@@ -155,7 +171,7 @@ fn secret(var: &str) -> Result<String, CliError> {
 
 /// Runs `replystream post`.
 pub(crate) fn run_post(mut args: PostArgs) -> Result<(), CliError> {
-    if args.engine.config.is_none() && args.engine.channel == "generic" {
+    if !args.channel_given {
         args.engine.channel = args.to.name().to_owned();
     }
     let resolved = args.engine.resolve()?;

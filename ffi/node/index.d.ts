@@ -77,6 +77,14 @@ export interface Options {
   /** A message edited in place ('edit', the default) or a draft bubble ('draft'). */
   previewTransport?: 'edit' | 'draft';
   previewExpandableQuote?: boolean;
+  /**
+   * Absolute directories under which a local path written by the model (`MEDIA: /p`) may be
+   * sent as media. None by default: such a path is removed from the text and counted in
+   * `stats().mediaRefused`.
+   */
+  mediaRoots?: readonly string[];
+  /** Whether `http://` URLs written by the model are media (true, the default). */
+  mediaAllowHttp?: boolean;
   // Issue 17 (formats, table modes): their options join here once the C ABI has them.
 }
 
@@ -167,6 +175,8 @@ export interface Stats {
   skippedBlocks: number;
   previewUpdates: number;
   previewSkips: number;
+  /** Media references written by the model that the media policy refused. */
+  mediaRefused: number;
 }
 
 /** How a send failed: a 429's retry-after, or a failure retrying will not fix. */

@@ -18,9 +18,10 @@ function camel(name) {
  * "media[1] is empty; ...", as the JavaScript name ("textLimit", "media[1]").
  */
 function fieldOf(detail) {
-  const match = /^(?:invalid configuration: )?([a-z][a-z0-9_]*(?:\[\d+\])?)(?=[\s:]|$)/.exec(detail);
+  const match = /^(?:invalid configuration: )?([a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)?(?:\[\d+\])?)(?=[\s:]|$)/.exec(detail);
   if (!match) return null;
-  const word = match[1];
+  // The one dotted name, `media.roots[i]`, is the option `mediaRoots[i]`.
+  const word = match[1].replace('.', '_');
   // Only identifiers: a detail starting with an ordinary word names no field.
   if (!word.includes('_') && !word.includes('[') && !KNOWN_SINGLE_WORDS.has(word)) return null;
   return camel(word);

@@ -77,6 +77,7 @@ const STATS_FIELDS = Object.freeze([
   'skipped_blocks',
   'preview_updates',
   'preview_skips',
+  'media_refused',
 ]);
 
 const StatsRecord = koffi.struct(
@@ -165,7 +166,7 @@ const SETTERS = {
   uint32_t: ['metric', 'break_preference', 'chunk_mode', 'break_mode', 'reasoning', 'preview',
     'preview_transport'],
   bool: ['block_streaming', 'prefix_every_message', 'require_final_tag',
-    'preview_expandable_quote'],
+    'preview_expandable_quote', 'media_allow_http'],
   uint64_t: ['coalesce_idle_ms', 'delivery_timeout_ms', 'preview_throttle_ms'],
   text: ['response_prefix', 'model', 'provider', 'thinking_level', 'identity_name',
     'silent_token', 'heartbeat_token', 'preview_cursor'],
@@ -177,6 +178,10 @@ for (const [shape, names] of Object.entries(SETTERS)) {
       `${R} replystream_options_set_${name}(void *options, ${args})`;
   }
 }
+
+// The adders of list options (`replystream_options_add_<name>`, one call per item).
+FUNCTIONS.replystream_options_add_media_root =
+  `${R} replystream_options_add_media_root(void *options, const void *value, size_t len)`;
 
 // The pushes, by argument shape (`replystream_engine_push_<name>`).
 const PUSHES = {

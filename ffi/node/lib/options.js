@@ -74,7 +74,16 @@ const KNOBS = {
   previewBlockMax: ['preview_block_max', size],
   previewTransport: ['preview_transport', choice(PREVIEW_TRANSPORTS)],
   previewExpandableQuote: ['preview_expandable_quote', flag],
+  mediaAllowHttp: ['media_allow_http', flag],
   // Issue 17 (formats, table modes): new knobs go here once the C ABI has their setters.
+};
+
+/**
+ * List options: option name -> C adder suffix (`replystream_options_add_<suffix>`), called
+ * once per item of the array given.
+ */
+const LISTS = {
+  mediaRoots: 'media_root',
 };
 
 /**
@@ -86,13 +95,22 @@ function plan(options, extra = []) {
   const calls = [];
   for (const [key, value] of Object.entries(given)) {
     if (extra.includes(key) || value === undefined) continue;
+    if (Object.prototype.hasOwnProperty.call(LISTS, key)) {
+      if (!Array.isArray(value)) throw args.typeError(`options.${key}`, 'an array of strings', value);
+      value.forEach((item, i) => {
+        if (typeof item !== 'string') throw args.typeError(`options.${key}[${i}]`, 'a string', item);
+        const data = args.text(`options.${key}[${i}]`, item);
+        calls.push([`add_${LISTS[key]}`, `${key}[${i}]`, [data, data.length]]);
+      });
+      continue;
+    }
     const knob = Object.prototype.hasOwnProperty.call(KNOBS, key) ? KNOBS[key] : null;
     if (!knob) {
       throw new TypeError(
-        `unknown option ${JSON.stringify(key)} (known: ${[...Object.keys(KNOBS), ...extra].join(', ')})`,
+        `unknown option ${JSON.stringify(key)} (known: ${[...Object.keys(KNOBS), ...Object.keys(LISTS), ...extra].join(', ')})`,
       );
     }
-    calls.push([knob[0], key, knob[1](`options.${key}`, value)]);
+    calls.push([`set_${knob[0]}`, key, knob[1](`options.${key}`, value)]);
   }
   return calls;
 }
@@ -109,7 +127,7 @@ function withOptions(calls, use) {
   const handle = out[0];
   try {
     for (const [setter, key, values] of calls) {
-      const code = f[`replystream_options_set_${setter}`](handle, ...values);
+      const code = f[`replystream_options_${setter}`](handle, ...values);
       check(code, () => {
         const detail = {};
         f.replystream_options_last_error(handle, detail);
@@ -128,4 +146,4 @@ function channelBytes(channel) {
   return args.text('channel', channel);
 }
 
-module.exports = { KNOBS, METRICS, channelBytes, plan, withOptions };
+module.exports = { KNOBS, LISTS, METRICS, channelBytes, plan, withOptions };

@@ -99,7 +99,7 @@ test('a tool result with several media', () => {
 });
 
 test('every option is accepted', () => {
-  const { KNOBS } = require('../lib/options');
+  const { KNOBS, LISTS } = require('../lib/options');
   const options = {
     textLimit: 3000, metric: 'utf16', previewLimit: 2000, maxLines: 40, chunkMin: 100,
     chunkMax: 900, breakPreference: 'sentence', chunkMode: 'newline', breakMode: 'message_end',
@@ -109,9 +109,10 @@ test('every option is accepted', () => {
     identityName: 'Ada', reasoning: 'stream', requireFinalTag: false, silentToken: 'SHH',
     heartbeatToken: null, preview: 'partial', previewThrottleMs: 400, previewCursor: null,
     previewMinInitialUnits: 10, previewBlockMin: 50, previewBlockMax: 300,
-    previewTransport: 'draft', previewExpandableQuote: false,
+    previewTransport: 'draft', previewExpandableQuote: false, mediaAllowHttp: false,
+    mediaRoots: ['/srv/media', 'C:\\media'],
   };
-  assert.deepEqual(Object.keys(options).sort(), Object.keys(KNOBS).sort());
+  assert.deepEqual(Object.keys(options).sort(), [...Object.keys(KNOBS), ...Object.keys(LISTS)].sort());
   const e = new Engine('telegram', { ...options, seed: 9 });
   e.textDelta('Hello.', 0);
   e.close();
@@ -460,4 +461,52 @@ test('sequence numbers: repeats are ignored, gaps counted', () => {
   const stats = e.stats();
   assert.deepEqual([stats.duplicatesIgnored, stats.gaps], [1, 1]);
   e.close();
+});
+
+test('the media policy: model-written references, mediaRoots and mediaAllowHttp', () => {
+  const { InvalidConfigError } = require('replystream');
+  const reply =
+    'Here it is.\nMEDIA: /srv/media/chart.png\nMEDIA: ~/.ssh/id_rsa\n' +
+    'MEDIA: http://example.com/a.png\nDone.';
+  function turn(options) {
+    const log = [];
+    const e = new Engine('generic', options);
+    try {
+      e.textDelta(reply, 0);
+      e.finish(0);
+      drive(e, 0, log);
+      return { sent: sends(log), refused: e.stats().mediaRefused };
+    } finally {
+      e.close();
+    }
+  }
+  const media = ({ sent }) => sent.flatMap((s) => s.media);
+  const text = ({ sent }) => sent.map((s) => s.text).join('|');
+
+  // No roots (the default): no local path is media; both are removed from the text.
+  const none = turn({});
+  assert.deepEqual(media(none), ['http://example.com/a.png']);
+  assert.equal(none.refused, 2);
+  assert.equal(text(none), 'Here it is.|Done.');
+
+  // Under a root: that path is media; the home directory never is.
+  const rooted = turn({ mediaRoots: ['/srv/media'] });
+  assert.deepEqual(media(rooted), ['/srv/media/chart.png', 'http://example.com/a.png']);
+  assert.equal(rooted.refused, 1);
+
+  // https only: the http:// reference stays in the text as written, counted.
+  const strict = turn({ mediaRoots: ['/srv/media'], mediaAllowHttp: false });
+  assert.deepEqual(media(strict), ['/srv/media/chart.png']);
+  assert.equal(strict.refused, 2);
+  assert.equal(text(strict), 'Here it is.|MEDIA: http://example.com/a.png\nDone.');
+
+  // A root that is not absolute is refused, naming it.
+  assert.throws(() => new Engine('generic', { mediaRoots: ['/srv/media', 'media'] }), (err) => {
+    assert.ok(err instanceof InvalidConfigError, String(err));
+    assert.equal(err.field, 'mediaRoots[1]');
+    return true;
+  });
+  assert.throws(() => new Engine('generic', { mediaRoots: '/srv/media' }), TypeError);
+  assert.throws(() => new Engine('generic', { mediaRoots: [42] }), TypeError);
+  assert.throws(() => new Engine('generic', { mediaAllowHttp: 'no' }), TypeError);
 });

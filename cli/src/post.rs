@@ -335,6 +335,8 @@ fn run(
     }
     let outcome = idle_rx.recv_timeout(Duration::from_secs(args.wait)).ok();
     let report = driver.shutdown(Duration::from_secs(1));
+    // The turn may have ended during the shutdown's second (its last retry given up on).
+    let outcome = outcome.or_else(|| idle_rx.try_recv().ok());
     let tally = tally.lock().unwrap_or_else(|p| p.into_inner());
     let mut summary = format!(
         "\n{} call(s) in {:.1} s: {} delivered, {} to retry, {} failed for good\n",
@@ -346,7 +348,10 @@ fn run(
     );
     let verdict = match &outcome {
         None => Err(format!(
-            "not everything was delivered within {} s ({} stream(s) unfinished)",
+            "{}not everything was delivered within {} s ({} stream(s) unfinished)",
+            model_error
+                .as_ref()
+                .map_or(String::new(), |why| format!("model stream: {why}; ")),
             args.wait,
             report.unfinished.len()
         )),

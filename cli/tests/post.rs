@@ -373,3 +373,49 @@ fn the_channel_is_the_platform_unless_given() {
         "{channel}"
     );
 }
+
+/// Neither the model nor the platform answers: the exit status is 1 and the error names the
+/// model's failure, whether or not the platform's retries ran out within `--wait`.
+#[test]
+fn an_unreachable_model_is_named_in_the_error() {
+    let free_port = || {
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port()
+    };
+    let platform = format!("http://127.0.0.1:{}", free_port());
+    let model = format!("http://127.0.0.1:{}/v1", free_port());
+    for wait in ["1", "30"] {
+        let args = [
+            "--to",
+            "telegram",
+            "--chat",
+            "1",
+            "--api-url",
+            &platform,
+            "--from",
+            "openai",
+            "--base-url",
+            &model,
+            "--model",
+            "m",
+            "--prompt",
+            "hi",
+            "--wait",
+            wait,
+        ];
+        let env = [
+            ("TELEGRAM_BOT_TOKEN", TG_TOKEN),
+            ("OPENAI_API_KEY", MODEL_KEY),
+        ];
+        let output = post(&args, &env, None);
+        let (out, err) = texts(&output);
+        assert_eq!(output.status.code(), Some(1), "--wait {wait}\n{out}\n{err}");
+        assert!(
+            err.contains("model stream: model request:") && err.contains("refused"),
+            "--wait {wait}\n{out}\n{err}"
+        );
+    }
+}

@@ -36,6 +36,9 @@ pub struct DeliveryReport<'a> {
     pub took: Duration,
 }
 
+/// The most worker threads a sink starts (each holds a connection and a thread stack).
+pub const MAX_WORKERS: usize = 1024;
+
 type Observer = dyn Fn(&DeliveryReport<'_>) + Send + Sync;
 type EventHook = dyn FnMut(StreamId, &StreamEvent) + Send;
 
@@ -65,11 +68,12 @@ impl PlatformSink {
         }
     }
 
-    /// With `workers` worker threads (at least 1): how many chats can have a call in flight
-    /// at once. They start with the first send.
+    /// With `workers` worker threads (1 to [`MAX_WORKERS`]; a value outside is brought
+    /// inside): how many chats can have a call in flight at once. They start with the
+    /// first send.
     #[must_use]
     pub fn with_workers(mut self, workers: usize) -> PlatformSink {
-        self.workers = workers.max(1);
+        self.workers = workers.clamp(1, MAX_WORKERS);
         self
     }
 
@@ -105,9 +109,11 @@ impl PlatformSink {
             let spawned = std::thread::Builder::new()
                 .name(format!("replystream-{}-{i}", pool.platform.name()))
                 .spawn(move || pool.work());
-            if spawned.is_err() && i == 0 {
+            if spawned.is_err() {
                 // Not even one thread: deliveries would wait forever; fail loudly instead.
-                panic!("could not start a delivery worker thread");
+                // Fewer than asked: the ones running serve every chat.
+                assert!(i > 0, "could not start a delivery worker thread");
+                break;
             }
         }
     }
@@ -304,5 +310,16 @@ mod tests {
         let mut kept: Vec<StreamId> = sink.chats.keys().copied().collect();
         kept.sort();
         assert_eq!(kept, [b, c]);
+    }
+
+    /// An absurd worker count would have the first send try to start that many threads.
+    #[test]
+    fn the_worker_count_is_kept_within_bounds() {
+        let workers = |n| PlatformSink::new(Nowhere).with_workers(n).workers;
+        assert_eq!(workers(usize::MAX), MAX_WORKERS);
+        assert_eq!(workers(MAX_WORKERS + 1), MAX_WORKERS);
+        assert_eq!(workers(MAX_WORKERS), MAX_WORKERS);
+        assert_eq!(workers(0), 1);
+        assert_eq!(workers(3), 3);
     }
 }

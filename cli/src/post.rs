@@ -80,7 +80,8 @@ pub(crate) struct PostArgs {
     #[arg(long, value_name = "TEXT", requires = "from", required_if_eq_any = [("from", "openai"), ("from", "openai-responses"), ("from", "anthropic")])]
     prompt: Option<String>,
 
-    /// How long to wait, after the reply ended, for every message to be delivered (seconds)
+    /// How long to wait, after the reply ended, for every message to be delivered, in
+    /// seconds [1..=86400]
     #[arg(long, value_name = "S", default_value_t = 120, value_parser = values::number(1, 86_400))]
     wait: u64,
 

@@ -19,6 +19,7 @@ use std::io::{self, Read, Write};
 use std::process::ExitCode;
 
 use clap::error::ErrorKind;
+use clap::parser::ValueSource;
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 /// replystream: cut a streaming LLM reply into chat-sized messages
@@ -53,21 +54,30 @@ enum Command {
 /// negative number, so that `--min -5` reaches the value's parser (which refuses it and says
 /// why) instead of being read as an unknown flag `-5` and a missing value.
 fn command() -> clap::Command {
-    Cli::command().mut_subcommands(|sub| {
-        sub.mut_args(|arg| {
-            if !arg.is_positional() && arg.get_action().takes_values() {
-                arg.allow_negative_numbers(true)
-            } else {
-                arg
-            }
+    Cli::command()
+        .mut_subcommands(|sub| {
+            sub.mut_args(|arg| {
+                if !arg.is_positional() && arg.get_action().takes_values() {
+                    arg.allow_negative_numbers(true)
+                } else {
+                    arg
+                }
+            })
         })
-    })
+        .mut_subcommand("post", post::channel_default)
 }
 
 /// Parses a command line (program name first).
 fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Cli, clap::Error> {
     let mut matches = command().try_get_matches_from(args)?;
-    Cli::from_arg_matches_mut(&mut matches)
+    let channel_given = matches
+        .subcommand_matches("post")
+        .is_some_and(|post| post.value_source("channel") == Some(ValueSource::CommandLine));
+    let mut cli = Cli::from_arg_matches_mut(&mut matches)?;
+    if let Some(Command::Post(post)) = &mut cli.command {
+        post.channel_given = channel_given;
+    }
+    Ok(cli)
 }
 
 impl Command {

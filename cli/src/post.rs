@@ -86,18 +86,35 @@ pub(crate) struct PostArgs {
     #[arg(long, value_name = "ID", value_parser = message_id)]
     current_message: Option<String>,
 
-    /// How long to wait, after the reply ended, for every message to be delivered (seconds)
+    /// How long to wait, after the reply ended, for every message to be delivered, in
+    /// seconds [1..=86400]
     #[arg(long, value_name = "S", default_value_t = 120, value_parser = values::number(1, 86_400))]
     wait: u64,
 
     #[command(flatten)]
     engine: EngineArgs,
+
+    /// `--channel` was on the command line (set by the parser): otherwise the channel is the
+    /// `--to` platform's.
+    #[arg(skip)]
+    pub(crate) channel_given: bool,
+}
+
+/// `post`'s `--channel`: the same option as elsewhere, whose default is the `--to` platform
+/// (applied in [`run_post`]; the parser's own default, `generic`, is not shown).
+pub(crate) fn channel_default(command: clap::Command) -> clap::Command {
+    command.mut_arg("channel", |arg| {
+        arg.hide_default_value(true).help(
+            "The channel profile whose limits and defaults apply [telegram, discord, slack, \
+             signal, whatsapp, imessage, googlechat, generic; with --config, any channel of \
+             the file] [default: the --to platform's]",
+        )
+    })
 }
 
 const POST_HELP: &str = "\
 Tokens are read from the environment: TELEGRAM_BOT_TOKEN, DISCORD_BOT_TOKEN, SLACK_BOT_TOKEN,
 and for --from: OPENAI_API_KEY, ANTHROPIC_API_KEY. They are never printed.
---channel defaults to the --to platform's profile.
 Output: one line per platform call: when it ended (seconds from the start), the operation
 (create, edit, delete, draft), the kind (block, final, preview, tool), the text length in
 characters, the platform's message id, and the result (ok, retry after N ms, failed: why).
@@ -173,7 +190,7 @@ fn secret(var: &str) -> Result<String, CliError> {
 
 /// Runs `replystream post`.
 pub(crate) fn run_post(mut args: PostArgs) -> Result<(), CliError> {
-    if args.engine.config.is_none() && args.engine.channel == "generic" {
+    if !args.channel_given {
         args.engine.channel = args.to.name().to_owned();
     }
     let resolved = args.engine.resolve()?;
@@ -344,6 +361,8 @@ fn run(
     }
     let outcome = idle_rx.recv_timeout(Duration::from_secs(args.wait)).ok();
     let report = driver.shutdown(Duration::from_secs(1));
+    // The turn may have ended during the shutdown's second (its last retry given up on).
+    let outcome = outcome.or_else(|| idle_rx.try_recv().ok());
     let tally = tally.lock().unwrap_or_else(|p| p.into_inner());
     let mut summary = format!(
         "\n{} call(s) in {:.1} s: {} delivered, {} to retry, {} failed for good\n",
@@ -355,7 +374,10 @@ fn run(
     );
     let verdict = match &outcome {
         None => Err(format!(
-            "not everything was delivered within {} s ({} stream(s) unfinished)",
+            "{}not everything was delivered within {} s ({} stream(s) unfinished)",
+            model_error
+                .as_ref()
+                .map_or(String::new(), |why| format!("model stream: {why}; ")),
             args.wait,
             report.unfinished.len()
         )),

@@ -1392,6 +1392,7 @@ fn readme_option_ranges_are_the_helps() {
             ("| `chunk` option", "chunk"),
             ("| `split` option", "split"),
             ("| `demo` option", "demo"),
+            ("| `post` option", "post"),
             ("| engine option", "demo"),
         ] {
             if line.starts_with(header) {

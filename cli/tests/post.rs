@@ -384,3 +384,85 @@ fn a_slack_draft_preview_streams_natively_and_the_reply_shows_once() {
     assert!(out.contains("draft  preview"), "{out}");
     assert!(out.contains("create final"), "{out}");
 }
+
+/// `--channel` defaults to the `--to` platform's profile, with or without `--config`, and a
+/// `--channel` given on the command line is used as given, `generic` included.
+#[test]
+fn the_channel_is_the_platform_unless_given() {
+    let fake = FakeTelegram::start(TG_TOKEN, &["8"]);
+    let url = fake.url();
+    let config = data_path("openclaw/gateway.json5");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["-", "--to", "telegram", "--chat", "8", "--api-url", &url];
+        args.extend_from_slice(extra);
+        let output = post(&args, &[("TELEGRAM_BOT_TOKEN", TG_TOKEN)], Some("Hi."));
+        let (out, err) = texts(&output);
+        assert_eq!(output.status.code(), Some(0), "{extra:?}\n{out}\n{err}");
+        out.lines().next().unwrap_or_default().to_owned()
+    };
+    let header = |channel: &str| format!("replystream post: - to telegram chat 8 ({channel})");
+    assert_eq!(run(&[]), header("telegram"));
+    assert_eq!(run(&["--config", &config]), header("telegram"));
+    assert_eq!(run(&["--channel", "generic"]), header("generic"));
+    assert_eq!(run(&["--channel", "discord"]), header("discord"));
+
+    let help = Command::new(BIN).args(["post", "--help"]).output().unwrap();
+    let help = String::from_utf8(help.stdout).unwrap();
+    let channel = help
+        .split("--channel <NAME>")
+        .nth(1)
+        .and_then(|rest| rest.split("\n      --").next())
+        .unwrap_or_else(|| panic!("no --channel in:\n{help}"));
+    // The help is wrapped to the terminal's width: compare its words.
+    let channel = channel.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        channel.contains("[default: the --to platform's]") && !channel.contains("generic]"),
+        "{channel}"
+    );
+}
+
+/// Neither the model nor the platform answers: the exit status is 1 and the error names the
+/// model's failure, whether or not the platform's retries ran out within `--wait`.
+#[test]
+fn an_unreachable_model_is_named_in_the_error() {
+    let free_port = || {
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port()
+    };
+    let platform = format!("http://127.0.0.1:{}", free_port());
+    let model = format!("http://127.0.0.1:{}/v1", free_port());
+    for wait in ["1", "30"] {
+        let args = [
+            "--to",
+            "telegram",
+            "--chat",
+            "1",
+            "--api-url",
+            &platform,
+            "--from",
+            "openai",
+            "--base-url",
+            &model,
+            "--model",
+            "m",
+            "--prompt",
+            "hi",
+            "--wait",
+            wait,
+        ];
+        let env = [
+            ("TELEGRAM_BOT_TOKEN", TG_TOKEN),
+            ("OPENAI_API_KEY", MODEL_KEY),
+        ];
+        let output = post(&args, &env, None);
+        let (out, err) = texts(&output);
+        assert_eq!(output.status.code(), Some(1), "--wait {wait}\n{out}\n{err}");
+        assert!(
+            err.contains("model stream: model request:") && err.contains("refused"),
+            "--wait {wait}\n{out}\n{err}"
+        );
+    }
+}

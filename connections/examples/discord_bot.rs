@@ -5,13 +5,15 @@
 //! DISCORD_BOT_TOKEN=... ANTHROPIC_API_KEY=sk-ant-... \
 //!     cargo run -p replystream-connections --example discord_bot -- CHANNEL_ID "Your question"
 //! ```
-//! `MODEL` picks the model.
+//! `MODEL` picks the model; `ANTHROPIC_BASE_URL` and `DISCORD_API_URL` point it at other
+//! servers (a compatible proxy, a local fake).
 
 use std::time::Duration;
 
 use replystream::driver::{Driver, DriverOptions, StreamEvent};
 use replystream::{ChannelProfile, Config, HumanDelay, OwnedInput};
-use replystream_connections::discord::Discord;
+use replystream_connections::HttpOptions;
+use replystream_connections::discord::{self, Discord};
 use replystream_connections::model::{ModelRequest, Protocol, stream_reply};
 use replystream_connections::sink::PlatformSink;
 
@@ -25,10 +27,13 @@ fn main() {
     let token = var("DISCORD_BOT_TOKEN").unwrap();
     let key = var("ANTHROPIC_API_KEY").unwrap();
     let model = var("MODEL").unwrap_or_else(|_| "claude-sonnet-4-5".into());
+    let base = var("ANTHROPIC_BASE_URL").unwrap_or_else(|_| "https://api.anthropic.com/v1".into());
+    let api = var("DISCORD_API_URL").unwrap_or_else(|_| discord::DEFAULT_API_URL.into());
 
     // Every platform call is printed; the turn's outcome ends the program.
     let (done, outcome) = std::sync::mpsc::channel();
-    let sink = PlatformSink::new(Discord::new(&token))
+    let discord = Discord::with_options(&token, &api, &HttpOptions::default());
+    let sink = PlatformSink::new(discord)
         .on_delivery(|r| {
             println!(
                 "{} {} -> {:?}",
@@ -49,8 +54,7 @@ fn main() {
         .open(&channel, config, 1)
         .expect("a valid configuration");
 
-    let base = "https://api.anthropic.com/v1";
-    let request = ModelRequest::new(Protocol::Anthropic, base, &key, &model, &prompt);
+    let request = ModelRequest::new(Protocol::Anthropic, &base, &key, &model, &prompt);
     match stream_reply(&request, |input| drop(stream.push(input))) {
         Ok(()) => stream.finish().unwrap(),
         Err(e) => stream

@@ -5,15 +5,17 @@
 //! TELEGRAM_BOT_TOKEN=123:abc OPENAI_API_KEY=sk-... \
 //!     cargo run -p replystream-connections --example telegram_bot
 //! ```
-//! `OPENAI_BASE_URL` and `MODEL` point it at any OpenAI-compatible server and model.
+//! `OPENAI_BASE_URL` and `MODEL` point it at any OpenAI-compatible server and model;
+//! `TELEGRAM_API_URL` at a self-hosted Bot API server.
 
 use std::time::Duration;
 
 use replystream::driver::{Driver, DriverOptions};
 use replystream::{ChannelProfile, Config, OwnedInput, PreviewMode};
+use replystream_connections::HttpOptions;
 use replystream_connections::model::{ModelRequest, Protocol, stream_reply};
 use replystream_connections::sink::PlatformSink;
-use replystream_connections::telegram::Telegram;
+use replystream_connections::telegram::{self, Telegram};
 
 fn main() {
     let var = |name: &str| std::env::var(name).map_err(|_| format!("set {name}"));
@@ -21,16 +23,18 @@ fn main() {
     let key = var("OPENAI_API_KEY").unwrap();
     let base = var("OPENAI_BASE_URL").unwrap_or_else(|_| "https://api.openai.com/v1".into());
     let model = var("MODEL").unwrap_or_else(|_| "gpt-4o-mini".into());
+    let api = var("TELEGRAM_API_URL").unwrap_or_else(|_| telegram::DEFAULT_API_URL.into());
+    let bot = || Telegram::with_options(&token, &api, &HttpOptions::default());
 
     // The driver runs every chat's engine; the sink delivers on a pool of HTTP workers.
-    let sink = PlatformSink::new(Telegram::new(&token));
+    let sink = PlatformSink::new(bot());
     // The model's [[reply_to_current]] replies to the message its turn answers.
     let current = sink.current_messages();
     let driver = Driver::spawn(sink, DriverOptions::default());
     let mut config = Config::for_channel(&ChannelProfile::TELEGRAM);
     config.preview = PreviewMode::Partial;
 
-    let poller = Telegram::new(&token);
+    let poller = bot();
     let mut offset = 0;
     loop {
         let messages = match poller.updates(offset, 25) {

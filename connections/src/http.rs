@@ -97,7 +97,8 @@ impl Http {
     }
 
     /// Sends one request. A transport failure (DNS, connect, TLS, timeout) is a transient
-    /// [`Failure`] without a wait.
+    /// [`Failure`] without a wait; a request that cannot be written (an invalid URL) is a
+    /// permanent one.
     pub(crate) fn request(
         &self,
         method: &str,
@@ -110,23 +111,32 @@ impl Http {
             Some(a) => builder.header("Authorization", a),
             None => builder,
         };
-        let result = match body {
-            Body::None => builder
-                .body(())
-                .map_err(|e| e.to_string())
-                .and_then(|r| self.agent.run(r).map_err(|e| e.to_string())),
-            Body::Json(v) => builder
-                .header("Content-Type", "application/json; charset=utf-8")
-                .body(v.to_string())
-                .map_err(|e| e.to_string())
-                .and_then(|r| self.agent.run(r).map_err(|e| e.to_string())),
-            Body::Multipart(form) => builder
-                .header("Content-Type", form.content_type())
-                .body(form.bytes())
-                .map_err(|e| e.to_string())
-                .and_then(|r| self.agent.run(r).map_err(|e| e.to_string())),
+        // A request that cannot be written (a URL made invalid by the API URL or the chat
+        // id) fails the same way every time: permanent, not worth a retry.
+        let unwritable = |e: ureq::http::Error| {
+            Failure::permanent(format!("request: {}", self.scrub(&e.to_string())))
         };
-        let mut response = result.map_err(|e| self.transport(&e))?;
+        let result = match body {
+            Body::None => self.agent.run(builder.body(()).map_err(unwritable)?),
+            Body::Json(v) => self.agent.run(
+                builder
+                    .header("Content-Type", "application/json; charset=utf-8")
+                    .body(v.to_string())
+                    .map_err(unwritable)?,
+            ),
+            Body::Multipart(form) => self.agent.run(
+                builder
+                    .header("Content-Type", form.content_type())
+                    .body(form.bytes())
+                    .map_err(unwritable)?,
+            ),
+        };
+        let mut response = result.map_err(|e| match e {
+            ureq::Error::BadUri(why) => {
+                Failure::permanent(format!("request: {}", self.scrub(&why)))
+            }
+            e => self.transport(&e.to_string()),
+        })?;
         let status = response.status().as_u16();
         let headers = response.headers().clone();
         let body = response

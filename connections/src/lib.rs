@@ -16,18 +16,31 @@
 //!   becomes a reply to it.
 //! - [`sse`] reads server-sent events incrementally and [`model`] turns OpenAI and Anthropic
 //!   streaming replies into replystream [`Input`](replystream::Input)s.
+//!
+//! Each platform is a feature (`telegram`, `discord`, `slack`) and so are the model-stream
+//! adapters (`model`: [`sse`] and [`model`]); all are on by default.
 
 // This crate is the host side: it reads the clock (timeouts, timelines), unlike the core.
 #![allow(clippy::disallowed_methods)]
+// With only some features, parts of the shared helpers (HTTP, media, uploads) go unused.
+#![cfg_attr(
+    not(all(feature = "telegram", feature = "discord", feature = "slack")),
+    allow(dead_code, unused_imports)
+)]
 
+#[cfg(feature = "discord")]
 pub mod discord;
 mod http;
 mod media;
+#[cfg(feature = "model")]
 pub mod model;
 mod multipart;
 pub mod sink;
+#[cfg(feature = "slack")]
 pub mod slack;
+#[cfg(feature = "model")]
 pub mod sse;
+#[cfg(feature = "telegram")]
 pub mod telegram;
 
 use replystream::SendRequest;

@@ -21,7 +21,6 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use replystream::driver::{AckHandle, Delivery, Sink, StreamEvent, StreamId};
-
 use replystream::{AbortReason, ReplyTarget, SendRequest};
 
 use crate::{Outcome, Platform};
@@ -43,6 +42,9 @@ pub struct DeliveryReport<'a> {
     /// How long the call took.
     pub took: Duration,
 }
+
+/// The most worker threads a sink starts (each holds a connection and a thread stack).
+pub const MAX_WORKERS: usize = 1024;
 
 type Observer = dyn Fn(&DeliveryReport<'_>) + Send + Sync;
 type EventHook = dyn FnMut(StreamId, &StreamEvent) + Send;
@@ -115,11 +117,12 @@ impl PlatformSink {
         }
     }
 
-    /// With `workers` worker threads (at least 1): how many chats can have a call in flight
-    /// at once. They start with the first send.
+    /// With `workers` worker threads (1 to [`MAX_WORKERS`]; a value outside is brought
+    /// inside): how many chats can have a call in flight at once. They start with the
+    /// first send.
     #[must_use]
     pub fn with_workers(mut self, workers: usize) -> PlatformSink {
-        self.workers = workers.max(1);
+        self.workers = workers.clamp(1, MAX_WORKERS);
         self
     }
 
@@ -161,9 +164,11 @@ impl PlatformSink {
             let spawned = std::thread::Builder::new()
                 .name(format!("replystream-{}-{i}", pool.platform.name()))
                 .spawn(move || pool.work());
-            if spawned.is_err() && i == 0 {
+            if spawned.is_err() {
                 // Not even one thread: deliveries would wait forever; fail loudly instead.
-                panic!("could not start a delivery worker thread");
+                // Fewer than asked: the ones running serve every chat.
+                assert!(i > 0, "could not start a delivery worker thread");
+                break;
             }
         }
     }
@@ -357,5 +362,50 @@ impl Pool {
                 .acks
                 .failed(job.stream, id, f.retry_after_ms, f.permanent),
         };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Nowhere;
+
+    impl Platform for Nowhere {
+        fn name(&self) -> &'static str {
+            "nowhere"
+        }
+
+        fn deliver(&self, _: &str, _: &SendRequest) -> Outcome {
+            Outcome::delivered(None)
+        }
+    }
+
+    /// A cancelled turn gets no `Idle` (the driver closes it at the abort): the sink must
+    /// forget its chat then too, or a long-running bot keeps one entry per cancelled turn.
+    #[test]
+    fn the_chat_of_a_cancelled_stream_is_forgotten() {
+        let mut sink = PlatformSink::new(Nowhere);
+        let (a, b, c) = (StreamId(1), StreamId(2), StreamId(3));
+        for id in [a, b, c] {
+            sink.started(id, "chat");
+        }
+        sink.event(a, &StreamEvent::Aborted(AbortReason::Cancelled));
+        // A delivery timeout aborts streaming only: the turn goes on to its final.
+        sink.event(b, &StreamEvent::Aborted(AbortReason::DeliveryTimeout));
+        let mut kept: Vec<StreamId> = sink.chats.keys().copied().collect();
+        kept.sort();
+        assert_eq!(kept, [b, c]);
+    }
+
+    /// An absurd worker count would have the first send try to start that many threads.
+    #[test]
+    fn the_worker_count_is_kept_within_bounds() {
+        let workers = |n| PlatformSink::new(Nowhere).with_workers(n).workers;
+        assert_eq!(workers(usize::MAX), MAX_WORKERS);
+        assert_eq!(workers(MAX_WORKERS + 1), MAX_WORKERS);
+        assert_eq!(workers(MAX_WORKERS), MAX_WORKERS);
+        assert_eq!(workers(0), 1);
+        assert_eq!(workers(3), 3);
     }
 }

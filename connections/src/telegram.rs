@@ -11,6 +11,7 @@
 //! | 429 with `parameters.retry_after` (seconds) | retry no earlier than that, in ms |
 //! | 5xx, network error | transient: the engine retries after its backoff |
 //! | 400 (chat not found, message is too long, ...), 401, 403 (bot blocked), 404 | permanent |
+//! | no valid URL (a chat id or API URL that cannot be written into one) | permanent |
 //!
 //! The chat key a stream is opened with is the `chat_id`: a number, or `@channelname`.
 //! Text goes out as the engine wrote it (Markdown, no `parse_mode`) unless a [`Renderer`]

@@ -156,3 +156,21 @@ fn an_emptied_bucket_is_waited_out_before_the_next_send_not_hit() {
     // Six or more sends at two per 400 ms take at least two full windows.
     assert!(began.elapsed() >= Duration::from_millis(800));
 }
+
+/// A request that cannot even be written (a chat id or an API URL that makes no valid URL)
+/// is refused for good at once: retrying the same bytes cannot help, and a retry loop would
+/// hold the turn until its delivery timeout.
+#[test]
+fn a_request_that_makes_no_valid_url_is_a_permanent_failure() {
+    let fake = FakeDiscord::start(TOKEN, &["1"]);
+    let hi = send(SendOp::CREATE, Payload::text("hi"), None);
+    let f = failure(bot(&fake).deliver("12 34", &hi));
+    assert!(f.permanent && f.reason.contains("invalid"), "{f:?}");
+    let broken = Discord::with_options(TOKEN, "http://[::1", &HttpOptions::default());
+    let f = failure(broken.deliver("1", &hi));
+    assert!(f.permanent && !f.reason.contains("SECRET"), "{f:?}");
+    assert!(fake.messages("1").is_empty());
+    // A server that is not there is still worth a retry.
+    let gone = Discord::with_options(TOKEN, "http://127.0.0.1:9", &HttpOptions::default());
+    assert!(!failure(gone.deliver("1", &hi)).permanent);
+}

@@ -465,3 +465,22 @@ fn a_streamed_http_reply_is_read_as_it_comes_and_a_broken_one_is_an_error() {
     assert!(e.contains("401") && e.contains("Incorrect API key"), "{e}");
     assert!(!e.contains("WRONG"), "{e}");
 }
+
+/// A request logged with `{:?}` (as a host's error path may) does not show the API key.
+#[test]
+fn a_requests_debug_form_leaves_the_key_out() {
+    let request = ModelRequest::new(
+        Protocol::Anthropic,
+        "http://127.0.0.1:9/v1",
+        "sk-ant-SECRET-123",
+        "claude-x",
+        "Say hi",
+    );
+    let shown = format!("{request:?}");
+    assert_eq!(
+        shown,
+        "ModelRequest { protocol: Anthropic, base_url: \"http://127.0.0.1:9/v1\", \
+         api_key: \"<key>\", model: \"claude-x\", prompt: \"Say hi\", max_tokens: 4096, \
+         stall_timeout: 120s }"
+    );
+}

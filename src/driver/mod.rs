@@ -165,7 +165,9 @@ pub trait Sink: std::marker::Send + 'static {
 
     /// Tells the sink the chat `stream` was opened for ([`Driver::open`]'s `chat`), once, just
     /// before [`StreamEvent::Started`] and so before any send of it: a sink that delivers to
-    /// many chats keeps it until the stream's [`StreamEvent::Idle`]. The default ignores it.
+    /// many chats keeps it until the stream's last event: [`StreamEvent::Idle`], or
+    /// [`StreamEvent::Aborted`] with [`AbortReason::Cancelled`]
+    /// (a cancelled turn has no `Idle`). The default ignores it.
     fn started(&mut self, stream: StreamId, chat: &str) {
         let _ = (stream, chat);
     }

@@ -8,8 +8,8 @@ use serde_json::json;
 
 use super::{Decoder, ModelError, Protocol};
 
-/// What to ask a model for.
-#[derive(Clone, Debug)]
+/// What to ask a model for. Its `Debug` form leaves the API key out.
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct ModelRequest {
     /// Which API the server speaks.
@@ -28,6 +28,20 @@ pub struct ModelRequest {
     /// The longest the server may stay silent: before it answers, and between two pieces
     /// of the reply (default 120 s).
     pub stall_timeout: Duration,
+}
+
+impl std::fmt::Debug for ModelRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModelRequest")
+            .field("protocol", &self.protocol)
+            .field("base_url", &self.base_url)
+            .field("api_key", &"<key>")
+            .field("model", &self.model)
+            .field("prompt", &self.prompt)
+            .field("max_tokens", &self.max_tokens)
+            .field("stall_timeout", &self.stall_timeout)
+            .finish()
+    }
 }
 
 impl ModelRequest {

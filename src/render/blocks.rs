@@ -24,7 +24,10 @@ pub(crate) fn parse_document(text: &str) -> Vec<Located> {
     starts.push(text.len());
     parse_lines(&lines)
         .into_iter()
-        .map(|(block, span)| Located { block, range: starts[span.0]..starts[span.1] })
+        .map(|(block, span)| Located {
+            block,
+            range: starts[span.0]..starts[span.1],
+        })
         .collect()
 }
 
@@ -50,18 +53,28 @@ fn parse_lines(lines: &[&str]) -> Vec<(Block, (usize, usize))> {
                 j += 1;
             }
             let text: Vec<String> = lines[i..end].iter().map(|l| strip_columns(l, 4)).collect();
-            block = Block::Code { language: None, text: text.join("\n") };
+            block = Block::Code {
+                language: None,
+                text: text.join("\n"),
+            };
             i = end;
         } else if let Some(marker) = FenceMarker::parse_open(line) {
             let info = line.trim_start()[marker.len..].trim();
-            let language = info.split_whitespace().next().map(unescape).filter(|l| !l.is_empty());
+            let language = info
+                .split_whitespace()
+                .next()
+                .map(unescape)
+                .filter(|l| !l.is_empty());
             let mut j = i + 1;
             let mut body = Vec::new();
             while j < lines.len() && !marker.is_closed_by(lines[j]) {
                 body.push(strip_spaces(lines[j], marker.indent));
                 j += 1;
             }
-            block = Block::Code { language, text: body.join("\n") };
+            block = Block::Code {
+                language,
+                text: body.join("\n"),
+            };
             i = (j + 1).min(lines.len());
         } else if let Some(content) = atx_heading(line) {
             block = Block::Heading(parse_inlines(content));
@@ -78,7 +91,11 @@ fn parse_lines(lines: &[&str]) -> Vec<(Block, (usize, usize))> {
             let (inner, end) = item_lines(lines, i, &item);
             let refs: Vec<&str> = inner.iter().map(String::as_str).collect();
             let children = parse_lines(&refs).into_iter().map(|(b, _)| b).collect();
-            block = Block::ListItem { number: item.number, children };
+            block = Block::ListItem {
+                number: item.number,
+                marker: item.marker,
+                children,
+            };
             i = end;
         } else if let Some((table, end)) = table(lines, i) {
             block = Block::Table(table);
@@ -97,7 +114,7 @@ fn parse_lines(lines: &[&str]) -> Vec<(Block, (usize, usize))> {
                         heading = Some(j);
                         break;
                     }
-                    if t.len() >= 1 && t.bytes().all(|b| b == b'-') && !t.contains(' ') {
+                    if !t.is_empty() && t.bytes().all(|b| b == b'-') && !t.contains(' ') {
                         heading = Some(j);
                         break;
                     }
@@ -225,10 +242,14 @@ fn is_rule(line: &str) -> bool {
 /// A list item's marker on its first line.
 struct ItemMarker {
     number: Option<u64>,
+    /// `-`, `*`, `+`, `.` or `)`.
+    marker: u8,
     /// Column where the item's content starts.
     content: usize,
     /// Whether the item has nothing after its marker on the first line.
     empty: bool,
+    /// The first line's content (after the marker and the spaces that belong to it).
+    first: String,
 }
 
 fn list_marker(line: &str) -> Option<ItemMarker> {
@@ -239,14 +260,14 @@ fn list_marker(line: &str) -> Option<ItemMarker> {
     let t = line.trim_start();
     let lead = line.len() - t.len();
     let bytes = t.as_bytes();
-    let (number, width) = match bytes.first()? {
-        b'-' | b'*' | b'+' => (None, 1),
+    let (number, width, marker) = match *bytes.first()? {
+        b @ (b'-' | b'*' | b'+') => (None, 1, b),
         b'0'..=b'9' => {
             let digits = bytes.iter().take_while(|b| b.is_ascii_digit()).count();
             if digits > 9 || !matches!(bytes.get(digits), Some(b'.' | b')')) {
                 return None;
             }
-            (Some(t[..digits].parse().ok()?), digits + 1)
+            (Some(t[..digits].parse().ok()?), digits + 1, bytes[digits])
         }
         _ => return None,
     };
@@ -256,10 +277,31 @@ fn list_marker(line: &str) -> Option<ItemMarker> {
     }
     let empty = is_blank(after);
     let marker_end = indent + width;
-    let spaces = columns(&" ".repeat(marker_end).chars().chain(after.chars()).collect::<String>())
-        - marker_end;
-    let content = if empty || spaces > 4 { marker_end + 1 } else { marker_end + spaces };
-    Some(ItemMarker { number, content, empty })
+    let spaces = columns(
+        &" ".repeat(marker_end)
+            .chars()
+            .chain(after.chars())
+            .collect::<String>(),
+    ) - marker_end;
+    let content = if empty || spaces > 4 {
+        marker_end + 1
+    } else {
+        marker_end + spaces
+    };
+    // The first line with the marker turned into spaces, then the content column removed.
+    let spaced = " ".repeat(marker_end) + after;
+    let first = if empty {
+        String::new()
+    } else {
+        strip_columns(&spaced, content)
+    };
+    Some(ItemMarker {
+        number,
+        marker,
+        content,
+        empty,
+        first,
+    })
 }
 
 /// Whether `line` starts a block that may interrupt a paragraph.
@@ -302,10 +344,8 @@ fn quote_lines(lines: &[&str], mut i: usize) -> (Vec<String>, usize) {
 /// The content lines of the list item starting at `i` and the index after it (trailing
 /// blank lines are left to what follows).
 fn item_lines(lines: &[&str], mut i: usize, item: &ItemMarker) -> (Vec<String>, usize) {
-    let first = lines[i];
-    let first = if item.empty { String::new() } else { strip_columns(first, item.content) };
-    let mut in_paragraph =
-        !item.empty && !interrupts_paragraph(&first) && columns(&first) < 4;
+    let first = item.first.clone();
+    let mut in_paragraph = !item.empty && !interrupts_paragraph(&first) && columns(&first) < 4;
     let mut inner = vec![first];
     let mut last_blank = item.empty;
     i += 1;
@@ -329,7 +369,11 @@ fn item_lines(lines: &[&str], mut i: usize, item: &ItemMarker) -> (Vec<String>, 
             last_blank = false;
             end = i + 1;
             kept = inner.len();
-        } else if !last_blank && in_paragraph && !interrupts_paragraph(line) {
+        } else if !last_blank
+            && in_paragraph
+            && !interrupts_paragraph(line)
+            && list_marker(line).is_none()
+        {
             inner.push(line.trim_start().to_owned());
             end = i + 1;
             kept = inner.len();
@@ -366,7 +410,14 @@ fn table(lines: &[&str], i: usize) -> Option<(Table, usize)> {
     let source = lines[i..j].join("\n");
     let parse = |cells: &Vec<String>| cells.iter().map(|c| parse_inlines(c)).collect::<Vec<_>>();
     let rows = raw_rows.iter().map(parse).collect();
-    let table = Table { align, header: parse(&header), rows, source, raw_header: header, raw_rows };
+    let table = Table {
+        align,
+        header: parse(&header),
+        rows,
+        source,
+        raw_header: header,
+        raw_rows,
+    };
     Some((table, j))
 }
 
@@ -419,12 +470,13 @@ fn delimiter_row(line: &str) -> Option<Vec<Align>> {
             let left = c.starts_with(':');
             let right = c.ends_with(':') && c.len() > 1;
             let dashes = c.trim_start_matches(':').trim_end_matches(':');
-            (!dashes.is_empty() && dashes.bytes().all(|b| b == b'-')).then_some(match (left, right)
-            {
-                (true, true) => Align::Center,
-                (false, true) => Align::Right,
-                _ => Align::Left,
-            })
+            (!dashes.is_empty() && dashes.bytes().all(|b| b == b'-')).then_some(
+                match (left, right) {
+                    (true, true) => Align::Center,
+                    (false, true) => Align::Right,
+                    _ => Align::Left,
+                },
+            )
         })
         .collect()
 }

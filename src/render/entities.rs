@@ -36,7 +36,13 @@ pub(crate) fn entities(styled: &Styled) -> Vec<Entity> {
                 }
             };
             let offset = at(s.start);
-            Entity { kind, offset, length: at(s.end) - offset, url, language }
+            Entity {
+                kind,
+                offset,
+                length: at(s.end) - offset,
+                url,
+                language,
+            }
         })
         .collect()
 }

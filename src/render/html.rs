@@ -28,7 +28,9 @@ fn open_tag(kind: &SpanKind, out: &mut String) {
         SpanKind::Strike => out.push_str("<s>"),
         SpanKind::Code => out.push_str("<code>"),
         SpanKind::Pre { language: None } => out.push_str("<pre>"),
-        SpanKind::Pre { language: Some(lang) } => {
+        SpanKind::Pre {
+            language: Some(lang),
+        } => {
             out.push_str("<pre><code class=\"language-");
             escape_attr(lang, out);
             out.push_str("\">");

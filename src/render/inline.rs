@@ -43,7 +43,10 @@ struct Delim {
 /// Reads `text` (the lines of one paragraph joined by `\n`, lines' leading spaces removed)
 /// into inlines.
 pub(crate) fn parse_inlines(text: &str) -> Vec<Inline> {
-    let mut reader = Reader { pieces: Vec::new(), pending: String::new() };
+    let mut reader = Reader {
+        pieces: Vec::new(),
+        pending: String::new(),
+    };
     reader.read(text);
     reader.flush();
     let mut pieces = reader.pieces;
@@ -126,17 +129,29 @@ impl Reader {
                         (left, right)
                     };
                     let ch = b as char;
-                    self.push(Piece::Delim(Delim { ch, count: n, orig: n, open, close }));
+                    self.push(Piece::Delim(Delim {
+                        ch,
+                        count: n,
+                        orig: n,
+                        open,
+                        close,
+                    }));
                     i += n;
                     continue;
                 }
                 b'!' if bytes.get(i + 1) == Some(&b'[') => {
-                    self.push(Piece::Bracket { image: true, active: true });
+                    self.push(Piece::Bracket {
+                        image: true,
+                        active: true,
+                    });
                     i += 2;
                     continue;
                 }
                 b'[' => {
-                    self.push(Piece::Bracket { image: false, active: true });
+                    self.push(Piece::Bracket {
+                        image: false,
+                        active: true,
+                    });
                     i += 1;
                     continue;
                 }
@@ -169,7 +184,11 @@ impl Reader {
                     let kept = self.pending.trim_end_matches([' ', '\t']).len();
                     let hard = self.pending[kept..].matches(' ').count() >= 2;
                     self.pending.truncate(kept);
-                    let brk = if hard { Inline::HardBreak } else { Inline::SoftBreak };
+                    let brk = if hard {
+                        Inline::HardBreak
+                    } else {
+                        Inline::SoftBreak
+                    };
                     self.push(Piece::Node(brk));
                     i += 1;
                     continue;
@@ -191,8 +210,18 @@ impl Reader {
                 .position(|b| {
                     matches!(
                         b,
-                        b'\\' | b'`' | b'*' | b'_' | b'~' | b'!' | b'[' | b']' | b'<' | b'&'
-                            | b'\n' | b'h'
+                        b'\\'
+                            | b'`'
+                            | b'*'
+                            | b'_'
+                            | b'~'
+                            | b'!'
+                            | b'['
+                            | b']'
+                            | b'<'
+                            | b'&'
+                            | b'\n'
+                            | b'h'
                     )
                 })
                 .map_or(bytes.len(), |p| i + 1 + p);
@@ -205,12 +234,22 @@ impl Reader {
     /// destination follows; otherwise the bracket and the `]` are text. Returns where to go on.
     fn close_bracket(&mut self, text: &str, i: usize) -> usize {
         self.flush();
-        let Some(at) = self.pieces.iter().rposition(|p| matches!(p, Piece::Bracket { .. })) else {
+        let Some(at) = self
+            .pieces
+            .iter()
+            .rposition(|p| matches!(p, Piece::Bracket { .. }))
+        else {
             self.pending.push(']');
             return i + 1;
         };
-        let Piece::Bracket { image, active } = self.pieces[at] else { unreachable!() };
-        let dest = if active { destination(text, i + 1) } else { None };
+        let Piece::Bracket { image, active } = self.pieces[at] else {
+            unreachable!()
+        };
+        let dest = if active {
+            destination(text, i + 1)
+        } else {
+            None
+        };
         let Some((url, end)) = dest else {
             self.pieces[at] = Piece::Node(Inline::Text(if image { "![" } else { "[" }.into()));
             self.pending.push(']');
@@ -225,7 +264,11 @@ impl Reader {
         });
         if !image {
             for piece in &mut self.pieces[..at] {
-                if let Piece::Bracket { image: false, active } = piece {
+                if let Piece::Bracket {
+                    image: false,
+                    active,
+                } = piece
+                {
                     *active = false;
                 }
             }
@@ -295,12 +338,16 @@ fn autolink(text: &str, i: usize) -> Option<(String, usize)> {
         let scheme = &inner[..colon];
         let ok = (2..=32).contains(&scheme.len())
             && scheme.starts_with(|c: char| c.is_ascii_alphabetic())
-            && scheme.bytes().all(|b| b.is_ascii_alphanumeric() || b"+.-".contains(&b));
+            && scheme
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"+.-".contains(&b));
         return ok.then(|| (inner.to_owned(), end));
     }
     let (user, host) = inner.split_once('@')?;
     let ok = !user.is_empty()
-        && user.bytes().all(|b| b.is_ascii_alphanumeric() || b".!#$%&'*+/=?^_`{|}~-".contains(&b))
+        && user
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b".!#$%&'*+/=?^_`{|}~-".contains(&b))
         && !host.is_empty()
         && host.split('.').all(|l| {
             !l.is_empty()
@@ -315,7 +362,11 @@ fn autolink(text: &str, i: usize) -> Option<(String, usize)> {
 /// A bare `http://` or `https://` URL starting at `i` (at a word start): where it ends,
 /// trailing punctuation and unbalanced `)` left out.
 fn bare_url(text: &str, i: usize) -> Option<usize> {
-    if text[..i].chars().next_back().is_some_and(|c| c.is_alphanumeric()) {
+    if text[..i]
+        .chars()
+        .next_back()
+        .is_some_and(|c| c.is_alphanumeric())
+    {
         return None;
     }
     let rest = &text[i..];
@@ -331,7 +382,8 @@ fn bare_url(text: &str, i: usize) -> Option<usize> {
         .unwrap_or(rest.len());
     let mut url = &rest[..len];
     loop {
-        let trimmed = url.trim_end_matches(['?', '!', '.', ',', ':', ';', '*', '_', '~', '\'', '"']);
+        let trimmed =
+            url.trim_end_matches(['?', '!', '.', ',', ':', ';', '*', '_', '~', '\'', '"']);
         let trimmed = if trimmed.ends_with(')')
             && trimmed.matches(')').count() > trimmed.matches('(').count()
         {
@@ -365,7 +417,11 @@ fn entity(text: &str, i: usize) -> Option<(char, usize)> {
             return None;
         }
         let code = u32::from_str_radix(digits, radix).ok()?;
-        if code == 0 { '\u{FFFD}' } else { char::from_u32(code).unwrap_or('\u{FFFD}') }
+        if code == 0 {
+            '\u{FFFD}'
+        } else {
+            char::from_u32(code).unwrap_or('\u{FFFD}')
+        }
     } else {
         match name {
             "amp" => '&',
@@ -434,23 +490,23 @@ fn destination(text: &str, i: usize) -> Option<(String, usize)> {
     }
     let before_title = j;
     j = skip_space(bytes, j);
-    if j > before_title {
-        if let Some(&q) = bytes.get(j).filter(|&&q| matches!(q, b'"' | b'\'' | b'(')) {
-            let close = if q == b'(' { b')' } else { q };
-            j += 1;
-            loop {
-                match *bytes.get(j)? {
-                    b'\\' => j += 2,
-                    c if c == close => {
-                        j += 1;
-                        break;
-                    }
-                    b'(' if q == b'(' => return None,
-                    _ => j += 1,
+    if j > before_title
+        && let Some(&q) = bytes.get(j).filter(|&&q| matches!(q, b'"' | b'\'' | b'('))
+    {
+        let close = if q == b'(' { b')' } else { q };
+        j += 1;
+        loop {
+            match *bytes.get(j)? {
+                b'\\' => j += 2,
+                c if c == close => {
+                    j += 1;
+                    break;
                 }
+                b'(' if q == b'(' => return None,
+                _ => j += 1,
             }
-            j = skip_space(bytes, j);
         }
+        j = skip_space(bytes, j);
     }
     (bytes.get(j) == Some(&b')')).then(|| (url, j + 1))
 }
@@ -493,7 +549,9 @@ fn resolve_emphasis(mut pieces: Vec<Piece>) -> Vec<Piece> {
             c += 1;
             continue;
         };
-        let Piece::Delim(opener) = pieces[o] else { unreachable!() };
+        let Piece::Delim(opener) = pieces[o] else {
+            unreachable!()
+        };
         let n = if closer.ch == '~' {
             closer.count
         } else if opener.count >= 2 && closer.count >= 2 {
@@ -536,7 +594,8 @@ fn compatible(opener: Delim, closer: Delim) -> bool {
     }
     if (opener.open && opener.close) || (closer.open && closer.close) {
         let sum = opener.orig + closer.orig;
-        return sum % 3 != 0 || (opener.orig % 3 == 0 && closer.orig % 3 == 0);
+        return !sum.is_multiple_of(3)
+            || (opener.orig.is_multiple_of(3) && closer.orig.is_multiple_of(3));
     }
     true
 }
@@ -570,12 +629,18 @@ mod tests {
 
     #[test]
     fn emphasis_and_strong() {
-        assert_eq!(parse_inlines("a **b** c"), [t("a "), Bold(vec![t("b")]), t(" c")]);
+        assert_eq!(
+            parse_inlines("a **b** c"),
+            [t("a "), Bold(vec![t("b")]), t(" c")]
+        );
         assert_eq!(parse_inlines("***x***"), [Italic(vec![Bold(vec![t("x")])])]);
         assert_eq!(parse_inlines("snake_case_name"), [t("snake_case_name")]);
         assert_eq!(parse_inlines("**unclosed"), [t("**unclosed")]);
         assert_eq!(parse_inlines("~~gone~~"), [Strike(vec![t("gone")])]);
-        assert_eq!(parse_inlines("*a **b** c*"), [Italic(vec![t("a "), Bold(vec![t("b")]), t(" c")])]);
+        assert_eq!(
+            parse_inlines("*a **b** c*"),
+            [Italic(vec![t("a "), Bold(vec![t("b")]), t(" c")])]
+        );
     }
 
     #[test]
@@ -584,18 +649,30 @@ mod tests {
         assert_eq!(parse_inlines("`*x*`"), [Code("*x*".into())]);
         assert_eq!(
             parse_inlines("[a *b*](http://x.y/(1) \"t\")"),
-            [Link { children: vec![t("a "), Italic(vec![t("b")])], url: "http://x.y/(1)".into() }]
+            [Link {
+                children: vec![t("a "), Italic(vec![t("b")])],
+                url: "http://x.y/(1)".into()
+            }]
         );
-        assert_eq!(parse_inlines("\\*x\\* &amp; &bogus; <b>"), [t("*x* & &bogus; <b>")]);
+        assert_eq!(
+            parse_inlines("\\*x\\* &amp; &bogus; <b>"),
+            [t("*x* & &bogus; <b>")]
+        );
         assert_eq!(
             parse_inlines("see https://x.io/a_b."),
             [
                 t("see "),
-                Link { children: vec![t("https://x.io/a_b")], url: "https://x.io/a_b".into() },
+                Link {
+                    children: vec![t("https://x.io/a_b")],
+                    url: "https://x.io/a_b".into()
+                },
                 t(".")
             ]
         );
         assert_eq!(parse_inlines("[no link] (x)"), [t("[no link] (x)")]);
-        assert_eq!(parse_inlines("a  \nb\nc"), [t("a"), HardBreak, t("b"), SoftBreak, t("c")]);
+        assert_eq!(
+            parse_inlines("a  \nb\nc"),
+            [t("a"), HardBreak, t("b"), SoftBreak, t("c")]
+        );
     }
 }

@@ -16,6 +16,8 @@ pub(crate) enum Block {
     ListItem {
         /// `None` for a bullet item, `Some(n)` for an ordered item numbered `n`.
         number: Option<u64>,
+        /// The marker character (`-`, `*`, `+`, `.` or `)`): a new one starts a new list.
+        marker: u8,
         /// The blocks of the item (nested lists are list items in here).
         children: Vec<Block>,
     },

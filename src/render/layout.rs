@@ -4,17 +4,23 @@
 //! spans, tables per table mode, images as links to the image. Nothing inside code is
 //! styled and links do not nest, as the platforms require.
 
+use super::TableMode;
 use super::ir::{Block, Inline, Table, plain_text};
 use super::styled::{SpanKind, Styled};
 use super::table::{aligned_table, bullet_rows};
-use super::TableMode;
 
 /// The marker of a thematic break.
 const RULE: &str = "──────────";
 
 /// Lays `blocks` out.
 pub(crate) fn layout(blocks: &[Block], tables: TableMode) -> Styled {
-    let mut l = Layout { out: Styled::default(), indent: String::new(), quotes: 0, links: 0, tables };
+    let mut l = Layout {
+        out: Styled::default(),
+        indent: String::new(),
+        quotes: 0,
+        links: 0,
+        tables,
+    };
     l.blocks(blocks, false);
     l.out.finish();
     l.out
@@ -52,8 +58,13 @@ impl Layout {
         let mut number: Option<u64> = None;
         for (i, block) in blocks.iter().enumerate() {
             if i > 0 {
-                let tight = matches!(block, Block::ListItem { .. })
-                    && (in_item || matches!(blocks[i - 1], Block::ListItem { .. }));
+                let tight = match (&blocks[i - 1], block) {
+                    (Block::ListItem { marker: a, .. }, Block::ListItem { marker: b, .. }) => {
+                        a == b
+                    }
+                    (_, Block::ListItem { .. }) => in_item,
+                    _ => false,
+                };
                 if !tight {
                     self.out.text.push('\n');
                 }
@@ -62,7 +73,7 @@ impl Layout {
             match block {
                 Block::ListItem { number: n, .. } => {
                     number = match (number, n) {
-                        (Some(prev), Some(_)) if i > 0 && is_ordered(&blocks[i - 1]) => {
+                        (Some(prev), Some(_)) if i > 0 && same_list(&blocks[i - 1], block) => {
                             Some(prev + 1)
                         }
                         (_, n) => *n,
@@ -89,12 +100,14 @@ impl Layout {
                 };
                 self.out.text.push_str(&marker);
                 let saved = self.indent.len();
-                self.indent.extend(std::iter::repeat_n(' ', marker.chars().count()));
+                self.indent
+                    .extend(std::iter::repeat_n(' ', marker.chars().count()));
                 self.blocks(children, true);
                 self.indent.truncate(saved);
             }
             Block::Quote(children) => {
-                let span = (self.quotes == 0).then(|| self.out.open(SpanKind::Quote { expandable: false }));
+                let span = (self.quotes == 0)
+                    .then(|| self.out.open(SpanKind::Quote { expandable: false }));
                 self.quotes += 1;
                 self.blocks(children, false);
                 self.quotes -= 1;
@@ -170,13 +183,7 @@ impl Layout {
                 self.out.close(span);
             }
             Inline::Link { children, url } => self.link(children, url),
-            Inline::Image { alt, url } => {
-                if alt.is_empty() {
-                    self.link(&[Inline::Text(url.clone())], url);
-                } else {
-                    self.link(alt, url);
-                }
-            }
+            Inline::Image { alt, url } => self.link(alt, url),
             Inline::HardBreak | Inline::SoftBreak => self.newline(),
         }
     }
@@ -184,15 +191,26 @@ impl Layout {
     /// A link: a link span when the URL is one a chat accepts and no link is open;
     /// otherwise its text followed by the destination, so nothing the model wrote is lost.
     fn link(&mut self, children: &[Inline], url: &str) {
+        let mut shown = String::new();
+        plain_text(children, &mut shown);
+        if shown.trim().is_empty() && !url.is_empty() {
+            // A link with no text shows its URL (an empty span would hide it).
+            self.inlines(children);
+            let text = [Inline::Text(url.to_owned())];
+            return self.link(&text, url);
+        }
         if self.links == 0 && is_linkable(url) {
             self.links += 1;
-            self.wrap(SpanKind::Link { url: url.to_owned() }, children);
+            self.wrap(
+                SpanKind::Link {
+                    url: url.to_owned(),
+                },
+                children,
+            );
             self.links -= 1;
             return;
         }
         self.inlines(children);
-        let mut shown = String::new();
-        plain_text(children, &mut shown);
         if !url.is_empty() && shown != url {
             self.out.text.push_str(" (");
             self.out.text.push_str(url);
@@ -201,8 +219,12 @@ impl Layout {
     }
 }
 
-fn is_ordered(block: &Block) -> bool {
-    matches!(block, Block::ListItem { number: Some(_), .. })
+/// Whether `next` continues the ordered list `prev` is an item of.
+fn same_list(prev: &Block, next: &Block) -> bool {
+    matches!((prev, next), (
+        Block::ListItem { number: Some(_), marker: a, .. },
+        Block::ListItem { marker: b, .. },
+    ) if a == b)
 }
 
 /// Whether a chat accepts `url` as a link target: an absolute web, mail or Telegram URL
@@ -213,5 +235,5 @@ pub(crate) fn is_linkable(url: &str) -> bool {
         || lower.starts_with("http://")
         || lower.starts_with("mailto:")
         || lower.starts_with("tg://");
-    scheme && url.len() > 8 && !url.contains(|c: char| c.is_whitespace() || c.is_control() || c == '"')
+    scheme && url.len() > 8 && !url.contains(|c: char| c.is_whitespace() || c.is_control())
 }

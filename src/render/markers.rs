@@ -16,7 +16,12 @@ pub(crate) enum Dialect {
 
 /// Writes `styled` in `dialect`.
 pub(crate) fn write_markers(styled: &Styled, dialect: Dialect) -> String {
-    let mut w = Writer { out: String::with_capacity(styled.text.len() + 16), dialect, quotes: 0, links: 0 };
+    let mut w = Writer {
+        out: String::with_capacity(styled.text.len() + 16),
+        dialect,
+        quotes: 0,
+        links: 0,
+    };
     let mut at = 0;
     for (pos, edge) in styled.edges() {
         w.text(&styled.text[at..pos]);
@@ -45,6 +50,8 @@ impl Writer {
     fn text(&mut self, text: &str) {
         for c in text.chars() {
             match c {
+                // A Slack link label is one line.
+                '\n' if self.links > 0 && self.dialect == Dialect::Slack => self.out.push(' '),
                 '\n' => {
                     self.out.push('\n');
                     if self.quotes > 0 {
@@ -77,7 +84,14 @@ impl Writer {
         match kind {
             SpanKind::Quote { .. } => {
                 self.quotes += 1;
-                self.out.push_str("> ");
+                // A quote marker works at a line start only; elsewhere (after a list
+                // marker) it is text, escaped like any `>` in Slack.
+                let line_start = self.out.is_empty() || self.out.ends_with('\n');
+                if line_start || self.dialect != Dialect::Slack {
+                    self.out.push_str("> ");
+                } else {
+                    self.out.push_str("&gt; ");
+                }
             }
             SpanKind::Link { url } => {
                 if self.dialect == Dialect::Slack {

@@ -89,7 +89,9 @@ impl Format {
     /// Parses a format name (as [`Format::name`] spells it; `_` for `-` and any case too).
     pub fn from_name(name: &str) -> Option<Format> {
         let name = name.trim().replace('_', "-");
-        Self::ALL.into_iter().find(|f| f.name().eq_ignore_ascii_case(&name))
+        Self::ALL
+            .into_iter()
+            .find(|f| f.name().eq_ignore_ascii_case(&name))
     }
 
     /// The default format of a channel by its profile name: telegram → `telegram-html`,
@@ -113,7 +115,11 @@ impl Format {
 
     /// The table mode used when none is set: `native` for `markdown`, `code` elsewhere.
     pub fn default_table_mode(self) -> TableMode {
-        if self.has_tables() { TableMode::Native } else { TableMode::Code }
+        if self.has_tables() {
+            TableMode::Native
+        } else {
+            TableMode::Code
+        }
     }
 }
 
@@ -134,8 +140,12 @@ pub enum TableMode {
 
 impl TableMode {
     /// Every mode.
-    pub const ALL: [TableMode; 4] =
-        [TableMode::Off, TableMode::Bullets, TableMode::Code, TableMode::Native];
+    pub const ALL: [TableMode; 4] = [
+        TableMode::Off,
+        TableMode::Bullets,
+        TableMode::Code,
+        TableMode::Native,
+    ];
 
     /// The mode's name: `off`, `bullets`, `code` or `native`.
     pub fn name(self) -> &'static str {
@@ -154,7 +164,9 @@ impl TableMode {
         if name.eq_ignore_ascii_case("block") {
             return Some(TableMode::Code);
         }
-        Self::ALL.into_iter().find(|m| m.name().eq_ignore_ascii_case(name))
+        Self::ALL
+            .into_iter()
+            .find(|m| m.name().eq_ignore_ascii_case(name))
     }
 }
 
@@ -253,18 +265,32 @@ pub fn render(markdown: &str, format: Format, options: &RenderOptions) -> Render
         Format::Markdown | Format::Discord => {
             let allow = options.allow_mass_mentions || format == Format::Markdown;
             let body = source::write_markdown(markdown, tables, allow);
-            if options.quote { quote_markdown(&body) } else { body }
+            if options.quote {
+                quote_markdown(&body)
+            } else {
+                body
+            }
         }
         _ => {
             let styled = styled(markdown, tables, options.quote);
             return match format {
-                Format::TelegramHtml => Rendered { text: html::write_html(&styled), entities: Vec::new() },
+                Format::TelegramHtml => Rendered {
+                    text: html::write_html(&styled),
+                    entities: Vec::new(),
+                },
                 Format::TelegramEntities => {
                     let entities = entities::entities(&styled);
-                    Rendered { text: styled.text, entities }
+                    Rendered {
+                        text: styled.text,
+                        entities,
+                    }
                 }
-                Format::SlackMrkdwn => plain_rendered(markers::write_markers(&styled, Dialect::Slack)),
-                Format::Whatsapp => plain_rendered(markers::write_markers(&styled, Dialect::Whatsapp)),
+                Format::SlackMrkdwn => {
+                    plain_rendered(markers::write_markers(&styled, Dialect::Slack))
+                }
+                Format::Whatsapp => {
+                    plain_rendered(markers::write_markers(&styled, Dialect::Whatsapp))
+                }
                 _ => plain_rendered(markers::write_markers(&styled, Dialect::Plain)),
             };
         }
@@ -273,21 +299,31 @@ pub fn render(markdown: &str, format: Format, options: &RenderOptions) -> Render
 }
 
 fn plain_rendered(text: String) -> Rendered {
-    Rendered { text, entities: Vec::new() }
+    Rendered {
+        text,
+        entities: Vec::new(),
+    }
 }
 
 /// The styled layout of `markdown`, wrapped in one expandable quote when `quote`.
 fn styled(markdown: &str, tables: TableMode, quote: bool) -> styled::Styled {
-    let blocks: Vec<ir::Block> = blocks::parse_document(markdown).into_iter().map(|l| l.block).collect();
+    let blocks: Vec<ir::Block> = blocks::parse_document(markdown)
+        .into_iter()
+        .map(|l| l.block)
+        .collect();
     let mut out = layout::layout(&blocks, tables);
     if quote && !out.text.is_empty() {
         // Telegram refuses nested quotes: the inner ones are dropped, their text kept.
-        out.spans.retain(|s| !matches!(s.kind, styled::SpanKind::Quote { .. }));
-        out.spans.insert(0, styled::Span {
-            start: 0,
-            end: out.text.len(),
-            kind: styled::SpanKind::Quote { expandable: true },
-        });
+        out.spans
+            .retain(|s| !matches!(s.kind, styled::SpanKind::Quote { .. }));
+        out.spans.insert(
+            0,
+            styled::Span {
+                start: 0,
+                end: out.text.len(),
+                kind: styled::SpanKind::Quote { expandable: true },
+            },
+        );
     }
     out
 }

@@ -3,10 +3,10 @@
 //! and `@everyone` / `@here`, which get a zero-width space after the `@` so they do not ping
 //! unless the host allows it. Code blocks are left untouched (a mention in code never pings).
 
+use super::TableMode;
 use super::blocks::parse_document;
 use super::ir::{Block, Table};
 use super::table::aligned_table;
-use super::TableMode;
 
 /// The zero-width space that breaks a mass mention.
 const BREAK: &str = "\u{200B}";
@@ -14,8 +14,10 @@ const BREAK: &str = "\u{200B}";
 /// Writes `markdown` for a Markdown platform: tables per `tables`, mass mentions broken
 /// unless `allow_mentions`.
 pub(crate) fn write_markdown(markdown: &str, tables: TableMode, allow_mentions: bool) -> String {
-    let convert_tables = matches!(tables, TableMode::Code | TableMode::Bullets) && markdown.contains('|');
-    let has_mentions = !allow_mentions && (markdown.contains("@everyone") || markdown.contains("@here"));
+    let convert_tables =
+        matches!(tables, TableMode::Code | TableMode::Bullets) && markdown.contains('|');
+    let has_mentions =
+        !allow_mentions && (markdown.contains("@everyone") || markdown.contains("@here"));
     if !convert_tables && !has_mentions {
         return markdown.to_owned();
     }

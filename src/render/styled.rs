@@ -49,7 +49,11 @@ impl Styled {
     /// Opens a span at the current end of the text; returns its index for [`Styled::close`].
     pub(crate) fn open(&mut self, kind: SpanKind) -> usize {
         let at = self.text.len();
-        self.spans.push(Span { start: at, end: usize::MAX, kind });
+        self.spans.push(Span {
+            start: at,
+            end: usize::MAX,
+            kind,
+        });
         self.spans.len() - 1
     }
 
@@ -61,8 +65,8 @@ impl Styled {
     /// Drops empty spans and trims the text's surrounding whitespace (chats drop it, and
     /// Telegram refuses entities outside the text), moving spans with it.
     pub(crate) fn finish(&mut self) {
-        let lead = self.text.len() - self.text.trim_start().len();
         let keep = self.text.trim_end().len();
+        let lead = keep - self.text[..keep].trim_start().len();
         self.text.truncate(keep);
         self.text.drain(..lead);
         for span in &mut self.spans {

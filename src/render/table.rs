@@ -75,7 +75,13 @@ pub(crate) fn bullet_rows(table: &Table) -> Vec<Vec<(String, &Vec<Inline>)>> {
         })
         .collect();
     if table.rows.is_empty() {
-        return vec![table.header.iter().map(|cell| (String::new(), cell)).collect()];
+        return vec![
+            table
+                .header
+                .iter()
+                .map(|cell| (String::new(), cell))
+                .collect(),
+        ];
     }
     table
         .rows

@@ -23,7 +23,7 @@ use crate::stage::preview::render::RenderConfig;
 use crate::text::chunker::{BreakPreference, ChunkerConfig};
 use crate::text::limits::check_limit;
 use crate::text::splitter::{SplitConfig, SplitMode};
-use crate::{Error, LengthMetric};
+use crate::{Error, Format, LengthMetric, RenderOptions, TableMode};
 
 /// How the model's text is chunked.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -239,6 +239,15 @@ pub struct Config {
     /// Which media references written by the model may be sent (public `https`/`http` URLs;
     /// no local path until roots are configured). See [`MediaPolicy`].
     pub media: MediaPolicy,
+    /// The format each send's text is rendered in (SPEC §16; the channel profile's
+    /// `format`: `markdown` by default). Refused at validation where the channel cannot
+    /// show it (see [`Format::usable_on`]).
+    pub format: Format,
+    /// How tables show in a format without tables (`None`: the format's default, `code`;
+    /// `native` only where the format renders tables).
+    pub table_mode: Option<TableMode>,
+    /// Discord: let `@everyone` / `@here` written by the model ping (`false`).
+    pub allow_mass_mentions: bool,
 }
 
 impl Default for Config {
@@ -276,6 +285,9 @@ impl Default for Config {
             preview_transport: PreviewTransport::Edit,
             preview_expandable_quote: ChannelProfile::GENERIC.expandable_quote,
             media: MediaPolicy::default(),
+            format: ChannelProfile::GENERIC.format,
+            table_mode: None,
+            allow_mass_mentions: false,
         }
     }
 }
@@ -357,6 +369,12 @@ pub struct ConfigOverrides {
     pub media_roots: Option<Vec<String>>,
     /// See [`MediaPolicy::allow_http`].
     pub media_allow_http: Option<bool>,
+    /// See [`Config::format`].
+    pub format: Option<Format>,
+    /// See [`Config::table_mode`].
+    pub table_mode: Option<Option<TableMode>>,
+    /// See [`Config::allow_mass_mentions`].
+    pub allow_mass_mentions: Option<bool>,
 }
 
 impl Config {
@@ -370,6 +388,7 @@ impl Config {
             preview_limit: profile.preview_limit,
             max_lines: profile.max_lines,
             preview_expandable_quote: profile.expandable_quote,
+            format: profile.format,
             ..Config::default()
         };
         if let Some(min) = profile.coalesce_min {
@@ -430,6 +449,9 @@ impl Config {
         );
         set(&mut self.media.roots, &o.media_roots);
         set(&mut self.media.allow_http, &o.media_allow_http);
+        set(&mut self.format, &o.format);
+        set(&mut self.table_mode, &o.table_mode);
+        set(&mut self.allow_mass_mentions, &o.allow_mass_mentions);
     }
 
     /// Resolves a configuration: library defaults, then `profile`, then each layer of
@@ -500,6 +522,21 @@ impl Config {
             )));
         }
         c.media = std::mem::take(&mut c.media).checked()?;
+        if !c.format.usable_on(c.channel) {
+            return Err(invalid(format!(
+                "format {} cannot be shown on channel {} (use {} or plain)",
+                c.format.name(),
+                c.channel,
+                Format::for_channel(c.channel).name()
+            )));
+        }
+        if c.table_mode == Some(TableMode::Native) && !c.format.has_tables() {
+            return Err(invalid(format!(
+                "table_mode native needs a format that shows tables; {} shows none (use code, \
+                 bullets or off)",
+                c.format.name()
+            )));
+        }
         c.silent_token = checked_token("silent_token", c.silent_token)?;
         c.heartbeat_token = checked_token("heartbeat_token", c.heartbeat_token)?;
         c.preview_cursor = c.preview_cursor.filter(|s| !s.is_empty());
@@ -677,6 +714,15 @@ impl ResolvedConfig {
     /// The coalescer's settings.
     pub fn coalescer(&self) -> CoalescerConfig {
         self.coalescer
+    }
+
+    /// The options every send is rendered with (table mode, mass mentions).
+    pub fn render_options(&self) -> RenderOptions {
+        RenderOptions {
+            table_mode: self.config.table_mode,
+            allow_mass_mentions: self.config.allow_mass_mentions,
+            quote: false,
+        }
     }
 }
 

@@ -1,6 +1,6 @@
 //! Channel profiles: what each chat platform allows and how it counts (SPEC §9).
 
-use crate::LengthMetric;
+use crate::{Format, LengthMetric};
 
 /// The built-in defaults of one chat platform: its text limit, how it counts length, and the
 /// streaming defaults that suit it.
@@ -31,6 +31,10 @@ pub struct ChannelProfile {
     /// `<blockquote expandable>`): the default of `Config::preview_expandable_quote`, which
     /// decides how reasoning is quoted at the top of a live preview.
     pub expandable_quote: bool,
+    /// The format messages are posted in by default (SPEC §16): Telegram HTML, Discord's
+    /// Markdown, Slack mrkdwn, WhatsApp's markers, plain text for Signal and iMessage,
+    /// Markdown elsewhere.
+    pub format: Format,
 }
 
 impl ChannelProfile {
@@ -45,6 +49,7 @@ impl ChannelProfile {
         coalesce_idle_ms: None,
         supports_preview: true,
         expandable_quote: true,
+        format: Format::TelegramHtml,
     };
 
     /// Discord: 2000 characters and at most 17 lines per message; coalesce to 1500.
@@ -58,6 +63,7 @@ impl ChannelProfile {
         coalesce_idle_ms: Some(1000),
         supports_preview: false,
         expandable_quote: false,
+        format: Format::Discord,
     };
 
     /// Slack: 4000 characters; coalesce to 1500.
@@ -71,11 +77,13 @@ impl ChannelProfile {
         coalesce_idle_ms: Some(1000),
         supports_preview: false,
         expandable_quote: false,
+        format: Format::SlackMrkdwn,
     };
 
     /// Signal: the same limits as Slack (4000 characters; coalesce to 1500).
     pub const SIGNAL: ChannelProfile = ChannelProfile {
         name: "signal",
+        format: Format::Plain,
         ..Self::SLACK
     };
 
@@ -90,6 +98,7 @@ impl ChannelProfile {
         coalesce_idle_ms: None,
         supports_preview: false,
         expandable_quote: false,
+        format: Format::Whatsapp,
     };
 
     /// iMessage: 4000 UTF-16 units.
@@ -103,6 +112,7 @@ impl ChannelProfile {
         coalesce_idle_ms: None,
         supports_preview: false,
         expandable_quote: false,
+        format: Format::Plain,
     };
 
     /// Google Chat: 4000 UTF-16 units.
@@ -116,6 +126,7 @@ impl ChannelProfile {
         coalesce_idle_ms: None,
         supports_preview: false,
         expandable_quote: false,
+        format: Format::Markdown,
     };
 
     /// Any other platform (the default): 4000 characters.
@@ -129,6 +140,7 @@ impl ChannelProfile {
         coalesce_idle_ms: None,
         supports_preview: false,
         expandable_quote: false,
+        format: Format::Markdown,
     };
 
     /// Every built-in profile, the default (`generic`) last.

@@ -108,6 +108,34 @@ impl Format {
         }
     }
 
+    /// Whether a channel (by profile name) can show this format: `markdown` and `plain`
+    /// anywhere; Telegram's formats on telegram, `discord` on discord, `slack-mrkdwn` on
+    /// slack, `whatsapp` on whatsapp; the generic channel (and any channel replystream has
+    /// no profile for) takes any: the host knows where it posts.
+    pub fn usable_on(self, channel: &str) -> bool {
+        const KNOWN: [&str; 7] = [
+            "telegram",
+            "discord",
+            "slack",
+            "whatsapp",
+            "signal",
+            "imessage",
+            "googlechat",
+        ];
+        if !KNOWN.contains(&channel) {
+            return true;
+        }
+        match self {
+            Format::Markdown | Format::Plain => true,
+            Format::TelegramHtml | Format::TelegramEntities => {
+                matches!(channel, "telegram" | "generic")
+            }
+            Format::Discord => matches!(channel, "discord" | "generic"),
+            Format::SlackMrkdwn => matches!(channel, "slack" | "generic"),
+            Format::Whatsapp => matches!(channel, "whatsapp" | "generic"),
+        }
+    }
+
     /// Whether the format shows GFM tables itself (table mode `native`): only `markdown`.
     pub fn has_tables(self) -> bool {
         self == Format::Markdown

@@ -31,6 +31,7 @@ mod inline;
 mod ir;
 mod layout;
 mod markers;
+pub(crate) mod send;
 mod source;
 mod styled;
 mod table;

@@ -142,3 +142,83 @@ fn markdown_sends_are_the_markdown_and_discord_tables_are_code() {
     assert!(all.contains("- a: 1; b: 2"), "{all}");
     assert!(all.contains("@\u{200B}everyone look"), "{all}");
 }
+
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    const PIECES: &[&str] = &[
+        "word ",
+        "日本語",
+        "👨‍👩‍👧",
+        " ",
+        "\n",
+        "\n\n",
+        "**",
+        "_",
+        "~~",
+        "`",
+        "```",
+        "```py\n",
+        "[a](https://x.io)",
+        "<",
+        "&",
+        "| a | b |\n|---|---|\n| 1 | 2 |\n",
+        "- ",
+        "1. ",
+        "> ",
+        "# ",
+        "@everyone",
+        "<think>hm **x**</think>",
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+        /// Whatever the model writes and wherever the engine cuts it (small limits, reopened
+        /// fences, previews), each Telegram send is HTML Telegram accepts, each entities send
+        /// has entities within its text, and each Slack send is escaped.
+        #[test]
+        fn every_send_is_valid_in_its_format(
+            parts in prop::collection::vec(prop::sample::select(PIECES), 1..80),
+            preview in any::<bool>(),
+        ) {
+            let text = parts.concat();
+            for (profile, format) in [
+                (ChannelProfile::TELEGRAM, Format::TelegramHtml),
+                (ChannelProfile::TELEGRAM, Format::TelegramEntities),
+                (ChannelProfile::SLACK, Format::SlackMrkdwn),
+            ] {
+                let mut config = Config::for_channel(&profile);
+                config.format = format;
+                config.text_limit = 80;
+                config.preview_limit = 120;
+                config.chunk_min = 20;
+                config.chunk_max = 60;
+                config.reasoning = ReasoningMode::Stream;
+                if preview && profile.supports_preview {
+                    config.preview = PreviewMode::Partial;
+                }
+                for send in run_paced(config, &text, 150) {
+                    let shown = send.text();
+                    match format {
+                        Format::TelegramHtml => {
+                            let html = shown.strip_suffix('█').unwrap_or(shown);
+                            prop_assert!(read_telegram_html(html).is_ok(), "{:?} -> {:?}", send.markdown(), shown);
+                        }
+                        Format::TelegramEntities => {
+                            let units = shown.encode_utf16().count();
+                            for e in send.entities() {
+                                prop_assert!(e.length > 0 && e.offset + e.length <= units, "{:?}", send);
+                            }
+                        }
+                        _ => {
+                            let bare = shown.replace("&amp;", "").replace("&lt;", "").replace("&gt;", "");
+                            prop_assert!(!bare.contains('&'), "{:?}", shown);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

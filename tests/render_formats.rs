@@ -224,6 +224,30 @@ fn empty_quotes_do_not_panic() {
         for f in Format::ALL {
             let _ = render(md, f, &opts());
         }
-        check_telegram(md);
+        let html = render(md, Format::TelegramHtml, &opts()).text;
+        assert!(!html.is_empty(), "{md:?}");
+        render_checks::read_telegram_html(&html).unwrap();
+    }
+}
+
+#[test]
+fn markup_with_nothing_visible_shows_as_written() {
+    for md in ["[]()", "#", "> ", "![]()", "<>"] {
+        for f in [Format::Whatsapp, Format::Plain] {
+            assert_eq!(
+                render(md, f, &opts()).text,
+                md.trim(),
+                "{md:?} in {}",
+                f.name()
+            );
+        }
+        let shown = render_checks::read_telegram_html(&html(md)).unwrap().text;
+        assert_eq!(shown, md.trim(), "{md:?} on telegram");
+        let slack = render(md, Format::SlackMrkdwn, &opts()).text;
+        assert_eq!(
+            slack.replace("&lt;", "<").replace("&gt;", ">"),
+            md.trim(),
+            "{md:?} on slack"
+        );
     }
 }

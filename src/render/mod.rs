@@ -341,6 +341,14 @@ fn styled(markdown: &str, tables: TableMode, quote: bool) -> styled::Styled {
         .map(|l| l.block)
         .collect();
     let mut out = layout::layout(&blocks, tables);
+    if out.text.is_empty() && !markdown.trim().is_empty() {
+        // Markup with nothing visible (`[]()`, an empty heading): the chat would refuse an
+        // empty message, so the Markdown shows as written.
+        out = styled::Styled {
+            text: markdown.trim().to_owned(),
+            spans: Vec::new(),
+        };
+    }
     if quote && !out.text.is_empty() {
         // Telegram refuses nested quotes: the inner ones are dropped, their text kept.
         out.spans

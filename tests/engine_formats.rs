@@ -222,3 +222,52 @@ mod props {
         }
     }
 }
+
+/// SPEC §16 captions: on Telegram (caption limit 1024) a long paragraph before a `MEDIA:`
+/// line goes as its own message before the media; a short one stays the caption.
+#[test]
+fn captions_over_the_caption_limit_go_first_as_their_own_message() {
+    let long = "word ".repeat(490) + "end.";
+    let text = format!("{long}\nMEDIA: https://example.com/chart.png\nAfter.");
+    let mut config = Config::for_channel(&ChannelProfile::TELEGRAM);
+    config.chunk_min = 3000;
+    config.chunk_max = 3500;
+    let sends = run(config, &text);
+    let shown: Vec<_> = sends
+        .iter()
+        .map(|s| (s.markdown().len(), s.payload.media.len()))
+        .collect();
+    assert_eq!(
+        shown,
+        [(long.len(), 0), (0, 1), ("After.".len(), 0)],
+        "{shown:?}"
+    );
+    assert_eq!(sends[0].markdown(), long);
+    // Whatever the chunking, no caption is over the limit and no word is lost.
+    let sends = run(Config::for_channel(&ChannelProfile::TELEGRAM), &text);
+    let words: usize = sends
+        .iter()
+        .map(|s| s.markdown().matches("word").count())
+        .sum();
+    assert_eq!(words, 490);
+    for s in sends.iter().filter(|s| !s.payload.media.is_empty()) {
+        assert!(s.markdown().encode_utf16().count() <= 1024, "{s:?}");
+    }
+
+    let short = "A chart.\nMEDIA: https://example.com/chart.png";
+    let sends = run(Config::for_channel(&ChannelProfile::TELEGRAM), &short);
+    assert_eq!(sends.len(), 1, "{sends:#?}");
+    assert_eq!(
+        (sends[0].markdown(), sends[0].payload.media.len()),
+        ("A chart.", 1)
+    );
+
+    // Without a caption limit (Discord) the long text stays the caption.
+    let sends = run(Config::for_channel(&ChannelProfile::SLACK), &text);
+    assert!(
+        sends
+            .iter()
+            .any(|s| s.payload.media.len() == 1 && s.markdown() == long),
+        "{sends:#?}"
+    );
+}

@@ -301,6 +301,7 @@ fn every_setter_reaches_its_knob() {
             format: None,
             table_mode: None,
             allow_mass_mentions: None,
+            caption_limit: None,
         };
         assert_eq!(*overrides_of(&*o), want);
         // The options make a working engine, which took every value.

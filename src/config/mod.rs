@@ -248,6 +248,10 @@ pub struct Config {
     pub table_mode: Option<TableMode>,
     /// Discord: let `@everyone` / `@here` written by the model ping (`false`).
     pub allow_mass_mentions: bool,
+    /// The longest caption a media message carries, in `metric` units (the profile's:
+    /// Telegram and WhatsApp 1024, else `None`); a longer text goes as its own message
+    /// before the media.
+    pub caption_limit: Option<usize>,
 }
 
 impl Default for Config {
@@ -288,6 +292,7 @@ impl Default for Config {
             format: ChannelProfile::GENERIC.format,
             table_mode: None,
             allow_mass_mentions: false,
+            caption_limit: ChannelProfile::GENERIC.caption_limit,
         }
     }
 }
@@ -375,6 +380,8 @@ pub struct ConfigOverrides {
     pub table_mode: Option<Option<TableMode>>,
     /// See [`Config::allow_mass_mentions`].
     pub allow_mass_mentions: Option<bool>,
+    /// See [`Config::caption_limit`].
+    pub caption_limit: Option<Option<usize>>,
 }
 
 impl Config {
@@ -389,6 +396,7 @@ impl Config {
             max_lines: profile.max_lines,
             preview_expandable_quote: profile.expandable_quote,
             format: profile.format,
+            caption_limit: profile.caption_limit,
             ..Config::default()
         };
         if let Some(min) = profile.coalesce_min {
@@ -452,6 +460,7 @@ impl Config {
         set(&mut self.format, &o.format);
         set(&mut self.table_mode, &o.table_mode);
         set(&mut self.allow_mass_mentions, &o.allow_mass_mentions);
+        set(&mut self.caption_limit, &o.caption_limit);
     }
 
     /// Resolves a configuration: library defaults, then `profile`, then each layer of

@@ -35,6 +35,10 @@ pub struct ChannelProfile {
     /// Markdown, Slack mrkdwn, WhatsApp's markers, plain text for Signal and iMessage,
     /// Markdown elsewhere.
     pub format: Format,
+    /// The longest caption a media message may carry, in `metric` units (Telegram and
+    /// WhatsApp: 1024); `None` where a caption may be as long as a message. Text that does
+    /// not fit goes as its own message before the media.
+    pub caption_limit: Option<usize>,
 }
 
 impl ChannelProfile {
@@ -50,6 +54,7 @@ impl ChannelProfile {
         supports_preview: true,
         expandable_quote: true,
         format: Format::TelegramHtml,
+        caption_limit: Some(1024),
     };
 
     /// Discord: 2000 characters and at most 17 lines per message; coalesce to 1500.
@@ -64,6 +69,7 @@ impl ChannelProfile {
         supports_preview: false,
         expandable_quote: false,
         format: Format::Discord,
+        caption_limit: None,
     };
 
     /// Slack: 4000 characters; coalesce to 1500.
@@ -78,6 +84,7 @@ impl ChannelProfile {
         supports_preview: false,
         expandable_quote: false,
         format: Format::SlackMrkdwn,
+        caption_limit: None,
     };
 
     /// Signal: the same limits as Slack (4000 characters; coalesce to 1500).
@@ -99,6 +106,7 @@ impl ChannelProfile {
         supports_preview: false,
         expandable_quote: false,
         format: Format::Whatsapp,
+        caption_limit: Some(1024),
     };
 
     /// iMessage: 4000 UTF-16 units.
@@ -113,6 +121,7 @@ impl ChannelProfile {
         supports_preview: false,
         expandable_quote: false,
         format: Format::Plain,
+        caption_limit: None,
     };
 
     /// Google Chat: 4000 UTF-16 units.
@@ -127,6 +136,7 @@ impl ChannelProfile {
         supports_preview: false,
         expandable_quote: false,
         format: Format::Markdown,
+        caption_limit: None,
     };
 
     /// Any other platform (the default): 4000 characters.
@@ -141,6 +151,7 @@ impl ChannelProfile {
         supports_preview: false,
         expandable_quote: false,
         format: Format::Markdown,
+        caption_limit: None,
     };
 
     /// Every built-in profile, the default (`generic`) last.

@@ -193,6 +193,7 @@ fn every_override_applies() {
         format: Some(crate::Format::SlackMrkdwn),
         table_mode: Some(Some(crate::TableMode::Bullets)),
         allow_mass_mentions: Some(true),
+        caption_limit: Some(Some(300)),
     };
     let r = resolve(&ChannelProfile::GENERIC, &[&o]);
     let c = r.config();

@@ -255,7 +255,7 @@ fn captions_over_the_caption_limit_go_first_as_their_own_message() {
     }
 
     let short = "A chart.\nMEDIA: https://example.com/chart.png";
-    let sends = run(Config::for_channel(&ChannelProfile::TELEGRAM), &short);
+    let sends = run(Config::for_channel(&ChannelProfile::TELEGRAM), short);
     assert_eq!(sends.len(), 1, "{sends:#?}");
     assert_eq!(
         (sends[0].markdown(), sends[0].payload.media.len()),

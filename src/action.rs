@@ -2,6 +2,7 @@
 
 use crate::input::SendId;
 use crate::payload::Payload;
+use crate::render::{Entity, Format, Rendered};
 use crate::time::Time;
 
 /// Which stream a send belongs to.
@@ -108,11 +109,39 @@ pub struct SendRequest {
     /// host gave in the `Delivered { message_ref }` ack of that message's `Create` (`None` if
     /// it gave none, and on a `Create`). The host needs no map of its own.
     pub message_ref: Option<String>,
+    /// The format the text to post is in (the configuration's [`Config::format`](crate::Config::format)).
+    pub format: Format,
+    /// The payload rendered into `format` (SPEC §16), rendered once when the send leaves;
+    /// `None` when the text to post is the Markdown itself (format `markdown`, and deletes).
+    /// Read it through [`SendRequest::text`] and [`SendRequest::entities`].
+    pub rendered: Option<Rendered>,
+}
+
+impl SendRequest {
+    /// The text to post, as is, in [`SendRequest::format`]: Telegram HTML, Slack mrkdwn, …,
+    /// or with `telegram-entities` the plain text the entities index.
+    pub fn text(&self) -> &str {
+        self.rendered
+            .as_ref()
+            .map_or(&self.payload.text, |r| &r.text)
+    }
+
+    /// The Markdown the send was rendered from (the payload's text).
+    pub fn markdown(&self) -> &str {
+        &self.payload.text
+    }
+
+    /// With `telegram-entities`: the message entities of [`SendRequest::text`]; empty
+    /// otherwise.
+    pub fn entities(&self) -> &[Entity] {
+        self.rendered.as_ref().map_or(&[], |r| &r.entities)
+    }
 }
 
 impl SendRequest {
     /// A send built by hand: to test a sink or a platform connection without an engine, or
-    /// to replay a recorded send. The engine makes its own.
+    /// to replay a recorded send. The engine makes its own. Its format is
+    /// [`Format::Markdown`]: the text to post is the payload's.
     pub fn new(
         send_id: SendId,
         kind: SendKind,
@@ -126,6 +155,8 @@ impl SendRequest {
             op,
             payload,
             message_ref,
+            format: Format::Markdown,
+            rendered: None,
         }
     }
 }

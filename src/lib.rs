@@ -162,6 +162,7 @@ mod input;
 #[cfg_attr(docsrs, doc(cfg(feature = "openclaw")))]
 pub mod openclaw;
 mod payload;
+mod render;
 pub mod sim;
 mod stage;
 mod text;
@@ -182,6 +183,7 @@ pub use engine::{
 pub use error::Error;
 pub use input::{Input, OwnedInput, SendId};
 pub use payload::{Lane, Payload, ReplyTarget};
+pub use render::{Entity, EntityKind, Format, RenderOptions, Rendered, TableMode, render};
 pub use stage::dispatch::DispatchStats;
 pub use stage::prefix::{PrefixContext, render_prefix, short_model_name};
 pub use text::block::Block;

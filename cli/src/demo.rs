@@ -177,7 +177,8 @@ impl Entry {
             kind: send.kind,
             op: send.op,
             lane: send.payload.lane,
-            text: send.payload.text.clone(),
+            // What the chat is sent, in the channel's format.
+            text: send.text().to_owned(),
             media: send.payload.media.len(),
         }
     }

@@ -18,15 +18,17 @@
 //! Between inputs the replay behaves like a host: it fires timers the engine armed and, unless
 //! `--no-auto-ack`, acks every send after `--ack-ms` (default 0); its simulated chat gives each
 //! new message an id, acked as `message_ref`. Output lines: `{"t", "action": "send", "send_id",
-//! "kind", "op", "key", "message_ref", "text", "media", "reply_to", "audio_as_voice",
-//! "is_error", "lane"}` (`key` and `message_ref` name the message an edit or delete is about), `{"t", "action": "arm_timer", "deadline"}` (null for none), `{"t", "action": "abort",
+//! "kind", "op", "key", "message_ref", "text", "format", "markdown", "media", "reply_to",
+//! "audio_as_voice", "is_error", "lane"}` (`text` is what to post, in `format`; `markdown` the
+//! Markdown it was rendered from; with `telegram-entities` also `entities`: objects with
+//! `type`, `offset`, `length` and, where they apply, `url` and `language`) (`key` and `message_ref` name the message an edit or delete is about), `{"t", "action": "arm_timer", "deadline"}` (null for none), `{"t", "action": "abort",
 //! "reason"}`, `{"t", "action": "idle"}`, and `{"t", "error"}` for an input the engine refused.
 
 use std::io::{self, BufWriter, Write};
 
 use clap::Args;
 use replystream::sim::{Ack, Sim};
-use replystream::{Action, OwnedInput, Payload, ReplyTarget, SendId};
+use replystream::{Action, Entity, Format, OwnedInput, Payload, ReplyTarget, SendId};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -228,12 +230,17 @@ fn action_json(t: u64, action: &Action) -> Value {
                 Some(_) => Value::Null,
             };
             let lane = s.payload.lane.name();
-            json!({
+            let mut out = json!({
                 "t": t, "action": "send", "send_id": s.send_id.0, "kind": s.kind.name(),
-                "op": op, "key": key, "text": s.payload.text, "media": s.payload.media,
+                "op": op, "key": key, "text": s.text(), "format": s.format.name(),
+                "markdown": s.markdown(), "media": s.payload.media,
                 "reply_to": reply_to, "audio_as_voice": s.payload.audio_as_voice,
                 "is_error": s.payload.is_error, "lane": lane, "message_ref": s.message_ref,
-            })
+            });
+            if s.format == Format::TelegramEntities {
+                out["entities"] = entities_json(s.entities());
+            }
+            out
         }
         Action::ArmTimer { deadline } => {
             let deadline = deadline.map(|d| d.as_millis());
@@ -243,4 +250,20 @@ fn action_json(t: u64, action: &Action) -> Value {
         Action::Idle => json!({ "t": t, "action": "idle" }),
         other => json!({ "t": t, "action": "unknown", "debug": format!("{other:?}") }),
     }
+}
+
+/// Telegram message entities as the Bot API spells them: `type`, `offset` and `length` in
+/// UTF-16 units, and `url` / `language` where they apply.
+pub(crate) fn entities_json(entities: &[Entity]) -> Value {
+    let list = entities.iter().map(|e| {
+        let mut o = json!({ "type": e.kind.name(), "offset": e.offset, "length": e.length });
+        if let Some(url) = &e.url {
+            o["url"] = json!(url);
+        }
+        if let Some(language) = &e.language {
+            o["language"] = json!(language);
+        }
+        o
+    });
+    Value::Array(list.collect())
 }

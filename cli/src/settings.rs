@@ -17,8 +17,8 @@ use replystream::{
 };
 
 use crate::values::{
-    self, BREAK_MODES, BREAK_PREFERENCES, CHANNELS, CHUNK_MODES, LineCap, MAX_MS, MAX_UNITS,
-    METRICS, PREVIEW_MODES, PREVIEW_TRANSPORTS, REASONING_MODES, SWITCH,
+    self, BREAK_MODES, BREAK_PREFERENCES, CHANNELS, CHUNK_MODES, FORMATS, LineCap, MAX_MS,
+    MAX_UNITS, METRICS, PREVIEW_MODES, PREVIEW_TRANSPORTS, REASONING_MODES, SWITCH, TABLE_MODES,
 };
 use crate::{CliError, read_input};
 
@@ -161,6 +161,16 @@ pub(crate) struct EngineSettings {
     /// [default: http:// is media too]
     #[arg(long)]
     pub no_http: bool,
+
+    /// The format messages are posted in [markdown, discord, telegram-html,
+    /// telegram-entities, slack-mrkdwn, whatsapp, plain; default: the channel's]
+    #[arg(long, value_name = "NAME", value_parser = FORMATS)]
+    pub format: Option<replystream::Format>,
+
+    /// How a format without tables shows one [code, bullets, off, native (markdown only);
+    /// default code, markdown native]
+    #[arg(long, value_name = "MODE", value_parser = TABLE_MODES)]
+    pub table_mode: Option<replystream::TableMode>,
 }
 
 impl EngineSettings {
@@ -187,6 +197,8 @@ impl EngineSettings {
             preview_throttle_ms: self.throttle_ms,
             media_roots: (!self.media_roots.is_empty()).then(|| self.media_roots.clone()),
             media_allow_http: self.no_http.then_some(false),
+            format: self.format,
+            table_mode: self.table_mode.map(Some),
             ..ConfigOverrides::default()
         }
     }
@@ -290,6 +302,9 @@ pub(crate) fn describe(resolved: &ResolvedConfig) -> String {
     }
     if c.reasoning != ReasoningMode::Off {
         s.push_str(&format!("; reasoning {}", c.reasoning.name()));
+    }
+    if c.format != replystream::Format::Markdown {
+        s.push_str(&format!("; format {}", c.format.name()));
     }
     s.push_str(&format!(
         "; human delay {}",

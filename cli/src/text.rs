@@ -4,12 +4,14 @@ use std::io::{self, BufWriter, Write};
 
 use clap::Args;
 use replystream::{
-    Block, BlockChunker, BreakPreference, ChunkerConfig, LengthMetric, PlatformSplitter,
-    SplitConfig, SplitMode,
+    Block, BlockChunker, BreakPreference, ChunkerConfig, Format, LengthMetric, PlatformSplitter,
+    RenderOptions, SplitConfig, SplitMode, TableMode, render,
 };
 use serde::Serialize;
 
-use crate::values::{self, BREAK_PREFERENCES, LineCap, MAX_UNITS, METRICS, SPLIT_MODES};
+use crate::values::{
+    self, BREAK_PREFERENCES, FORMATS, LineCap, MAX_UNITS, METRICS, SPLIT_MODES, TABLE_MODES,
+};
 use crate::{CliError, read_input};
 
 /// One output line: a block or a piece, with its place in the input.
@@ -26,6 +28,13 @@ struct Record<'a> {
     fence_closed: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     flushed: Option<bool>,
+    /// (split with --format) the format `text` is in, and the Markdown piece it came from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    format: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    markdown: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    entities: Option<serde_json::Value>,
 }
 
 /// Writes records as JSON lines to a buffered stdout.
@@ -36,17 +45,40 @@ struct JsonLines<W: Write> {
 
 impl<W: Write> JsonLines<W> {
     fn write(&mut self, block: &Block, flushed: Option<bool>) -> Result<(), CliError> {
+        self.write_rendered(block, flushed, None)
+    }
+
+    /// Writes a piece; with `format`, `text` is the piece rendered into it.
+    fn write_rendered(
+        &mut self,
+        block: &Block,
+        flushed: Option<bool>,
+        format: Option<(Format, &RenderOptions)>,
+    ) -> Result<(), CliError> {
+        let rendered = format.map(|(f, options)| render(&block.text, f, options));
+        let text = rendered
+            .as_ref()
+            .map_or(block.text.as_str(), |r| r.text.as_str());
+        let entities = match (format, &rendered) {
+            (Some((Format::TelegramEntities, _)), Some(r)) => {
+                Some(crate::replay::entities_json(&r.entities))
+            }
+            _ => None,
+        };
         let record = Record {
-            text: &block.text,
+            text,
             lead: &block.lead,
             sep: &block.sep,
-            len: self.metric.len(&block.text),
+            len: self.metric.len(text),
             start: block.source.start,
             end: block.source.end,
             fence_reopened: block.fence_reopened,
             indent_reopened: block.indent_reopened,
             fence_closed: block.fence_closed,
             flushed,
+            format: format.map(|(f, _)| f.name()),
+            markdown: format.map(|_| block.text.as_str()),
+            entities,
         };
         serde_json::to_writer(&mut self.out, &record).map_err(|err| match err.io_error_kind() {
             Some(kind) => CliError::output(io::Error::from(kind)),
@@ -117,7 +149,10 @@ Output: one JSON object per line, one per block (chunk) or piece (split):
   fence_reopened  text starts with a synthetic fence opening line
   indent_reopened text starts with 4 synthetic spaces (an indented code line goes on)
   fence_closed    text ends with a synthetic fence closing line
-  flushed         (chunk) the block came from the final forced drain";
+  flushed         (chunk) the block came from the final forced drain
+  format          (split --format) the format text is rendered in
+  markdown        (split --format) the Markdown piece text was rendered from
+  entities        (split --format telegram-entities) type, offset, length (UTF-16), url, language";
 
 /// `replystream chunk FILE [OPTIONS]`: feeds FILE to a [`BlockChunker`] in deltas of
 /// `--token` characters, then drains it, printing every block as it comes out.
@@ -190,6 +225,16 @@ pub(crate) struct SplitArgs {
     #[arg(long, value_name = "N|none",
           value_parser = values::line_cap(replystream::MIN_MAX_LINES as u64))]
     max_lines: Option<LineCap>,
+
+    /// Render each piece into a platform format (text then holds it; markdown holds the
+    /// piece it came from) [markdown, discord, telegram-html, telegram-entities,
+    /// slack-mrkdwn, whatsapp, plain]
+    #[arg(long, value_name = "NAME", value_parser = FORMATS)]
+    format: Option<Format>,
+
+    /// With --format: how tables show [code, bullets, off, native; default: the format's]
+    #[arg(long, value_name = "MODE", value_parser = TABLE_MODES, requires = "format")]
+    table_mode: Option<TableMode>,
 }
 
 /// `replystream split FILE [OPTIONS]`: splits FILE with a [`PlatformSplitter`] and prints
@@ -206,8 +251,13 @@ pub(crate) fn run_split(args: SplitArgs) -> Result<(), CliError> {
         PlatformSplitter::new(config).map_err(|err| CliError::usage(format!("split: {err}")))?;
     let text = read_input(&args.file)?;
     let mut out = json_lines(config.metric);
+    let options = RenderOptions {
+        table_mode: args.table_mode,
+        ..RenderOptions::default()
+    };
+    let format = args.format.map(|f| (f, &options));
     for piece in splitter.split(&text) {
-        out.write(&piece, None)?;
+        out.write_rendered(&piece, None, format)?;
     }
     out.finish()
 }

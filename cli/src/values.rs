@@ -7,8 +7,8 @@ use std::ffi::OsStr;
 use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
 use clap::error::ErrorKind;
 use replystream::{
-    BreakMode, BreakPreference, ChannelProfile, ChunkMode, HumanDelay, LengthMetric, PreviewMode,
-    PreviewTransport, ReasoningMode, SplitMode,
+    BreakMode, BreakPreference, ChannelProfile, ChunkMode, Format, HumanDelay, LengthMetric,
+    PreviewMode, PreviewTransport, ReasoningMode, SplitMode, TableMode,
 };
 
 /// The largest size option accepted, in the metric's units (limits, chunk and coalesce
@@ -253,6 +253,26 @@ pub(crate) const REASONING_MODES: Named<ReasoningMode> = Named {
 pub(crate) const PREVIEW_MODES: Named<PreviewMode> = Named {
     names: &["off", "partial", "block"],
     parse: PreviewMode::from_name,
+};
+
+/// `--format`: the format each message is posted in (SPEC §16).
+pub(crate) const FORMATS: Named<Format> = Named {
+    names: &[
+        "markdown",
+        "discord",
+        "telegram-html",
+        "telegram-entities",
+        "slack-mrkdwn",
+        "whatsapp",
+        "plain",
+    ],
+    parse: Format::from_name,
+};
+
+/// `--table-mode`: how a format without tables shows one.
+pub(crate) const TABLE_MODES: Named<TableMode> = Named {
+    names: &["code", "bullets", "off", "native"],
+    parse: TableMode::from_name,
 };
 
 /// `--preview-transport`: an edited message, or a draft bubble.

@@ -23,7 +23,7 @@ use crate::stage::preview::render::RenderConfig;
 use crate::text::chunker::{BreakPreference, ChunkerConfig};
 use crate::text::limits::check_limit;
 use crate::text::splitter::{SplitConfig, SplitMode};
-use crate::{Error, LengthMetric};
+use crate::{Error, Format, LengthMetric, RenderOptions, TableMode};
 
 /// How the model's text is chunked.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -245,6 +245,19 @@ pub struct Config {
     /// Which media references written by the model may be sent (public `https`/`http` URLs;
     /// no local path until roots are configured). See [`MediaPolicy`].
     pub media: MediaPolicy,
+    /// The format each send's text is rendered in (SPEC §16; the channel profile's
+    /// `format`: `markdown` by default). Refused at validation where the channel cannot
+    /// show it (see [`Format::usable_on`]).
+    pub format: Format,
+    /// How tables show in a format without tables (`None`: the format's default, `code`;
+    /// `native` only where the format renders tables).
+    pub table_mode: Option<TableMode>,
+    /// Discord: let `@everyone` / `@here` written by the model ping (`false`).
+    pub allow_mass_mentions: bool,
+    /// The longest caption a media message carries, in `metric` units (the profile's:
+    /// Telegram and WhatsApp 1024, else `None`); a longer text goes as its own message
+    /// before the media.
+    pub caption_limit: Option<usize>,
 }
 
 impl Default for Config {
@@ -282,6 +295,10 @@ impl Default for Config {
             preview_transport: PreviewTransport::Edit,
             preview_expandable_quote: ChannelProfile::GENERIC.expandable_quote,
             media: MediaPolicy::default(),
+            format: ChannelProfile::GENERIC.format,
+            table_mode: None,
+            allow_mass_mentions: false,
+            caption_limit: ChannelProfile::GENERIC.caption_limit,
         }
     }
 }
@@ -363,6 +380,14 @@ pub struct ConfigOverrides {
     pub media_roots: Option<Vec<String>>,
     /// See [`MediaPolicy::allow_http`].
     pub media_allow_http: Option<bool>,
+    /// See [`Config::format`].
+    pub format: Option<Format>,
+    /// See [`Config::table_mode`].
+    pub table_mode: Option<Option<TableMode>>,
+    /// See [`Config::allow_mass_mentions`].
+    pub allow_mass_mentions: Option<bool>,
+    /// See [`Config::caption_limit`].
+    pub caption_limit: Option<Option<usize>>,
 }
 
 impl Config {
@@ -376,6 +401,8 @@ impl Config {
             preview_limit: profile.preview_limit,
             max_lines: profile.max_lines,
             preview_expandable_quote: profile.expandable_quote,
+            format: profile.format,
+            caption_limit: profile.caption_limit,
             ..Config::default()
         };
         if let Some(min) = profile.coalesce_min {
@@ -436,6 +463,10 @@ impl Config {
         );
         set(&mut self.media.roots, &o.media_roots);
         set(&mut self.media.allow_http, &o.media_allow_http);
+        set(&mut self.format, &o.format);
+        set(&mut self.table_mode, &o.table_mode);
+        set(&mut self.allow_mass_mentions, &o.allow_mass_mentions);
+        set(&mut self.caption_limit, &o.caption_limit);
     }
 
     /// Resolves a configuration: library defaults, then `profile`, then each layer of
@@ -506,6 +537,21 @@ impl Config {
             )));
         }
         c.media = std::mem::take(&mut c.media).checked()?;
+        if !c.format.usable_on(c.channel) {
+            return Err(invalid(format!(
+                "format {} cannot be shown on channel {} (use {} or plain)",
+                c.format.name(),
+                c.channel,
+                Format::for_channel(c.channel).name()
+            )));
+        }
+        if c.table_mode == Some(TableMode::Native) && !c.format.has_tables() {
+            return Err(invalid(format!(
+                "table_mode native needs a format that shows tables; {} shows none (use code, \
+                 bullets or off)",
+                c.format.name()
+            )));
+        }
         c.silent_token = checked_token("silent_token", c.silent_token)?;
         c.heartbeat_token = checked_token("heartbeat_token", c.heartbeat_token)?;
         c.preview_cursor = c.preview_cursor.filter(|s| !s.is_empty());
@@ -683,6 +729,15 @@ impl ResolvedConfig {
     /// The coalescer's settings.
     pub fn coalescer(&self) -> CoalescerConfig {
         self.coalescer
+    }
+
+    /// The options every send is rendered with (table mode, mass mentions).
+    pub fn render_options(&self) -> RenderOptions {
+        RenderOptions {
+            table_mode: self.config.table_mode,
+            allow_mass_mentions: self.config.allow_mass_mentions,
+            quote: false,
+        }
     }
 }
 

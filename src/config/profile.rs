@@ -1,6 +1,6 @@
 //! Channel profiles: what each chat platform allows and how it counts (SPEC §9).
 
-use crate::LengthMetric;
+use crate::{Format, LengthMetric};
 
 /// The built-in defaults of one chat platform: its text limit, how it counts length, and the
 /// streaming defaults that suit it.
@@ -41,6 +41,14 @@ pub struct ChannelProfile {
     /// `<blockquote expandable>`): the default of `Config::preview_expandable_quote`, which
     /// decides how reasoning is quoted at the top of a live preview.
     pub expandable_quote: bool,
+    /// The format messages are posted in by default (SPEC §16): Telegram HTML, Discord's
+    /// Markdown, Slack mrkdwn, WhatsApp's markers, plain text for Signal and iMessage,
+    /// Markdown elsewhere.
+    pub format: Format,
+    /// The longest caption a media message may carry, in `metric` units (Telegram and
+    /// WhatsApp: 1024); `None` where a caption may be as long as a message. Text that does
+    /// not fit goes as its own message before the media.
+    pub caption_limit: Option<usize>,
 }
 
 impl ChannelProfile {
@@ -54,6 +62,8 @@ impl ChannelProfile {
         coalesce_min: None,
         coalesce_idle_ms: None,
         expandable_quote: true,
+        format: Format::TelegramHtml,
+        caption_limit: Some(1024),
     };
 
     /// Discord: 2000 characters and at most 17 lines per message; coalesce to 1500.
@@ -66,6 +76,8 @@ impl ChannelProfile {
         coalesce_min: Some(1500),
         coalesce_idle_ms: Some(1000),
         expandable_quote: false,
+        format: Format::Discord,
+        caption_limit: None,
     };
 
     /// Slack: 4000 characters; coalesce to 1500.
@@ -78,11 +90,14 @@ impl ChannelProfile {
         coalesce_min: Some(1500),
         coalesce_idle_ms: Some(1000),
         expandable_quote: false,
+        format: Format::SlackMrkdwn,
+        caption_limit: None,
     };
 
     /// Signal: the same limits as Slack (4000 characters; coalesce to 1500).
     pub const SIGNAL: ChannelProfile = ChannelProfile {
         name: "signal",
+        format: Format::Plain,
         ..Self::SLACK
     };
 
@@ -96,6 +111,8 @@ impl ChannelProfile {
         coalesce_min: None,
         coalesce_idle_ms: None,
         expandable_quote: false,
+        format: Format::Whatsapp,
+        caption_limit: Some(1024),
     };
 
     /// iMessage: 4000 UTF-16 units.
@@ -108,6 +125,8 @@ impl ChannelProfile {
         coalesce_min: None,
         coalesce_idle_ms: None,
         expandable_quote: false,
+        format: Format::Plain,
+        caption_limit: None,
     };
 
     /// Google Chat: 4000 UTF-16 units.
@@ -120,6 +139,8 @@ impl ChannelProfile {
         coalesce_min: None,
         coalesce_idle_ms: None,
         expandable_quote: false,
+        format: Format::Markdown,
+        caption_limit: None,
     };
 
     /// Any other platform (the default): 4000 characters.
@@ -132,6 +153,8 @@ impl ChannelProfile {
         coalesce_min: None,
         coalesce_idle_ms: None,
         expandable_quote: false,
+        format: Format::Markdown,
+        caption_limit: None,
     };
 
     /// Every built-in profile, the default (`generic`) last.

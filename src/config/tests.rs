@@ -190,9 +190,21 @@ fn every_override_applies() {
         preview_expandable_quote: Some(true),
         media_roots: Some(vec!["/srv/media/".into()]),
         media_allow_http: Some(false),
+        format: Some(crate::Format::SlackMrkdwn),
+        table_mode: Some(Some(crate::TableMode::Bullets)),
+        allow_mass_mentions: Some(true),
+        caption_limit: Some(Some(300)),
     };
     let r = resolve(&ChannelProfile::GENERIC, &[&o]);
     let c = r.config();
+    assert_eq!(
+        (c.format, c.table_mode, c.allow_mass_mentions),
+        (
+            crate::Format::SlackMrkdwn,
+            Some(crate::TableMode::Bullets),
+            true
+        )
+    );
     assert_eq!(
         (c.text_limit, c.metric, c.preview_limit, c.max_lines),
         (3000, LengthMetric::Bytes, 3500, Some(40))

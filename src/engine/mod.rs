@@ -21,6 +21,8 @@ use crate::config::{BreakMode, Config, ReasoningMode, ResolvedConfig};
 use crate::error::Error;
 use crate::input::{Input, SendId};
 use crate::payload::{Payload, ReplyTarget};
+use crate::render::Format;
+use crate::render::send::SendRenderer;
 use crate::stage::assembly::{DeltaAssembler, SequenceFilter};
 use crate::stage::coalescer::{CoalescedText, Coalescer};
 use crate::stage::directives::{DirectiveOutput, DirectiveParser};
@@ -257,6 +259,18 @@ impl Engine {
             heartbeat: cfg.heartbeat_token.clone(),
         };
         let preview = PreviewLane::new(&config).map(Box::new);
+        let mut dispatcher = Dispatcher::new(
+            cfg.delivery_timeout_ms,
+            cfg.human_delay,
+            fastrand::Rng::with_seed(seed),
+        );
+        if cfg.format != Format::Markdown {
+            dispatcher.set_renderer(SendRenderer::new(
+                cfg.format,
+                config.render_options(),
+                cfg.preview_cursor.clone(),
+            ));
+        }
         Ok(Engine {
             streams_blocks: cfg.block_streaming && preview.is_none(),
             break_mode: cfg.break_mode,
@@ -277,11 +291,7 @@ impl Engine {
             chunker: BlockChunker::new(chunk)?,
             reasoning_chunker: LazyChunker::new(chunk)?,
             coalescer: Coalescer::new(config.coalescer()),
-            dispatcher: Dispatcher::new(
-                cfg.delivery_timeout_ms,
-                cfg.human_delay,
-                fastrand::Rng::with_seed(seed),
-            ),
+            dispatcher,
             splitter,
             ledger: DeliveryLedger::new(),
             messages: Vec::new(),

@@ -40,6 +40,39 @@ impl Engine {
             self.send_reasoning_before(&spans);
         }
         self.apply_response_prefix(&mut payload);
+        self.enqueue_prefixed(kind, payload, spans);
+    }
+
+    /// [`Engine::enqueue`] once the response prefix is on: a caption too long for the
+    /// channel's caption limit goes as its own message(s) first, with its spans, then the
+    /// media alone; a text above the platform limit is split.
+    fn enqueue_prefixed(
+        &mut self,
+        kind: SendKind,
+        mut payload: Payload,
+        spans: SmallVec<[SourceSpan; 2]>,
+    ) {
+        if !payload.media.is_empty()
+            && !payload.text.trim().is_empty()
+            && !self.fits_caption(&payload.text)
+        {
+            let text = Payload {
+                text: std::mem::take(&mut payload.text),
+                media: Vec::new(),
+                audio_as_voice: false,
+                ..payload.clone()
+            };
+            // The text answers the message replied to; the media follows it.
+            payload.reply_to = None;
+            self.enqueue_prefixed(kind, text, spans);
+            self.dispatcher.enqueue(Outgoing {
+                kind,
+                op: SendOp::CREATE,
+                payload,
+                spans: SmallVec::new(),
+            });
+            return;
+        }
         let media_only = payload.text.trim().is_empty();
         if media_only || self.fits(&payload.text) {
             self.dispatcher.enqueue(Outgoing {
@@ -73,6 +106,13 @@ impl Engine {
                 spans,
             });
         }
+    }
+
+    /// Whether `text` fits the channel's caption limit (always, without one).
+    fn fits_caption(&self, text: &str) -> bool {
+        let cfg = self.cfg();
+        cfg.caption_limit
+            .is_none_or(|limit| cfg.metric.len(text) <= limit)
     }
 
     pub(super) fn fits(&self, text: &str) -> bool {

@@ -55,7 +55,8 @@
 //!    reported, not applied; see [`OpenClawSettings::agent`]);
 //! 3. the channel, `channels.<channel>`: `textChunkLimit`, `maxLinesPerMessage`,
 //!    `streaming.{mode, chunkMode, block.enabled, block.coalesce, preview.chunk}`, and
-//!    `mediaLocalRoots` (see below);
+//!    `mediaLocalRoots` (see below), `markdown.tables` (`off`, `bullets`, `code`; `block` is
+//!    read as `code`);
 //! 4. the account, `channels.<channel>.accounts.<id>`: the same keys. Without an account
 //!    in the [`Selection`], `defaultAccount` (or an account named `default`) is used.
 //!
@@ -108,7 +109,7 @@ use crate::stage::directives::paths::starts_with_drive;
 use crate::{
     BreakMode, BreakPreference, ChannelProfile, ChunkMode, Config, ConfigOverrides, Error,
     HumanDelay, MIN_MAX_LINES, MIN_TEXT_LIMIT, MediaPolicy, PreviewMode, ReasoningMode,
-    ResolvedConfig,
+    ResolvedConfig, TableMode,
 };
 
 /// A parsed OpenClaw configuration file. See the module docs.
@@ -450,6 +451,7 @@ const CHANNEL_KEYS: &[&str] = &[
     "blockStreamingCoalesce",
     "draftChunk",
     "mediaLocalRoots",
+    "markdown",
 ];
 
 const AGENT_DEFAULT_KEYS: &[&str] = &[
@@ -757,6 +759,25 @@ impl Reader {
         if let Some(x) = v.get("maxLinesPerMessage") {
             let lines = whole(x, &at("maxLinesPerMessage"), MIN_MAX_LINES as u64)? as usize;
             self.overrides.max_lines = Some(Some(lines));
+        }
+        if let Some(md) = v.get("markdown") {
+            let md_path = at("markdown");
+            object_of(md, &md_path)?;
+            self.check_keys(md, &md_path, &["tables"], &[], true);
+            if let Some(x) = md.get("tables") {
+                // OpenClaw's `block` lays a table out as a block of monospace text: `code`.
+                let mode = choice(
+                    x,
+                    &format!("{md_path}.tables"),
+                    &[
+                        ("off", TableMode::Off),
+                        ("bullets", TableMode::Bullets),
+                        ("code", TableMode::Code),
+                        ("block", TableMode::Code),
+                    ],
+                )?;
+                self.overrides.table_mode = Some(Some(mode));
+            }
         }
         if let Some(x) = v.get("mediaLocalRoots") {
             self.media_roots(x, &at("mediaLocalRoots"))?;

@@ -26,6 +26,7 @@ use crate::config::HumanDelay;
 use crate::error::Error;
 use crate::input::SendId;
 use crate::payload::Payload;
+use crate::render::send::SendRenderer;
 use crate::time::Time;
 
 /// How long to wait before retrying a failure that gave no `retry_after`.
@@ -213,6 +214,8 @@ pub(crate) struct Dispatcher {
     stats: DispatchStats,
     /// Keyed messages, oldest first (one per live preview).
     keys: Vec<KeyedMessage>,
+    /// Renders each send into the platform's format as it leaves.
+    renderer: SendRenderer,
 }
 
 impl Dispatcher {
@@ -233,7 +236,13 @@ impl Dispatcher {
             aborted: false,
             stats: DispatchStats::default(),
             keys: Vec::new(),
+            renderer: SendRenderer::default(),
         }
+    }
+
+    /// Sets the format sends are rendered in (the default is `markdown`: no rendering).
+    pub(crate) fn set_renderer(&mut self, renderer: SendRenderer) {
+        self.renderer = renderer;
     }
 
     /// Appends a send to the queue. Call [`Dispatcher::pump`] to let it leave.
@@ -496,12 +505,15 @@ impl Dispatcher {
                 self.blocks_sent += 1;
             }
             self.stats.sends += 1;
+            let rendered = self.renderer.render(&item.payload, item.kind, item.op);
             actions.push_back(Action::Send(SendRequest {
                 send_id: id,
                 kind: item.kind,
                 op: item.op,
                 payload: item.payload.clone(),
                 message_ref,
+                format: self.renderer.format(),
+                rendered,
             }));
             let timeout_at = (self.timeout_ms > 0).then(|| now.plus_millis(self.timeout_ms));
             self.in_flight = Some(Box::new(InFlight {

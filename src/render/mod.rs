@@ -1,0 +1,382 @@
+//! Platform formats (SPEC §16): one send's Markdown rendered into what the chat takes as
+//! is: Telegram HTML or text plus entities, Slack mrkdwn, WhatsApp markers, Discord's
+//! Markdown dialect, plain text.
+//!
+//! A send is read once (blocks, then inlines, with CommonMark's rules for what chat replies
+//! use) into a small intermediate form, laid out as styled text (visible text plus nested
+//! spans), and written by one writer per format. Markdown that is not well-formed (an
+//! unclosed `**`, a stray `<` or `&`, an HTML tag from the model, a `|` line that is not a
+//! table) renders as the visible text it is, escaped where the format needs it: rendering
+//! never fails and never drops a character.
+//!
+//! ```
+//! use replystream::{render, Format, RenderOptions};
+//!
+//! let md = "**Done.** See [the docs](https://example.com/a?b=1&c=2) & <more>.";
+//! let html = render(md, Format::TelegramHtml, &RenderOptions::default());
+//! assert_eq!(
+//!     html.text,
+//!     "<b>Done.</b> See <a href=\"https://example.com/a?b=1&amp;c=2\">the docs</a> &amp; &lt;more&gt;."
+//! );
+//! let slack = render(md, Format::SlackMrkdwn, &RenderOptions::default());
+//! assert_eq!(slack.text, "*Done.* See <https://example.com/a?b=1&amp;c=2|the docs> &amp; &lt;more&gt;.");
+//! let plain = render(md, Format::Plain, &RenderOptions::default());
+//! assert_eq!(plain.text, "Done. See the docs (https://example.com/a?b=1&c=2) & <more>.");
+//! ```
+
+mod blocks;
+mod entities;
+mod html;
+mod inline;
+mod ir;
+mod layout;
+mod markers;
+pub(crate) mod send;
+mod source;
+mod styled;
+mod table;
+mod width;
+
+use markers::Dialect;
+
+/// The format a channel takes a message in (SPEC §16).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Format {
+    /// CommonMark + GFM as written (tables native): the generic channel and Google Chat.
+    #[default]
+    Markdown,
+    /// Discord's Markdown: as written, but tables per table mode (Discord shows none) and
+    /// `@everyone` / `@here` neutralised unless allowed.
+    Discord,
+    /// Telegram `parse_mode=HTML`.
+    TelegramHtml,
+    /// Telegram plain text plus message entities (UTF-16 offsets), the same spans as the HTML.
+    TelegramEntities,
+    /// Slack mrkdwn.
+    SlackMrkdwn,
+    /// WhatsApp's markers.
+    Whatsapp,
+    /// Plain text: markup removed, links as `text (url)` (Signal, iMessage).
+    Plain,
+}
+
+impl Format {
+    /// Every format.
+    pub const ALL: [Format; 7] = [
+        Format::Markdown,
+        Format::Discord,
+        Format::TelegramHtml,
+        Format::TelegramEntities,
+        Format::SlackMrkdwn,
+        Format::Whatsapp,
+        Format::Plain,
+    ];
+
+    /// The format's name: `markdown`, `discord`, `telegram-html`, `telegram-entities`,
+    /// `slack-mrkdwn`, `whatsapp` or `plain`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Markdown => "markdown",
+            Format::Discord => "discord",
+            Format::TelegramHtml => "telegram-html",
+            Format::TelegramEntities => "telegram-entities",
+            Format::SlackMrkdwn => "slack-mrkdwn",
+            Format::Whatsapp => "whatsapp",
+            Format::Plain => "plain",
+        }
+    }
+
+    /// Parses a format name (as [`Format::name`] spells it; `_` for `-` and any case too).
+    pub fn from_name(name: &str) -> Option<Format> {
+        let name = name.trim().replace('_', "-");
+        Self::ALL
+            .into_iter()
+            .find(|f| f.name().eq_ignore_ascii_case(&name))
+    }
+
+    /// The default format of a channel by its profile name: telegram → `telegram-html`,
+    /// discord → `discord`, slack → `slack-mrkdwn`, whatsapp → `whatsapp`, signal and
+    /// imessage → `plain`, anything else (googlechat, generic) → `markdown`.
+    pub fn for_channel(channel: &str) -> Format {
+        match channel {
+            "telegram" => Format::TelegramHtml,
+            "discord" => Format::Discord,
+            "slack" => Format::SlackMrkdwn,
+            "whatsapp" => Format::Whatsapp,
+            "signal" | "imessage" => Format::Plain,
+            _ => Format::Markdown,
+        }
+    }
+
+    /// Whether a channel (by profile name) can show this format: `markdown` and `plain`
+    /// anywhere; Telegram's formats on telegram, `discord` on discord, `slack-mrkdwn` on
+    /// slack, `whatsapp` on whatsapp; the generic channel (and any channel replystream has
+    /// no profile for) takes any: the host knows where it posts.
+    pub fn usable_on(self, channel: &str) -> bool {
+        const KNOWN: [&str; 7] = [
+            "telegram",
+            "discord",
+            "slack",
+            "whatsapp",
+            "signal",
+            "imessage",
+            "googlechat",
+        ];
+        if !KNOWN.contains(&channel) {
+            return true;
+        }
+        match self {
+            Format::Markdown | Format::Plain => true,
+            Format::TelegramHtml | Format::TelegramEntities => {
+                matches!(channel, "telegram" | "generic")
+            }
+            Format::Discord => matches!(channel, "discord" | "generic"),
+            Format::SlackMrkdwn => matches!(channel, "slack" | "generic"),
+            Format::Whatsapp => matches!(channel, "whatsapp" | "generic"),
+        }
+    }
+
+    /// Whether the format shows GFM tables itself (table mode `native`): only `markdown`.
+    pub fn has_tables(self) -> bool {
+        self == Format::Markdown
+    }
+
+    /// The table mode used when none is set: `native` for `markdown`, `code` elsewhere.
+    pub fn default_table_mode(self) -> TableMode {
+        if self.has_tables() {
+            TableMode::Native
+        } else {
+            TableMode::Code
+        }
+    }
+}
+
+/// How a format without tables shows a GFM table (OpenClaw's `markdown.tables`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TableMode {
+    /// The table's lines as written, as text.
+    Off,
+    /// One bullet per body row: `header: value` pairs.
+    Bullets,
+    /// The table as a monospace code block, columns aligned (CJK and emoji count two
+    /// columns).
+    Code,
+    /// The table as Markdown: only for formats that render tables (`markdown`).
+    Native,
+}
+
+impl TableMode {
+    /// Every mode.
+    pub const ALL: [TableMode; 4] = [
+        TableMode::Off,
+        TableMode::Bullets,
+        TableMode::Code,
+        TableMode::Native,
+    ];
+
+    /// The mode's name: `off`, `bullets`, `code` or `native`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TableMode::Off => "off",
+            TableMode::Bullets => "bullets",
+            TableMode::Code => "code",
+            TableMode::Native => "native",
+        }
+    }
+
+    /// Parses a mode name, ignoring case. OpenClaw's `block` is read as `code` (a table laid
+    /// out in a code block).
+    pub fn from_name(name: &str) -> Option<TableMode> {
+        let name = name.trim();
+        if name.eq_ignore_ascii_case("block") {
+            return Some(TableMode::Code);
+        }
+        Self::ALL
+            .into_iter()
+            .find(|m| m.name().eq_ignore_ascii_case(name))
+    }
+}
+
+/// Options of [`render`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct RenderOptions {
+    /// How tables show; `None` for the format's default ([`Format::default_table_mode`]).
+    /// `native` on a format without tables is taken as `code`.
+    pub table_mode: Option<TableMode>,
+    /// Discord: let `@everyone` and `@here` from the model ping (off by default).
+    pub allow_mass_mentions: bool,
+    /// Put the whole message in a quote, collapsed where the platform can (Telegram's
+    /// `<blockquote expandable>`): for reasoning shown as its own message.
+    pub quote: bool,
+}
+
+impl RenderOptions {
+    /// The table mode `format` will use with these options.
+    pub fn table_mode_for(&self, format: Format) -> TableMode {
+        match self.table_mode {
+            None => format.default_table_mode(),
+            Some(TableMode::Native) if !format.has_tables() => TableMode::Code,
+            Some(mode) => mode,
+        }
+    }
+}
+
+/// A message rendered for its platform.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Rendered {
+    /// The text to post as is (with `telegram-entities`, the plain text the entities index).
+    pub text: String,
+    /// `telegram-entities` only: the message entities; empty for every other format.
+    pub entities: Vec<Entity>,
+}
+
+/// A Telegram message entity: a span of the text in UTF-16 code units.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct Entity {
+    /// What the span does.
+    pub kind: EntityKind,
+    /// Where it starts, in UTF-16 code units from the start of the text.
+    pub offset: usize,
+    /// How long it is, in UTF-16 code units.
+    pub length: usize,
+    /// For [`EntityKind::TextLink`]: the URL.
+    pub url: Option<String>,
+    /// For [`EntityKind::Pre`]: the code block's language, if any.
+    pub language: Option<String>,
+}
+
+/// The kind of a Telegram message entity.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum EntityKind {
+    /// `bold`.
+    Bold,
+    /// `italic`.
+    Italic,
+    /// `strikethrough`.
+    Strikethrough,
+    /// `code` (inline).
+    Code,
+    /// `pre` (a code block, with an optional language).
+    Pre,
+    /// `text_link` (with a URL).
+    TextLink,
+    /// `blockquote`.
+    Blockquote,
+    /// `expandable_blockquote`.
+    ExpandableBlockquote,
+}
+
+impl EntityKind {
+    /// The entity type as the Bot API spells it (`bold`, `text_link`, …).
+    pub fn name(self) -> &'static str {
+        match self {
+            EntityKind::Bold => "bold",
+            EntityKind::Italic => "italic",
+            EntityKind::Strikethrough => "strikethrough",
+            EntityKind::Code => "code",
+            EntityKind::Pre => "pre",
+            EntityKind::TextLink => "text_link",
+            EntityKind::Blockquote => "blockquote",
+            EntityKind::ExpandableBlockquote => "expandable_blockquote",
+        }
+    }
+}
+
+/// Renders one send's Markdown into `format`. The cost is linear in the send (a full read
+/// of it, bounded by the message limit), apart from emphasis matching on pathological runs
+/// of unmatched delimiters, which stays within the send.
+pub fn render(markdown: &str, format: Format, options: &RenderOptions) -> Rendered {
+    let tables = options.table_mode_for(format);
+    let text = match format {
+        Format::Markdown | Format::Discord => {
+            let allow = options.allow_mass_mentions || format == Format::Markdown;
+            let body = source::write_markdown(markdown, tables, allow);
+            if options.quote {
+                quote_markdown(&body)
+            } else {
+                body
+            }
+        }
+        _ => {
+            let styled = styled(markdown, tables, options.quote);
+            return match format {
+                Format::TelegramHtml => Rendered {
+                    text: html::write_html(&styled),
+                    entities: Vec::new(),
+                },
+                Format::TelegramEntities => {
+                    let entities = entities::entities(&styled);
+                    Rendered {
+                        text: styled.text,
+                        entities,
+                    }
+                }
+                Format::SlackMrkdwn => {
+                    plain_rendered(markers::write_markers(&styled, Dialect::Slack))
+                }
+                Format::Whatsapp => {
+                    plain_rendered(markers::write_markers(&styled, Dialect::Whatsapp))
+                }
+                _ => plain_rendered(markers::write_markers(&styled, Dialect::Plain)),
+            };
+        }
+    };
+    plain_rendered(text)
+}
+
+fn plain_rendered(text: String) -> Rendered {
+    Rendered {
+        text,
+        entities: Vec::new(),
+    }
+}
+
+/// The styled layout of `markdown`, wrapped in one expandable quote when `quote`.
+fn styled(markdown: &str, tables: TableMode, quote: bool) -> styled::Styled {
+    let blocks: Vec<ir::Block> = blocks::parse_document(markdown)
+        .into_iter()
+        .map(|l| l.block)
+        .collect();
+    let mut out = layout::layout(&blocks, tables);
+    if out.text.is_empty() && !markdown.trim().is_empty() {
+        // Markup with nothing visible (`[]()`, an empty heading): the chat would refuse an
+        // empty message, so the Markdown shows as written.
+        out = styled::Styled {
+            text: markdown.trim().to_owned(),
+            spans: Vec::new(),
+        };
+    }
+    if quote && !out.text.is_empty() {
+        // Telegram refuses nested quotes: the inner ones are dropped, their text kept.
+        out.spans
+            .retain(|s| !matches!(s.kind, styled::SpanKind::Quote { .. }));
+        out.spans.insert(
+            0,
+            styled::Span {
+                start: 0,
+                end: out.text.len(),
+                kind: styled::SpanKind::Quote { expandable: true },
+            },
+        );
+    }
+    out
+}
+
+/// Markdown quoted line by line.
+fn quote_markdown(body: &str) -> String {
+    let mut out = String::with_capacity(body.len() + 16);
+    for (i, line) in body.split('\n').enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        out.push('>');
+        if !line.is_empty() {
+            out.push(' ');
+            out.push_str(line);
+        }
+    }
+    out
+}

@@ -24,6 +24,7 @@ struct Record<'a> {
     fence_reopened: bool,
     indent_reopened: bool,
     fence_closed: bool,
+    table_header_repeated: bool,
     head_len: usize,
     tail_len: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -48,6 +49,7 @@ impl<W: Write> JsonLines<W> {
             fence_reopened: block.fence_reopened,
             indent_reopened: block.indent_reopened,
             fence_closed: block.fence_closed,
+            table_header_repeated: block.table_header_repeated,
             head_len: block.head_len,
             tail_len: block.tail_len,
             flushed,
@@ -120,6 +122,9 @@ Output: one JSON object per line, one per block (chunk) or piece (split):
   fence_reopened  text starts with a synthetic fence opening line
   indent_reopened text starts with 4 synthetic spaces (an indented code line goes on)
   fence_closed    text ends with a synthetic fence closing line
+  table_header_repeated
+                  text starts with a table's header and delimiter rows again (the
+                  piece goes on with the rows of a table cut between two rows)
   head_len        bytes of synthetic text at the start of text (0: none)
   tail_len        bytes of synthetic text at the end of text (0: none);
                   text[head_len .. len(text) - tail_len] is FILE[start..end] exactly

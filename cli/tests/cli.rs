@@ -50,6 +50,7 @@ struct Piece {
     end: usize,
     fence_reopened: bool,
     fence_closed: bool,
+    table_header_repeated: bool,
     /// Bytes of synthetic text at the start and at the end of `text`.
     head_len: usize,
     tail_len: usize,
@@ -73,6 +74,7 @@ impl Piece {
             end: n("end"),
             fence_reopened: b("fence_reopened"),
             fence_closed: b("fence_closed"),
+            table_header_repeated: b("table_header_repeated"),
             head_len: n("head_len"),
             tail_len: n("tail_len"),
         }
@@ -179,6 +181,18 @@ fn check(expect: &Expect<'_>, pieces: &[Piece]) {
         // The display text is the source range plus the synthetic fence lines.
         assert!(p.start <= p.end && p.end <= source.len(), "{at}: bad range");
         let mut body = p.text.as_str();
+        if p.table_header_repeated {
+            let mut lines = body.splitn(3, '\n');
+            let (header, delimiter) = (lines.next().unwrap(), lines.next().unwrap_or(""));
+            let head = format!("{header}\n{delimiter}\n");
+            assert!(
+                source[..p.start].contains(&head)
+                    && delimiter.contains('-')
+                    && delimiter.contains('|'),
+                "{at}: bad repeated header {head:?}"
+            );
+            body = &body[head.len()..];
+        }
         if p.fence_reopened {
             let (first, rest) = body.split_once('\n').expect("reopened line");
             assert!(FenceMarker::parse_open(first).is_some(), "{at}: {first:?}");
@@ -737,6 +751,7 @@ mod checker {
             end,
             fence_reopened: reopen,
             fence_closed: close,
+            table_header_repeated: false,
             head_len: match reopen {
                 true => text.find('\n').map_or(0, |i| i + 1),
                 false => 0,

@@ -379,6 +379,8 @@ fn line_cap_pieces(block: &Block, pieces: Vec<Block>) -> impl Iterator<Item = Bl
             tail_len,
             fence_reopened: piece.fence_reopened || (in_head && block.fence_reopened),
             indent_reopened: piece.indent_reopened || (in_head && block.indent_reopened),
+            table_header_repeated: piece.table_header_repeated
+                || (in_head && block.table_header_repeated),
             fence_closed: piece.fence_closed || piece.source.end > content.end,
             source: to_source(piece.source.start)..to_source(piece.source.end),
             text: piece.text,

@@ -45,6 +45,10 @@ pub struct Block {
     pub indent_reopened: bool,
     /// `text` ends with a `"\n"` and a synthetic closing fence line.
     pub fence_closed: bool,
+    /// `text` starts with a table's header row and delimiter row, each followed by a
+    /// `"\n"`, repeated: the piece goes on with the rows of a table cut between two rows,
+    /// and without them they would not render as a table.
+    pub table_header_repeated: bool,
     /// Bytes of synthetic text at the start of `text` (0 when it starts with source): a
     /// reopened fence line and its `"\n"`, a bare marker, the 4 spaces continuing an
     /// indented code line, a container prefix, a repeated table header.

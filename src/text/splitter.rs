@@ -233,6 +233,7 @@ impl<'a> SplitRun<'a, '_> {
             order: &ORDER,
             complete: true,
             continued_line: None,
+            continued_table: None,
             breaks_only: false,
         }
     }
@@ -314,6 +315,7 @@ impl<'a> SplitRun<'a, '_> {
             ),
             indent_reopened: matches!(self.reopen, Some(Reopen::Indent)),
             fence_closed: close.is_some(),
+            table_header_repeated: matches!(self.reopen, Some(Reopen::Table { .. })),
             head_len: self.reopen.map_or(0, |r| r.cost(LengthMetric::Bytes)),
             tail_len: close.map_or(0, |m| m.close_len() + 1),
         });

@@ -384,6 +384,21 @@ fn synthetic_start(text: &str, b: &Block) -> Result<usize, String> {
             return Err("no reopened indentation".into());
         }
         Ok(4)
+    } else if b.table_header_repeated {
+        // Two lines, the second a delimiter row, that stand in the text before the source.
+        let mut lines = b.text.splitn(3, '\n');
+        let (header, delimiter) = (lines.next().unwrap_or(""), lines.next().unwrap_or(""));
+        let is_delimiter = delimiter.contains('|')
+            && delimiter.contains('-')
+            && delimiter
+                .trim_end_matches('\r')
+                .chars()
+                .all(|c| matches!(c, '|' | '-' | ':' | ' '));
+        let head = format!("{header}\n{delimiter}\n");
+        if !is_delimiter || !text[..b.source.start].contains(&head) {
+            return Err(format!("bad repeated table header {head:?}"));
+        }
+        Ok(head.len())
     } else {
         Ok(0)
     }
@@ -445,6 +460,14 @@ pub(crate) fn check_blocks(text: &str, blocks: &[Block], e: Expect) -> Result<()
         }
         if shown != source {
             return Err(format!("{}: shows {shown:?}, source {source:?}", ctx()));
+        }
+        if b.head_len != from || b.tail_len != b.text.len() - from - shown.len() {
+            return Err(format!(
+                "{}: head_len {} / tail_len {} do not match the synthetic text",
+                ctx(),
+                b.head_len,
+                b.tail_len
+            ));
         }
         if &b.text[b.source_in_text()] != source {
             return Err(format!("{}: source_in_text is wrong", ctx()));
@@ -536,6 +559,11 @@ fn fragment() -> impl Strategy<Value = String> {
         1 => Just("\n1. step ".to_string()),
         1 => Just("\n# Title ".to_string()),
         1 => Just("\n> quote ".to_string()),
+        2 => Just("\n\n| Item | Cost |\n|---|:--:|\n".to_string()),
+        2 => Just("\n| row | cell with words |".to_string()),
+        1 => Just("\n|---|---|\n".to_string()),
+        1 => Just(" | ".to_string()),
+        1 => Just("\n| a \\| b |\r\n| - |\r\n".to_string()),
         1 => Just("e\u{301}\u{302}".to_string()),
         1 => Just(" \u{301}".to_string()),
         1 => Just("a\u{600}  ".to_string()),

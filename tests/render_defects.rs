@@ -60,13 +60,11 @@ fn holds(id: &str) {
 }
 
 #[test]
-#[ignore = "issue 16 defect 1: the splitter cuts between a table's header and delimiter rows"]
 fn defect_1a_table_header_and_delimiter_stay_together() {
     holds("1a");
 }
 
 #[test]
-#[ignore = "issue 16 defect 1: a long table's continuation repeats no header"]
 fn defect_1b_every_part_of_a_long_table_has_its_header() {
     holds("1b");
 }
@@ -96,13 +94,11 @@ fn defect_5_a_long_code_span_stays_code() {
 }
 
 #[test]
-#[ignore = "issue 16 defect 6: the prefix is glued to a ``` fence"]
 fn defect_6a_prefix_before_a_backtick_fence() {
     holds("6a");
 }
 
 #[test]
-#[ignore = "issue 16 defect 6: the prefix is glued to a ~~~ fence"]
 fn defect_6b_prefix_before_a_tilde_fence() {
     holds("6b");
 }

@@ -218,3 +218,30 @@ fn defect_1_a_row_longer_than_max_falls_back_to_the_ordinary_rules() {
             .starts_with("| A | B |\n|---|---|\n| 1 | short |")
     );
 }
+
+// ----- 6. a response prefix glued to a code fence -----
+
+#[test]
+fn defect_6_the_prefix_goes_on_its_own_line_before_a_block_construct() {
+    let mut c = config("generic");
+    c.response_prefix = Some("[bot]".into());
+    let cases = [
+        (
+            "```python\nprint(1)\n```",
+            "[bot]\n```python\nprint(1)\n```",
+        ),
+        ("~~~\nplain\n~~~", "[bot]\n~~~\nplain\n~~~"),
+        (
+            "| a | b |\n|---|---|\n| 1 | 2 |",
+            "[bot]\n| a | b |\n|---|---|\n| 1 | 2 |",
+        ),
+        ("- one\n- two", "[bot]\n- one\n- two"),
+        ("> quoted", "[bot]\n> quoted"),
+        ("## Title\n\nText.", "[bot]\n## Title\n\nText."),
+        ("Plain text.", "[bot] Plain text."),
+    ];
+    for (text, expected) in cases {
+        let sends = engine_sends(c.clone(), text, 5);
+        assert_eq!(sends, [expected], "{text:?}");
+    }
+}

@@ -1619,13 +1619,11 @@ fn cli_defect_harness_shows_what_the_engine_sends() {
 }
 
 #[test]
-#[ignore = "issue 16 defect 1: split cuts between a table's header and delimiter rows"]
 fn cli_defect_1a_table_header_and_delimiter_stay_together() {
     cli_holds("1a");
 }
 
 #[test]
-#[ignore = "issue 16 defect 1: a long table's continuation repeats no header"]
 fn cli_defect_1b_every_part_of_a_long_table_has_its_header() {
     cli_holds("1b");
 }
@@ -1633,7 +1631,6 @@ fn cli_defect_1b_every_part_of_a_long_table_has_its_header() {
 /// `demo` streams the 7 KB travel plan on Telegram at its default pace: every message whose
 /// first line is a table row must start with the table's header row.
 #[test]
-#[ignore = "issue 16 defect 1: a long table's continuation repeats no header"]
 fn cli_defect_1_demo_shows_the_header_first_in_every_table_message() {
     let out = run(&[
         "demo",
@@ -1686,13 +1683,11 @@ fn cli_defect_5_a_long_code_span_stays_code() {
 }
 
 #[test]
-#[ignore = "issue 16 defect 6: the prefix is glued to a ``` fence"]
 fn cli_defect_6a_prefix_before_a_backtick_fence() {
     cli_holds("6a");
 }
 
 #[test]
-#[ignore = "issue 16 defect 6: the prefix is glued to a ~~~ fence"]
 fn cli_defect_6b_prefix_before_a_tilde_fence() {
     cli_holds("6b");
 }

@@ -328,7 +328,8 @@ fn prefix_reserves_room() {
     assert_eq!(r.coalescer().max, 1995);
     assert_eq!(r.splitter().limit, 1995);
     assert!(r.chunker().max <= 1995);
-    // A prefix ending in whitespace needs no extra space.
+    // A prefix ending in a space still needs room for a line break (before a block
+    // construct, the prefix goes on its own line); one ending in a line break does not.
     let o = ConfigOverrides {
         response_prefix: Some(Some("🤖 ".into())),
         ..ConfigOverrides::default()
@@ -336,9 +337,15 @@ fn prefix_reserves_room() {
     let r = resolve(&ChannelProfile::TELEGRAM, &[&o]);
     assert_eq!(
         r.text_budget(),
-        4000 - 3,
-        "🤖 is 2 UTF-16 units, plus the space"
+        4000 - 4,
+        "🤖 is 2 UTF-16 units, plus the space, plus a line break"
     );
+    let o = ConfigOverrides {
+        response_prefix: Some(Some("🤖\n".into())),
+        ..ConfigOverrides::default()
+    };
+    let r = resolve(&ChannelProfile::TELEGRAM, &[&o]);
+    assert_eq!(r.text_budget(), 4000 - 3, "🤖 and its line break");
     // An empty or blank prefix is no prefix.
     for blank in ["", "   "] {
         let o = ConfigOverrides {

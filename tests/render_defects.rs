@@ -104,7 +104,6 @@ fn defect_6b_prefix_before_a_tilde_fence() {
 }
 
 #[test]
-#[ignore = "issue 16 defect 7: a too-long opening line gives a message of fence lines only"]
 fn defect_7_a_too_long_opening_line_is_reopened_bare() {
     holds("7");
 }

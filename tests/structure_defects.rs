@@ -245,3 +245,45 @@ fn defect_6_the_prefix_goes_on_its_own_line_before_a_block_construct() {
         assert_eq!(sends, [expected], "{text:?}");
     }
 }
+
+// ----- 7. a fence opening line too long for the room -----
+
+/// Whether every line of `message` is a fence line (a marker run, maybe an info string).
+fn only_fence_lines(message: &str) -> bool {
+    message.lines().all(|l| {
+        let l = l.trim_start_matches(' ');
+        l.starts_with("```") || l.starts_with("~~~")
+    })
+}
+
+#[test]
+fn defect_7_a_too_long_opening_line_never_makes_a_message_of_fence_lines() {
+    let text = "Intro.\n\n```very-long-language-name\nfn main() {}\n```\n\nDone.";
+    for (limit, delta) in [(30, text.len()), (30, 1), (28, 3), (34, 5)] {
+        let mut c = config("generic");
+        c.text_limit = limit;
+        let sends = engine_sends(c, text, delta);
+        for s in &sends {
+            assert!(!only_fence_lines(s), "{limit}/{delta}: {sends:#?}");
+            assert!(s.chars().count() <= limit);
+        }
+        if limit != 30 {
+            // Elsewhere the limit leaves no room for the code line beside what the opening
+            // line leaves of the piece: it is cut (inside the fence, repaired).
+            continue;
+        }
+        // The code is shown, whole, inside a fence in one message.
+        let with_code: Vec<&String> = sends.iter().filter(|s| s.contains("fn main")).collect();
+        assert_eq!(with_code.len(), 1, "{sends:#?}");
+        let lines: Vec<&str> = with_code[0].lines().collect();
+        let at = lines
+            .iter()
+            .position(|l| *l == "fn main() {}")
+            .expect(&format!("{limit}/{delta} {sends:#?}"));
+        assert!(at > 0 && lines[at - 1].starts_with("```"), "{sends:#?}");
+        assert!(
+            lines.get(at + 1).is_some_and(|l| l.starts_with("```")),
+            "{sends:#?}"
+        );
+    }
+}

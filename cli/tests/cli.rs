@@ -1693,7 +1693,6 @@ fn cli_defect_6b_prefix_before_a_tilde_fence() {
 }
 
 #[test]
-#[ignore = "issue 16 defect 7: a too-long opening line gives a message of fence lines only"]
 fn cli_defect_7_a_too_long_opening_line_is_reopened_bare() {
     cli_holds("7");
 }

@@ -970,10 +970,20 @@ impl BlockChunker {
             .first_content(&self.buffer, c.sep_end, t)
             .is_ok()
         {
-            self.fresh.push((c, units));
+            if !self.before_crowded_fence(c, t) {
+                self.fresh.push((c, units));
+            }
         } else {
             self.waiting.push((c, units));
         }
+    }
+
+    /// Whether the next block after `c` would start with a fence whose opening line leaves
+    /// no room for code: such a cut is not made (the block takes the head of that line
+    /// instead, see [`Planner::crowded_fence_at`]).
+    fn before_crowded_fence(&self, c: Candidate, t: usize) -> bool {
+        self.scanner.fence_at(c.sep_end + 1).is_some()
+            && self.planner(t, false).crowded_fence_at(c.sep_end).is_some()
     }
 
     /// Moves the waiting candidates that now have content after them to `fresh`.
@@ -990,7 +1000,9 @@ impl BlockChunker {
                 .is_ok()
             {
                 self.waiting.swap_remove(k);
-                self.fresh.push((c, u));
+                if !self.before_crowded_fence(c, t) {
+                    self.fresh.push((c, u));
+                }
             } else {
                 k += 1;
             }

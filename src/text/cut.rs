@@ -1092,13 +1092,21 @@ impl<'a> Planner<'a> {
                 bounds,
             )
         };
+        // A cut right before a fence whose opening line leaves no room for code would start
+        // the next piece with fence lines only: the head of that line ends this piece instead,
+        // after the text before it, and the fence goes on under a bare marker.
+        let plain = |cut: Cut| {
+            self.crowded_fence_at(cut.sep_end)
+                .and_then(|f| self.head_after_text(start, reopen, &f, bounds))
+                .unwrap_or(Planned::plain(cut))
+        };
         let content_min = min_units.saturating_sub(reopen.units);
         // The end of the range the search below `min` must still look at.
         let mut below = hi;
         if content_min > 1 {
             let lo = start + limits.metric.floor_index(&text[start..], content_min - 1) + 1;
             if let Some(cut) = find(lo, hi, Safety::Strict) {
-                return Some(Planned::plain(cut));
+                return Some(plain(cut));
             }
             // `lo..=hi` holds no usable candidate: searching it again would find nothing.
             below = hi.min(lo - 1);
@@ -1108,7 +1116,7 @@ impl<'a> Planner<'a> {
         if (forced || content_min <= 1 || !self.scanner.is_safe_cut(hard))
             && let Some(cut) = find(start + 1, below, Safety::Strict)
         {
-            return Some(Planned::plain(cut));
+            return Some(plain(cut));
         }
         // Inside code, a cut is made the code's way or not at all (a plain cut would break
         // the fence, or lose the line's indentation); a fence that cannot be repaired is cut
@@ -1233,8 +1241,15 @@ impl<'a> Planner<'a> {
                 next: NextStart::Fence { bare },
             });
         }
-        // The opening line leaves no room for code beside it: end the piece before it, or,
-        // when it starts the piece, show its head.
+        // The opening line leaves no room for code beside it: after text, the piece ends
+        // with its head (a piece before it would start the next one with fence lines only);
+        // else end the piece before it, or, when it starts the piece, show its head.
+        if fence.start > start
+            && self.crowded_fence_at(fence.start).is_some()
+            && let Some(planned) = self.opener_head(start, fence, hi, bounds)
+        {
+            return Some(planned);
+        }
         if fence.start > start
             && let Some(cut) = cut_before_line(text, start, fence.start)
             && allows(bounds, cut.end, cut.sep_end)
@@ -1242,6 +1257,47 @@ impl<'a> Planner<'a> {
             return Some(Planned::plain(cut));
         }
         self.opener_head(start, fence, hi, bounds)
+    }
+
+    /// The fence whose opening line starts at `p`, when it holds code (as far as the text
+    /// goes) and that line is too long for a piece starting with it to show any: the line,
+    /// a line break, one char and the closing line do not fit.
+    pub(crate) fn crowded_fence_at(&self, p: usize) -> Option<FenceSpan> {
+        let f = *self.scanner.fence_at(p + 1)?;
+        if f.continued || f.start != p || f.open_end >= self.text.len() {
+            return None;
+        }
+        // An empty fence has no code to make room for.
+        let code_end = f.end.map_or(self.text.len(), |_| f.close_start);
+        let code = self.text.get(f.open_end + 1..code_end).unwrap_or("");
+        if code.bytes().all(is_ws) {
+            return None;
+        }
+        let line = self.open_line(&f);
+        let needed = self.limits.metric.len(line) + 2 + f.marker.close_len() + 1;
+        (needed > self.limits.max && self.repair(&f).is_some()).then_some(f)
+    }
+
+    /// The piece starting at `start` (after synthetic text costing `reopen`) ending with the
+    /// head of `fence`'s opening line, closed, after the text before it (see
+    /// [`Planner::opener_head`]); `None` when not even the marker fits after that text.
+    fn head_after_text(
+        &self,
+        start: usize,
+        reopen: ReopenCost,
+        fence: &FenceSpan,
+        bounds: Option<ContentBounds>,
+    ) -> Option<Planned> {
+        if fence.start <= start || self.breaks_only {
+            return None;
+        }
+        let close_cost = fence.marker.close_len() + 1;
+        let avail = self.limits.max.saturating_sub(reopen.units + close_cost);
+        let hi = self
+            .limits
+            .window_end(self.text, start, avail, reopen.lines + 1);
+        self.opener_head(start, fence, hi, bounds)
+            .map(|p| in_opening_line(self.text, p))
     }
 
     /// The head of an opening line too long to fit beside any code, at the end of a piece:

@@ -279,7 +279,7 @@ fn defect_7_a_too_long_opening_line_never_makes_a_message_of_fence_lines() {
         let at = lines
             .iter()
             .position(|l| *l == "fn main() {}")
-            .expect(&format!("{limit}/{delta} {sends:#?}"));
+            .unwrap_or_else(|| panic!("{limit}/{delta} {sends:#?}"));
         assert!(at > 0 && lines[at - 1].starts_with("```"), "{sends:#?}");
         assert!(
             lines.get(at + 1).is_some_and(|l| l.starts_with("```")),

@@ -109,13 +109,11 @@ fn defect_7_a_too_long_opening_line_is_reopened_bare() {
 }
 
 #[test]
-#[ignore = "issue 16 defect 8: a line cap of 3 sends an empty fence alone"]
 fn defect_8a_line_cap_never_sends_fence_lines_alone() {
     holds("8a");
 }
 
 #[test]
-#[ignore = "issue 16 defect 8: the splitter with a line cap of 3 cuts \"for:\""]
 fn defect_8b_line_cap_does_not_cut_words() {
     holds("8b");
 }

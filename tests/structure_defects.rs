@@ -287,3 +287,34 @@ fn defect_7_a_too_long_opening_line_never_makes_a_message_of_fence_lines() {
         );
     }
 }
+
+// ----- 8. a line cap of 3 and an empty fence at the end -----
+
+#[test]
+fn defect_8_a_line_cap_never_leaves_fence_lines_alone_nor_cuts_words() {
+    // The splitter: the empty fence stays with "for:", the soft line cap yields.
+    let splitter = PlatformSplitter::new(SplitConfig {
+        limit: 2000,
+        max_lines: Some(3),
+        ..SplitConfig::default()
+    })
+    .unwrap();
+    let texts_of = |text: &str| -> Vec<String> { texts(&splitter.split(text)) };
+    assert_eq!(texts_of("for:\n\n```\n```"), ["for:\n\n```\n```"]);
+    assert_eq!(
+        texts_of("One.\nTwo.\nThree.\nUse this for:\n\n```\n```"),
+        ["One.\nTwo.\nThree.", "Use this for:\n\n```\n```"]
+    );
+    // Where a cut can keep the cap, it still does.
+    assert_eq!(
+        texts_of("One.\nTwo.\nThree.\n```\ncode\n```"),
+        ["One.\nTwo.\nThree.", "```\ncode\n```"]
+    );
+    // The engine on Discord with a cap of 3.
+    let mut c = config("discord");
+    c.max_lines = Some(3);
+    for delta in [1, 5, 64] {
+        let sends = engine_sends(c.clone(), "Example for:\n\n```\n```", delta);
+        assert_eq!(sends, ["Example for:\n\n```\n```"], "{delta}");
+    }
+}

@@ -1698,13 +1698,11 @@ fn cli_defect_7_a_too_long_opening_line_is_reopened_bare() {
 }
 
 #[test]
-#[ignore = "issue 16 defect 8: a line cap of 3 sends an empty fence alone"]
 fn cli_defect_8a_line_cap_never_sends_fence_lines_alone() {
     cli_holds("8a");
 }
 
 #[test]
-#[ignore = "issue 16 defect 8: split with a line cap of 3 cuts \"for:\""]
 fn cli_defect_8b_line_cap_does_not_cut_words() {
     cli_holds("8b");
 }

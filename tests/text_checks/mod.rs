@@ -106,6 +106,35 @@ pub(crate) fn read_fences(text: &str) -> Reading {
     }
 }
 
+/// The number of lines of `text` that count against a line cap of `cap`: all of them, except
+/// when what follows its last line of content (a line neither blank nor a fence's opening
+/// or closing line) is fence lines and blank lines only, and that content line and what
+/// follows are more than `cap` lines: no cut could then keep those fence lines with content
+/// within the cap, and the cap yields to "no piece of fence lines only". Then only the lines
+/// through the content line count.
+pub(crate) fn capped_lines(text: &str, cap: usize) -> usize {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let mut open: Option<Fence> = None;
+    let mut last_content = None;
+    for (i, line) in lines.iter().enumerate() {
+        let blank = line.trim_matches(is_space).is_empty();
+        match open {
+            Some(f) if closes(f, line) => open = None,
+            Some(_) if !blank => last_content = Some(i),
+            Some(_) => {}
+            None => match opening(line) {
+                Some(f) => open = Some(f),
+                None if !blank => last_content = Some(i),
+                None => {}
+            },
+        }
+    }
+    match last_content {
+        Some(i) if lines.len() - i > cap => i + 1,
+        _ => lines.len(),
+    }
+}
+
 /// The lines of `text` that read as fence lines (opening or closing) outside/inside fences.
 fn fence_lines(text: &str) -> Vec<&str> {
     let mut open: Option<Fence> = None;
@@ -425,7 +454,7 @@ pub(crate) fn check_blocks(text: &str, blocks: &[Block], e: Expect) -> Result<()
             return Err(format!("{}: {len} > max {}", ctx(), e.max));
         }
         if let Some(cap) = e.max_lines {
-            let lines = b.text.split('\n').count();
+            let lines = capped_lines(&b.text, cap);
             if lines > cap {
                 return Err(format!("{}: {lines} lines > {cap}", ctx()));
             }

@@ -228,11 +228,25 @@ impl TableState {
         kind: TableLine,
     ) -> Option<usize> {
         let line = &bytes[line_start..line_end];
-        let trimmed = line_start
-            + line
-                .iter()
-                .rposition(|&b| !matches!(b, b' ' | b'\t' | b'\r'))
-                .map_or(0, |i| i + 1);
+        // Just past the line's last non-whitespace byte (asked only for table lines).
+        let trimmed = || {
+            line_start
+                + line
+                    .iter()
+                    .rposition(|&b| !matches!(b, b' ' | b'\t' | b'\r'))
+                    .map_or(0, |i| i + 1)
+        };
+        if self.head.is_none()
+            && !self.line_pipe
+            && self.spans.last().is_none_or(|t| t.end.is_some())
+        {
+            // The usual line: no table open, none pending, no pipe.
+            self.para_open = match kind {
+                TableLine::Text { blank, heading, .. } => !blank && !heading,
+                TableLine::Break => false,
+            };
+            return None;
+        }
         let (text, blank, heading, block) = match kind {
             TableLine::Text {
                 blank,
@@ -245,7 +259,7 @@ impl TableState {
         let mut safe = None;
         if self.open().is_some() {
             if row {
-                self.rows_end = trimmed;
+                self.rows_end = trimmed();
                 self.new_line();
                 return None;
             }
@@ -260,7 +274,7 @@ impl TableState {
                     end: None,
                     continued: false,
                 });
-                self.rows_end = trimmed;
+                self.rows_end = trimmed();
                 self.para_open = false;
                 self.new_line();
                 return None;

@@ -483,8 +483,9 @@ impl MarkdownScanner {
     /// turn out to start one).
     #[inline]
     pub(crate) fn table_blocks_cut(&self, p: usize) -> bool {
-        self.tables
-            .blocks_cut(p, self.line_start, self.mode == LineMode::Text)
+        // A list item's, quote's or heading's line is never a header row.
+        let text_line = self.mode == LineMode::Text && !self.line_block && !self.heading;
+        self.tables.blocks_cut(p, self.line_start, text_line)
     }
 
     /// The table that a cut at `p` would fall inside, if any.

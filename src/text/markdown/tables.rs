@@ -205,8 +205,9 @@ impl TableState {
     }
 
     /// Whether a cut at `p` may fall inside a table: inside a known one, after a line that
-    /// may be a header row, or inside the current line (starting at `line_start`, a text
-    /// line when `text_line`) while it holds a pipe and may be a header row.
+    /// may be a header row, or inside the current line (starting at `line_start`; a line of
+    /// paragraph text, not a list item's, quote's or heading's, when `text_line`) while it
+    /// holds a pipe and may be a header row.
     #[inline]
     pub(crate) fn blocks_cut(&self, p: usize, line_start: usize, text_line: bool) -> bool {
         (!self.spans.is_empty() && self.table_at(p).is_some())
@@ -283,8 +284,8 @@ impl TableState {
         }
         // What `blocks_cut` held back in this line: a header row now waits for the next
         // line; anything else turns safe.
-        if self.line_pipe && (self.line_starts_pipe || !self.para_open) {
-            match header_cells(line).filter(|_| row) {
+        if row && self.line_pipe && (self.line_starts_pipe || !self.para_open) {
+            match header_cells(line) {
                 Some(cells) => {
                     self.head = Some(HeaderCandidate {
                         start: line_start,

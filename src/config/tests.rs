@@ -233,7 +233,12 @@ fn every_override_applies() {
     assert!(r.coalescer().flush_on_enqueue);
     assert_eq!(r.coalescer().joiner(), " ");
     assert_eq!(r.splitter().mode, SplitMode::Newline);
-    assert_eq!(r.splitter().max_lines, Some(40));
+    assert_eq!(
+        r.splitter().max_lines,
+        Some(39),
+        "a line kept for the prefix, which may stand on its own line"
+    );
+    assert_eq!(r.coalescer().max_lines, Some(39));
     assert_eq!(r.preview_chunker().min, 50);
     assert_eq!(r.preview_chunker().max, 60);
     assert!(!r.preview_chunker().flush_on_paragraph);
@@ -346,6 +351,21 @@ fn prefix_reserves_room() {
     };
     let r = resolve(&ChannelProfile::TELEGRAM, &[&o]);
     assert_eq!(r.text_budget(), 4000 - 3, "🤖 and its line break");
+    // With a prefix, the line cap keeps a line for it, and must leave a piece its 3.
+    let o = ConfigOverrides {
+        response_prefix: Some(Some("[bot]".into())),
+        ..ConfigOverrides::default()
+    };
+    let r = resolve(&ChannelProfile::DISCORD, &[&o]);
+    assert_eq!(r.splitter().max_lines, Some(16));
+    let mut c = Config::for_channel(&ChannelProfile::DISCORD);
+    c.response_prefix = Some("[bot]".into());
+    c.max_lines = Some(MIN_MAX_LINES);
+    let e = c.validate().map(|_| ()).unwrap_err().to_string();
+    assert!(
+        e.contains("max_lines must be at least 4 with a response_prefix"),
+        "{e}"
+    );
     // An empty or blank prefix is no prefix.
     for blank in ["", "   "] {
         let o = ConfigOverrides {

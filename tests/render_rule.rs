@@ -743,8 +743,7 @@ reply_tests!(
     engine_reply_api_migration,
     splitter_reply_api_migration,
     "api-migration-v1-to-v2.md",
-    engine_ignored = "issue 16 (tables): a table cut between its header and delimiter rows, or a continuation without the header repeated",
-    splitter_ignored = "issue 16 (tables): a table cut between its header and delimiter rows, or a continuation without the header repeated"
+    engine_ignored = "issue 16 (tables): a table cut between its header and delimiter rows, or a continuation without the header repeated"
 );
 
 reply_tests!(
@@ -780,8 +779,7 @@ reply_tests!(
     engine_reply_home_server,
     splitter_reply_home_server,
     "home-server-complete-guide.md",
-    engine_ignored = "issue 16 (tables): a table cut between its header and delimiter rows, or a continuation without the header repeated",
-    splitter_ignored = "issue 16 (tables): a table cut between its header and delimiter rows, or a continuation without the header repeated"
+    engine_ignored = "issue 16 (tables): a table cut between its header and delimiter rows, or a continuation without the header repeated"
 );
 
 reply_tests!(
@@ -795,17 +793,14 @@ reply_tests!(
 reply_tests!(
     engine_reply_kyoto_itinerary,
     splitter_reply_kyoto_itinerary,
-    "kyoto-itinerary-cjk-emoji.md",
-    engine_ignored = "issue 16 (tables): a table cut between its header and delimiter rows, or a continuation without the header repeated",
-    splitter_ignored = "issue 16 (tables): a table cut between its header and delimiter rows, or a continuation without the header repeated"
+    "kyoto-itinerary-cjk-emoji.md"
 );
 
 reply_tests!(
     engine_reply_meeting_notes,
     splitter_reply_meeting_notes,
     "meeting-notes-crlf.md",
-    engine_ignored = "issue 16 (tables): a table cut between its header and delimiter rows, or a continuation without the header repeated",
-    splitter_ignored = "issue 16 (tables): a table cut between its header and delimiter rows, or a continuation without the header repeated"
+    engine_ignored = "issue 16 (tables): a table cut between its header and delimiter rows, or a continuation without the header repeated"
 );
 
 reply_tests!(
@@ -873,8 +868,7 @@ reply_tests!(
 reply_tests!(
     engine_reply_strikethrough,
     splitter_reply_strikethrough,
-    "strikethrough-and-underscores.md",
-    engine_ignored = "issue 16 (tables): a table cut between its header and delimiter rows, or a continuation without the header repeated"
+    "strikethrough-and-underscores.md"
 );
 
 reply_tests!(
@@ -889,8 +883,7 @@ reply_tests!(
     engine_reply_travel_plan,
     splitter_reply_travel_plan,
     "travel-plan-7kb-table.md",
-    engine_ignored = "issue 16 (tables, defect 1): a 7 KB table's continuations repeat no header",
-    splitter_ignored = "issue 16 (tables, defect 1): the splitter repeats no header on a long table's continuations"
+    engine_ignored = "issue 16 (tables, defect 1): a 7 KB table's continuations repeat no header"
 );
 
 // ---- previews and prefixes ----------------------------------------------------------------
@@ -960,7 +953,6 @@ const BLOCK_STARTS: [&str; 6] = [
 ];
 
 #[test]
-#[ignore = "issue 16 (defect 6): the response prefix is glued onto a fence, list, table, quote or heading"]
 fn engine_prefix_goes_on_its_own_line_before_a_block() {
     for text in BLOCK_STARTS {
         assert_none(text, engine_matrix(text, &[Limits::Profile], Some("[bot]")));

@@ -48,6 +48,10 @@
 //!   header the reply showed before that point, where the reply goes on with a body row: the
 //!   synthetic repeated header of a continued table;
 //! - separators at message edges (above).
+//!
+//! One difference is called out although the tokens would match: a message whose last
+//! token is a list marker while the reply goes on with that item's text (the chat shows an
+//! empty item, then the text without its marker in the next message).
 
 use std::fmt::Write as _;
 use std::rc::Rc;
@@ -612,7 +616,20 @@ pub(crate) fn check_messages(
             whole.len() >= at + k + body.len() && whole[at + k..at + k + body.len()] == *body
         });
         match found {
-            Some(&(k, drop)) => at += k + msg.len() - drop,
+            Some(&(k, drop)) => {
+                at += k + msg.len() - drop;
+                // A list marker at the very end, its text in the next message: the chat
+                // shows an empty item, then the text without its marker.
+                let next = whole[at..].iter().find(|t| !t.is_gap());
+                if msg.last().is_some_and(|t| matches!(t, Tok::Item { .. }))
+                    && matches!(next, Some(Tok::Char(..)))
+                {
+                    return Err(format!(
+                        "message {index} ends with a lone list marker; its item's text is in \
+                         the next message\n  message raw text: {raw:?}"
+                    ));
+                }
+            }
             None => {
                 let (k, drop) = candidates
                     .iter()

@@ -26,6 +26,9 @@ struct Record<'a> {
     fence_reopened: bool,
     indent_reopened: bool,
     fence_closed: bool,
+    table_header_repeated: bool,
+    head_len: usize,
+    tail_len: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     flushed: Option<bool>,
     /// (split with --format) the format `text` is in, and the Markdown piece it came from.
@@ -75,6 +78,9 @@ impl<W: Write> JsonLines<W> {
             fence_reopened: block.fence_reopened,
             indent_reopened: block.indent_reopened,
             fence_closed: block.fence_closed,
+            table_header_repeated: block.table_header_repeated,
+            head_len: block.head_len,
+            tail_len: block.tail_len,
             flushed,
             format: format.map(|(f, _)| f.name()),
             markdown: format.map(|_| block.text.as_str()),
@@ -149,6 +155,13 @@ Output: one JSON object per line, one per block (chunk) or piece (split):
   fence_reopened  text starts with a synthetic fence opening line
   indent_reopened text starts with 4 synthetic spaces (an indented code line goes on)
   fence_closed    text ends with a synthetic fence closing line
+  table_header_repeated
+                  text starts with a table's header and delimiter rows again (the
+                  piece goes on with the rows of a table cut between two rows)
+  head_len        bytes of synthetic text at the start of the Markdown piece (0: none)
+  tail_len        bytes of synthetic text at the end of the Markdown piece (0: none);
+                  piece[head_len .. len(piece) - tail_len] is FILE[start..end] exactly
+                  (the piece is text, or markdown with split --format)
   flushed         (chunk) the block came from the final forced drain
   format          (split --format) the format text is rendered in
   markdown        (split --format) the Markdown piece text was rendered from

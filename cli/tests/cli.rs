@@ -51,6 +51,10 @@ struct Piece {
     end: usize,
     fence_reopened: bool,
     fence_closed: bool,
+    table_header_repeated: bool,
+    /// Bytes of synthetic text at the start and at the end of `text`.
+    head_len: usize,
+    tail_len: usize,
 }
 
 impl Piece {
@@ -71,6 +75,9 @@ impl Piece {
             end: n("end"),
             fence_reopened: b("fence_reopened"),
             fence_closed: b("fence_closed"),
+            table_header_repeated: b("table_header_repeated"),
+            head_len: n("head_len"),
+            tail_len: n("tail_len"),
         }
     }
 }
@@ -175,6 +182,18 @@ fn check(expect: &Expect<'_>, pieces: &[Piece]) {
         // The display text is the source range plus the synthetic fence lines.
         assert!(p.start <= p.end && p.end <= source.len(), "{at}: bad range");
         let mut body = p.text.as_str();
+        if p.table_header_repeated {
+            let mut lines = body.splitn(3, '\n');
+            let (header, delimiter) = (lines.next().unwrap(), lines.next().unwrap_or(""));
+            let head = format!("{header}\n{delimiter}\n");
+            assert!(
+                source[..p.start].contains(&head)
+                    && delimiter.contains('-')
+                    && delimiter.contains('|'),
+                "{at}: bad repeated header {head:?}"
+            );
+            body = &body[head.len()..];
+        }
         if p.fence_reopened {
             let (first, rest) = body.split_once('\n').expect("reopened line");
             assert!(FenceMarker::parse_open(first).is_some(), "{at}: {first:?}");
@@ -189,6 +208,12 @@ fn check(expect: &Expect<'_>, pieces: &[Piece]) {
             body = rest;
         }
         assert_eq!(body, &source[p.start..p.end], "{at}: text vs source range");
+        // The synthetic edges are stated exactly.
+        assert_eq!(
+            &p.text[p.head_len..p.text.len() - p.tail_len],
+            &source[p.start..p.end],
+            "{at}: head_len/tail_len"
+        );
 
         // Nothing lost, nothing repeated: pieces and separators tile the source. Only blank
         // lines before the first piece and whitespace after the last may be left out.
@@ -727,6 +752,15 @@ mod checker {
             end,
             fence_reopened: reopen,
             fence_closed: close,
+            table_header_repeated: false,
+            head_len: match reopen {
+                true => text.find('\n').map_or(0, |i| i + 1),
+                false => 0,
+            },
+            tail_len: match close {
+                true => text.len() - text.rfind('\n').unwrap_or(text.len()),
+                false => 0,
+            },
         }
     }
 
@@ -2012,13 +2046,11 @@ fn cli_defect_harness_shows_what_the_engine_sends() {
 }
 
 #[test]
-#[ignore = "issue 16 defect 1: split cuts between a table's header and delimiter rows"]
 fn cli_defect_1a_table_header_and_delimiter_stay_together() {
     cli_holds("1a");
 }
 
 #[test]
-#[ignore = "issue 16 defect 1: a long table's continuation repeats no header"]
 fn cli_defect_1b_every_part_of_a_long_table_has_its_header() {
     cli_holds("1b");
 }
@@ -2026,7 +2058,6 @@ fn cli_defect_1b_every_part_of_a_long_table_has_its_header() {
 /// `demo` streams the 7 KB travel plan on Telegram at its default pace: every message whose
 /// first line is a table row must start with the table's header row.
 #[test]
-#[ignore = "issue 16 defect 1: a long table's continuation repeats no header"]
 fn cli_defect_1_demo_shows_the_header_first_in_every_table_message() {
     let out = run(&[
         "demo",
@@ -2079,31 +2110,26 @@ fn cli_defect_5_a_long_code_span_stays_code() {
 }
 
 #[test]
-#[ignore = "issue 16 defect 6: the prefix is glued to a ``` fence"]
 fn cli_defect_6a_prefix_before_a_backtick_fence() {
     cli_holds("6a");
 }
 
 #[test]
-#[ignore = "issue 16 defect 6: the prefix is glued to a ~~~ fence"]
 fn cli_defect_6b_prefix_before_a_tilde_fence() {
     cli_holds("6b");
 }
 
 #[test]
-#[ignore = "issue 16 defect 7: a too-long opening line gives a message of fence lines only"]
 fn cli_defect_7_a_too_long_opening_line_is_reopened_bare() {
     cli_holds("7");
 }
 
 #[test]
-#[ignore = "issue 16 defect 8: a line cap of 3 sends an empty fence alone"]
 fn cli_defect_8a_line_cap_never_sends_fence_lines_alone() {
     cli_holds("8a");
 }
 
 #[test]
-#[ignore = "issue 16 defect 8: split with a line cap of 3 cuts \"for:\""]
 fn cli_defect_8b_line_cap_does_not_cut_words() {
     cli_holds("8b");
 }

@@ -917,7 +917,8 @@ typedef struct replystream_outcome {
 typedef struct replystream_block {
     /**
      * What to display: the source text of the piece, plus synthetic text at an edge where
-     * code was cut (see `fence_reopened`, `indent_reopened`, `fence_closed`).
+     * code or a table was cut (see `fence_reopened`, `indent_reopened`, `fence_closed`,
+     * `table_header_repeated`).
      */
     struct replystream_str text;
     /**
@@ -962,6 +963,11 @@ typedef struct replystream_block {
      * line). `source_in_text_end - source_in_text_start == source_end - source_start`.
      */
     size_t source_in_text_end;
+    /**
+     * The piece starts with a table's header row and delimiter row repeated (synthetic, up
+     * to `source_in_text_start`): it goes on with the rows of a table cut between two rows.
+     */
+    bool table_header_repeated;
 } replystream_block;
 
 #ifdef __cplusplus

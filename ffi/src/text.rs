@@ -23,7 +23,8 @@ use crate::types::replystream_str;
 #[derive(Clone, Copy, Debug)]
 pub struct replystream_block {
     /// What to display: the source text of the piece, plus synthetic text at an edge where
-    /// code was cut (see `fence_reopened`, `indent_reopened`, `fence_closed`).
+    /// code or a table was cut (see `fence_reopened`, `indent_reopened`, `fence_closed`,
+    /// `table_header_repeated`).
     pub text: replystream_str,
     /// The source text between this piece and the next (e.g. "\n\n", " ", or empty after a
     /// hard cut).
@@ -49,6 +50,9 @@ pub struct replystream_block {
     /// The byte offset in `text` where it ends (exclusive; before a synthetic closing fence
     /// line). `source_in_text_end - source_in_text_start == source_end - source_start`.
     pub source_in_text_end: usize,
+    /// The piece starts with a table's header row and delimiter row repeated (synthetic, up
+    /// to `source_in_text_start`): it goes on with the rows of a table cut between two rows.
+    pub table_header_repeated: bool,
 }
 
 /// The pieces of a text from `replystream_split` or `replystream_chunk`. Opaque; read with
@@ -86,6 +90,7 @@ impl replystream_blocks {
                 indent_reopened: b.indent_reopened,
                 source_in_text_start: shown.start,
                 source_in_text_end: shown.end,
+                table_header_repeated: b.table_header_repeated,
             })
             .collect();
         replystream_blocks { blocks, views }

@@ -186,13 +186,11 @@ fn the_c_abi_harness_shows_what_the_engine_sends() {
 }
 
 #[test]
-#[ignore = "issue 16 defect 1: the splitter cuts between a table's header and delimiter rows"]
 fn defect_1a_table_header_and_delimiter_stay_together() {
     holds("1a");
 }
 
 #[test]
-#[ignore = "issue 16 defect 1: a long table's continuation repeats no header"]
 fn defect_1b_every_part_of_a_long_table_has_its_header() {
     holds("1b");
 }
@@ -222,31 +220,26 @@ fn defect_5_a_long_code_span_stays_code() {
 }
 
 #[test]
-#[ignore = "issue 16 defect 6: the prefix is glued to a ``` fence"]
 fn defect_6a_prefix_before_a_backtick_fence() {
     holds("6a");
 }
 
 #[test]
-#[ignore = "issue 16 defect 6: the prefix is glued to a ~~~ fence"]
 fn defect_6b_prefix_before_a_tilde_fence() {
     holds("6b");
 }
 
 #[test]
-#[ignore = "issue 16 defect 7: a too-long opening line gives a message of fence lines only"]
 fn defect_7_a_too_long_opening_line_is_reopened_bare() {
     holds("7");
 }
 
 #[test]
-#[ignore = "issue 16 defect 8: a line cap of 3 sends an empty fence alone"]
 fn defect_8a_line_cap_never_sends_fence_lines_alone() {
     holds("8a");
 }
 
 #[test]
-#[ignore = "issue 16 defect 8: the splitter with a line cap of 3 cuts \"for:\""]
 fn defect_8b_line_cap_does_not_cut_words() {
     holds("8b");
 }

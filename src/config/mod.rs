@@ -493,7 +493,9 @@ impl Config {
     ///   whole);
     /// - a rendered `response_prefix` so long that less than that remains of `text_limit`;
     /// - `chunk_max` or `preview_block_max` (once raised to their `min`) below that limit;
-    /// - `max_lines` below [`MIN_MAX_LINES`] (0 included);
+    /// - `max_lines` below [`MIN_MAX_LINES`] (0 included), or, with a response prefix, not
+    ///   above it (the prefix goes on a line of its own before a block construct, and the
+    ///   splitter and the coalescer keep a line for it);
     /// - a custom `human_delay` bound above [`HumanDelay::CUSTOM_LIMIT_MS`];
     /// - a `silent_token` or `heartbeat_token` that is empty or only whitespace (use `None`
     ///   to disable a token);
@@ -504,7 +506,7 @@ impl Config {
     ///   file system. Valid roots are written resolved (see [`MediaPolicy::roots`]).
     ///
     /// Clamps, in this order, with the *text budget* being `text_limit` minus the room the
-    /// response prefix takes (its length plus a joining space, see
+    /// response prefix takes (its length plus a joining space or line break, see
     /// `prefix_cost`), so that a prefixed message still fits:
     /// - chunk: `min >= 1`, `max >= min`; when the budget forces `max` down, `min` comes
     ///   down in proportion (800/1200 under a budget of 500 gives 333/500), so that cuts
@@ -576,6 +578,21 @@ impl Config {
             )));
         }
 
+        // Before a block construct the prefix takes a line of its own: keep one for it.
+        let max_lines = match (c.max_lines, &prefix) {
+            (Some(lines), Some(_)) => {
+                if lines <= MIN_MAX_LINES {
+                    return Err(invalid(format!(
+                        "max_lines must be at least {} with a response_prefix (got {lines}): \
+                         the prefix goes on a line of its own before a code fence, a table or \
+                         a list, and a piece needs {MIN_MAX_LINES} more",
+                        MIN_MAX_LINES + 1
+                    )));
+                }
+                Some(lines - 1)
+            }
+            (lines, _) => lines,
+        };
         (c.chunk_min, c.chunk_max) = clamp_range(c.chunk_min, c.chunk_max, budget);
         check_limit("chunk_max", c.chunk_max, c.metric)?;
         let coalesce_min = c.coalesce_min.unwrap_or(c.chunk_min);
@@ -624,7 +641,7 @@ impl Config {
                 ChunkMode::Length => SplitMode::Length,
                 ChunkMode::Newline => SplitMode::Newline,
             },
-            max_lines: c.max_lines,
+            max_lines,
         };
         let coalescer = CoalescerConfig {
             min: coalesce_min,
@@ -633,7 +650,7 @@ impl Config {
             break_preference: c.break_preference,
             flush_on_enqueue: flush_on_paragraph,
             metric: c.metric,
-            max_lines: c.max_lines,
+            max_lines,
         };
         Ok(ResolvedConfig {
             config: c,

@@ -249,7 +249,12 @@ fn every_override_applies() {
     assert!(r.coalescer().flush_on_enqueue);
     assert_eq!(r.coalescer().joiner(), " ");
     assert_eq!(r.splitter().mode, SplitMode::Newline);
-    assert_eq!(r.splitter().max_lines, Some(40));
+    assert_eq!(
+        r.splitter().max_lines,
+        Some(39),
+        "a line kept for the prefix, which may stand on its own line"
+    );
+    assert_eq!(r.coalescer().max_lines, Some(39));
     assert_eq!(r.preview_chunker().min, 50);
     assert_eq!(r.preview_chunker().max, 60);
     assert!(!r.preview_chunker().flush_on_paragraph);
@@ -344,7 +349,8 @@ fn prefix_reserves_room() {
     assert_eq!(r.coalescer().max, 1995);
     assert_eq!(r.splitter().limit, 1995);
     assert!(r.chunker().max <= 1995);
-    // A prefix ending in whitespace needs no extra space.
+    // A prefix ending in a space still needs room for a line break (before a block
+    // construct, the prefix goes on its own line); one ending in a line break does not.
     let o = ConfigOverrides {
         response_prefix: Some(Some("🤖 ".into())),
         ..ConfigOverrides::default()
@@ -352,8 +358,29 @@ fn prefix_reserves_room() {
     let r = resolve(&ChannelProfile::TELEGRAM, &[&o]);
     assert_eq!(
         r.text_budget(),
-        4000 - 3,
-        "🤖 is 2 UTF-16 units, plus the space"
+        4000 - 4,
+        "🤖 is 2 UTF-16 units, plus the space, plus a line break"
+    );
+    let o = ConfigOverrides {
+        response_prefix: Some(Some("🤖\n".into())),
+        ..ConfigOverrides::default()
+    };
+    let r = resolve(&ChannelProfile::TELEGRAM, &[&o]);
+    assert_eq!(r.text_budget(), 4000 - 3, "🤖 and its line break");
+    // With a prefix, the line cap keeps a line for it, and must leave a piece its 3.
+    let o = ConfigOverrides {
+        response_prefix: Some(Some("[bot]".into())),
+        ..ConfigOverrides::default()
+    };
+    let r = resolve(&ChannelProfile::DISCORD, &[&o]);
+    assert_eq!(r.splitter().max_lines, Some(16));
+    let mut c = Config::for_channel(&ChannelProfile::DISCORD);
+    c.response_prefix = Some("[bot]".into());
+    c.max_lines = Some(MIN_MAX_LINES);
+    let e = c.validate().map(|_| ()).unwrap_err().to_string();
+    assert!(
+        e.contains("max_lines must be at least 4 with a response_prefix"),
+        "{e}"
     );
     // An empty or blank prefix is no prefix.
     for blank in ["", "   "] {

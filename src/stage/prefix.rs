@@ -99,15 +99,76 @@ fn variable_value<'c>(name: &str, context: &'c PrefixContext) -> Option<&'c str>
     }
 }
 
-/// What goes between `prefix` and `text` when the prefix is applied (`" "`, or `""` when the
-/// prefix ends in whitespace), or `None` when it is not: an empty prefix, a blank text, or a
-/// text that already starts with the prefix (never twice).
+/// What goes between `prefix` and `text` when the prefix is applied, or `None` when it is
+/// not: an empty prefix, a blank text, or a text that already starts with the prefix (never
+/// twice). Before a text that starts with a block construct (see [`starts_with_block`]) a
+/// line break, so the prefix stands on its own line and the construct still renders (glued,
+/// `[bot] ```python` is inline code); else `" "`, or `""` when the prefix ends in
+/// whitespace. Never more than one unit (see [`prefix_cost`]).
 pub(crate) fn prefix_joiner(prefix: &str, text: &str) -> Option<&'static str> {
     let bare = prefix.trim_end();
     if bare.is_empty() || text.trim().is_empty() || text.trim_start().starts_with(bare) {
         return None;
     }
+    if prefix.ends_with('\n') {
+        return Some("");
+    }
+    if starts_with_block(text) {
+        return Some("\n");
+    }
     Some(if bare.len() == prefix.len() { " " } else { "" })
+}
+
+/// Whether the first line of `text` starts a block construct that a prefix glued before it
+/// would break: a fence, a table row, a list item, a block quote, an ATX heading, a thematic
+/// break, or indented code (4 columns or more; a send keeps a leading indentation only when
+/// it makes code).
+pub(crate) fn starts_with_block(text: &str) -> bool {
+    let mut lines = text.split('\n');
+    let first = lines.next().unwrap_or("");
+    let first = first.strip_suffix('\r').unwrap_or(first);
+    let columns = first
+        .bytes()
+        .take_while(|&b| b == b' ' || b == b'\t')
+        .fold(0, |c, b| if b == b'\t' { c + 4 - c % 4 } else { c + 1 });
+    if columns >= 4 {
+        return !first.trim().is_empty();
+    }
+    let rest = first.trim_start_matches([' ', '\t']).as_bytes();
+    let ends_marker = |i: usize| rest.get(i).is_none_or(|&b| b == b' ' || b == b'\t');
+    let thematic = |c: u8| {
+        rest.iter().filter(|&&b| b == c).count() >= 3
+            && rest.iter().all(|&b| b == c || b == b' ' || b == b'\t')
+    };
+    let digits = rest
+        .iter()
+        .take(10)
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    match rest.first() {
+        None => false,
+        Some(b'`') => rest.starts_with(b"```"),
+        Some(b'~') => rest.starts_with(b"~~~"),
+        Some(b'|' | b'>') => true,
+        Some(b'#') => {
+            let n = rest.iter().take_while(|&&b| b == b'#').count();
+            n <= 6 && ends_marker(n)
+        }
+        Some(&c @ (b'-' | b'*' | b'+' | b'_')) => (c != b'_' && ends_marker(1)) || thematic(c),
+        Some(_) if (1..=9).contains(&digits) => {
+            matches!(rest.get(digits), Some(b'.' | b')')) && ends_marker(digits + 1)
+        }
+        // A table whose header row does not start with a pipe.
+        Some(_) => {
+            first.contains('|')
+                && lines.next().is_some_and(|l| {
+                    let l = l.trim_end_matches('\r').trim();
+                    l.contains('|')
+                        && l.contains('-')
+                        && l.bytes().all(|b| matches!(b, b'|' | b'-' | b':' | b' '))
+                })
+        }
+    }
 }
 
 /// Prepends `prefix` to `text`: joined with one space, or directly when the prefix already
@@ -135,8 +196,9 @@ pub(crate) fn prefix_cost(prefix: &str, metric: crate::LengthMetric) -> usize {
     if prefix.trim_end().is_empty() {
         return 0;
     }
-    let space = usize::from(prefix.trim_end().len() == prefix.len());
-    metric.len(prefix) + space
+    // A space, or a line break before a block construct (even after a prefix that ends in
+    // a space).
+    metric.len(prefix) + usize::from(!prefix.ends_with('\n'))
 }
 
 #[cfg(test)]
@@ -243,14 +305,77 @@ mod tests {
     }
 
     #[test]
+    fn goes_on_its_own_line_before_a_block_construct() {
+        for text in [
+            "```python\nprint(1)\n```",
+            "~~~\nx\n~~~",
+            "| a | b |\n|---|---|",
+            "a | b\n--- | ---",
+            "- item",
+            "* item",
+            "+ item",
+            "12. step",
+            "3) step",
+            "> quote",
+            "## Heading",
+            "#",
+            "---",
+            "* * *",
+            "___",
+            "    indented code",
+            "  ```\ncode\n  ```",
+        ] {
+            assert_eq!(
+                apply_prefix("[bot]", text),
+                format!("[bot]\n{text}"),
+                "{text:?}"
+            );
+            assert_eq!(
+                apply_prefix("[bot] ", text),
+                format!("[bot] \n{text}"),
+                "{text:?}"
+            );
+            assert_eq!(
+                apply_prefix("[bot]\n", text),
+                format!("[bot]\n{text}"),
+                "{text:?}"
+            );
+        }
+        for text in [
+            "hello",
+            "#hashtag",
+            "-5 degrees",
+            "2024 was a year",
+            "`code` span",
+            "``",
+            "a | b",
+            "**bold**",
+            "1.5 litres",
+        ] {
+            assert_eq!(
+                apply_prefix("[bot]", text),
+                format!("[bot] {text}"),
+                "{text:?}"
+            );
+        }
+    }
+
+    #[test]
     fn cost_matches_application() {
         use crate::LengthMetric;
         for prefix in ["[bot]", "[bot] ", "🦀", "", " "] {
             for metric in LengthMetric::ALL {
-                let text = "hello";
-                let applied = apply_prefix(prefix, text);
+                for text in ["hello", "```\nx\n```"] {
+                    let applied = apply_prefix(prefix, text);
+                    assert!(
+                        metric.len(&applied) - metric.len(text) <= prefix_cost(prefix, metric),
+                        "{prefix:?} {metric}"
+                    );
+                }
+                // The cost is what the widest joining takes.
+                let applied = apply_prefix(prefix, "```\nx\n```");
                 assert_eq!(
-                    metric.len(&applied) - metric.len(text),
+                    metric.len(&applied) - metric.len("```\nx\n```"),
                     prefix_cost(prefix, metric),
                     "{prefix:?} {metric}"
                 );

@@ -139,6 +139,8 @@ enum ReopenKind {
     Marker(FenceMarker, bool),
     /// An indented code line continued after 4 spaces.
     Indent,
+    /// A table's header and delimiter rows (saved in `reopen_table`) repeated.
+    Table,
 }
 
 /// The break classes a chunker cuts at, best first: those allowed for eager cuts (the
@@ -262,6 +264,9 @@ pub struct BlockChunker {
     /// The opening line of the fence open at the block start, once it may have left the
     /// buffer (for reopening it).
     reopen_line: String,
+    /// The header and delimiter rows of the table the block starts in, once they may have
+    /// left the buffer (for repeating them).
+    reopen_table: String,
     /// A cut at max waits for the line starting here to be decided.
     max_wait: Option<usize>,
     /// Room for candidates being re-checked (kept to reuse its capacity).
@@ -305,6 +310,7 @@ impl BlockChunker {
             reopen: None,
             reopen_cost: ReopenCost::default(),
             reopen_line: String::new(),
+            reopen_table: String::new(),
             fresh: Vec::new(),
             waiting: Vec::new(),
             max_wait: None,
@@ -410,6 +416,7 @@ impl BlockChunker {
         self.content = Err(0);
         self.clear_reopen();
         self.reopen_line.clear();
+        self.reopen_table.clear();
         self.fresh.clear();
         self.waiting.clear();
         self.max_wait = None;
@@ -437,6 +444,9 @@ impl BlockChunker {
             },
             ReopenKind::Marker(marker, space) => Reopen::Marker { marker, space },
             ReopenKind::Indent => Reopen::Indent,
+            ReopenKind::Table => Reopen::Table {
+                head: &self.reopen_table,
+            },
         })
     }
 
@@ -478,6 +488,7 @@ impl BlockChunker {
             order: self.forced,
             complete,
             continued_line: Some(&self.reopen_line),
+            continued_table: Some(&self.reopen_table),
             breaks_only: false,
         }
     }
@@ -500,9 +511,23 @@ impl BlockChunker {
             self.scanner.scan(&self.buffer[..self.cursor]);
             self.scanned = self.cursor;
         }
-        let n = keep_from.min(self.scanner.line_start());
+        // A line that may turn out to be a table's header row stays too (it is one line).
+        let n = keep_from
+            .min(self.scanner.line_start())
+            .min(self.scanner.pending_table_head().unwrap_or(usize::MAX));
         if n == 0 {
             return;
+        }
+        // Likewise the header and delimiter rows of the table the block starts in.
+        if let Some(t) = self
+            .scanner
+            .table_at(self.start)
+            .or(self.scanner.open_table())
+            .copied()
+            && !t.continued
+            && t.start < n
+        {
+            self.save_table_head(t.start, t.delim_end);
         }
         // The fence the block starts in (open or not) may be reopened or repaired later:
         // keep its opening line. (A fence whose opening line goes lies around `start`, as
@@ -945,10 +970,20 @@ impl BlockChunker {
             .first_content(&self.buffer, c.sep_end, t)
             .is_ok()
         {
-            self.fresh.push((c, units));
+            if !self.before_crowded_fence(c, t) {
+                self.fresh.push((c, units));
+            }
         } else {
             self.waiting.push((c, units));
         }
+    }
+
+    /// Whether the next block after `c` would start with a fence whose opening line leaves
+    /// no room for code: such a cut is not made (the block takes the head of that line
+    /// instead, see [`Planner::crowded_fence_at`]).
+    fn before_crowded_fence(&self, c: Candidate, t: usize) -> bool {
+        self.scanner.fence_at(c.sep_end + 1).is_some()
+            && self.planner(t, false).crowded_fence_at(c.sep_end).is_some()
     }
 
     /// Moves the waiting candidates that now have content after them to `fresh`.
@@ -965,7 +1000,9 @@ impl BlockChunker {
                 .is_ok()
             {
                 self.waiting.swap_remove(k);
-                self.fresh.push((c, u));
+                if !self.before_crowded_fence(c, t) {
+                    self.fresh.push((c, u));
+                }
             } else {
                 k += 1;
             }
@@ -1111,6 +1148,9 @@ impl BlockChunker {
             fence_reopened: matches!(reopen, Some(Reopen::Fence { .. } | Reopen::Marker { .. })),
             indent_reopened: matches!(reopen, Some(Reopen::Indent)),
             fence_closed: close.is_some(),
+            table_header_repeated: matches!(reopen, Some(Reopen::Table { .. })),
+            head_len: reopen.map_or(0, |r| r.cost(LengthMetric::Bytes)),
+            tail_len: close.map_or(0, |m| m.close_len() + 1),
         });
         self.lead_from = self.start;
         self.clear_reopen();
@@ -1137,6 +1177,17 @@ impl BlockChunker {
                 }
             }
             NextStart::Indent => self.set_reopen(ReopenKind::Indent),
+            NextStart::Table => {
+                let Some(t) = self.scanner.table_at(end).copied() else {
+                    return;
+                };
+                if !t.continued {
+                    self.save_table_head(t.start, t.delim_end);
+                }
+                if !self.reopen_table.is_empty() {
+                    self.set_reopen(ReopenKind::Table);
+                }
+            }
             _ => {}
         }
     }
@@ -1147,6 +1198,16 @@ impl BlockChunker {
         let line = line.strip_suffix('\r').unwrap_or(line);
         self.reopen_line.clear();
         self.reopen_line.push_str(line);
+        if let Some(kind) = self.reopen {
+            self.set_reopen(kind);
+        }
+    }
+
+    /// Saves a table's header and delimiter rows, `buffer[start..end]`, for repeating them.
+    fn save_table_head(&mut self, start: usize, end: usize) {
+        let end = end.min(self.buffer.len());
+        self.reopen_table.clear();
+        self.reopen_table.push_str(&self.buffer[start..end]);
         if let Some(kind) = self.reopen {
             self.set_reopen(kind);
         }

@@ -34,7 +34,7 @@
 //! bounded by the window, never by the text.
 
 use super::limits::{Limits, widest_grapheme};
-use super::markdown::{FenceMarker, FenceSpan, IndentedSpan, MarkdownScanner};
+use super::markdown::{FenceMarker, FenceSpan, IndentedSpan, MarkdownScanner, TableSpan};
 use super::metric::{
     LengthMetric, floor_char_boundary, floor_grapheme_boundary, is_grapheme_boundary,
     next_grapheme_boundary,
@@ -409,6 +409,8 @@ pub(crate) enum Safety {
     Strict,
     /// Inline code spans may be cut (for a span longer than a piece).
     InCodeSpan,
+    /// Tables may be cut (for a row longer than a piece).
+    InTable,
 }
 
 /// A cut must leave content in its piece and after it: the piece must end after `first`
@@ -529,6 +531,7 @@ pub(crate) fn find_cut(
             && match safety {
                 Safety::Strict => scanner.is_safe_cut(j),
                 Safety::InCodeSpan => scanner.is_safe_cut_in_code_span(j),
+                Safety::InTable => scanner.is_safe_cut_in_table(j),
             }
             && allows(bounds, c.end, c.sep_end)
             && !truncates_into_fence_line(text, &mut lines, c.end, None)
@@ -809,6 +812,12 @@ pub(crate) enum Reopen<'a> {
     /// An indented code line cut in its middle continues after 4 spaces of indentation,
     /// so that it still reads as code.
     Indent,
+    /// A table cut between two rows goes on under its header and delimiter rows again, so
+    /// that the rest still renders as a table.
+    Table {
+        /// The header row, its line break and the delimiter row (no final `\n`).
+        head: &'a str,
+    },
 }
 
 impl Reopen<'_> {
@@ -823,6 +832,7 @@ impl Reopen<'_> {
             }
             Reopen::Marker { marker, space } => marker.close_len() + usize::from(*space),
             Reopen::Indent => Self::INDENT.len(),
+            Reopen::Table { head } => metric.len(head) + 1,
         }
     }
 
@@ -830,6 +840,7 @@ impl Reopen<'_> {
     pub(crate) fn lines(&self) -> usize {
         match self {
             Reopen::Fence { .. } => 1,
+            Reopen::Table { head } => 1 + memchr::memchr_iter(b'\n', head.as_bytes()).count(),
             Reopen::Marker { .. } | Reopen::Indent => 0,
         }
     }
@@ -838,7 +849,7 @@ impl Reopen<'_> {
     pub(crate) fn close_cost(&self) -> usize {
         match self {
             Reopen::Fence { marker, .. } | Reopen::Marker { marker, .. } => marker.close_len() + 1,
-            Reopen::Indent => 0,
+            Reopen::Indent | Reopen::Table { .. } => 0,
         }
     }
 
@@ -859,6 +870,10 @@ impl Reopen<'_> {
                 }
             }
             Reopen::Indent => out.push_str(Self::INDENT),
+            Reopen::Table { head } => {
+                out.push_str(head);
+                out.push('\n');
+            }
         }
     }
 }
@@ -902,6 +917,8 @@ pub(crate) enum NextStart {
     },
     /// With the indentation of an indented code line cut in its middle.
     Indent,
+    /// With the header and delimiter rows of the table cut between two of its rows.
+    Table,
 }
 
 /// A cut chosen when a piece must end (forced, or over the limit), whether the piece must
@@ -942,6 +959,8 @@ pub(crate) struct Planner<'a> {
     pub complete: bool,
     /// The opening line of a fence whose opening line is no longer in `text`.
     pub continued_line: Option<&'a str>,
+    /// The header and delimiter rows of a table whose header is no longer in `text`.
+    pub continued_table: Option<&'a str>,
     /// Only cuts at breaks (code line breaks included): no hard cut, no cut inside a line.
     pub breaks_only: bool,
 }
@@ -954,6 +973,15 @@ impl<'a> Planner<'a> {
         }
         let line = &self.text[fence.start..fence.open_end.min(self.text.len())];
         line.strip_suffix('\r').unwrap_or(line)
+    }
+
+    /// The header and delimiter rows of `table` (no final `\n`), when known.
+    pub(crate) fn table_head(&self, table: &TableSpan) -> Option<&'a str> {
+        let head = match table.continued {
+            true => self.continued_table?,
+            false => &self.text[table.start..table.delim_end.min(self.text.len())],
+        };
+        (!head.is_empty()).then_some(head)
     }
 
     /// How `fence` is reopened after a cut inside it, if it can be.
@@ -973,6 +1001,12 @@ impl<'a> Planner<'a> {
                 space,
             }),
             (NextStart::Indent, _) => Some(Reopen::Indent),
+            (NextStart::Table, _) => {
+                let table = self.scanner.table_at(planned.cut.end)?;
+                Some(Reopen::Table {
+                    head: self.table_head(table)?,
+                })
+            }
             _ => None,
         }
     }
@@ -1058,13 +1092,21 @@ impl<'a> Planner<'a> {
                 bounds,
             )
         };
+        // A cut right before a fence whose opening line leaves no room for code would start
+        // the next piece with fence lines only: the head of that line ends this piece instead,
+        // after the text before it, and the fence goes on under a bare marker.
+        let plain = |cut: Cut| {
+            self.crowded_fence_at(cut.sep_end)
+                .and_then(|f| self.head_after_text(start, reopen, &f, bounds))
+                .unwrap_or(Planned::plain(cut))
+        };
         let content_min = min_units.saturating_sub(reopen.units);
         // The end of the range the search below `min` must still look at.
         let mut below = hi;
         if content_min > 1 {
             let lo = start + limits.metric.floor_index(&text[start..], content_min - 1) + 1;
             if let Some(cut) = find(lo, hi, Safety::Strict) {
-                return Some(Planned::plain(cut));
+                return Some(plain(cut));
             }
             // `lo..=hi` holds no usable candidate: searching it again would find nothing.
             below = hi.min(lo - 1);
@@ -1074,7 +1116,7 @@ impl<'a> Planner<'a> {
         if (forced || content_min <= 1 || !self.scanner.is_safe_cut(hard))
             && let Some(cut) = find(start + 1, below, Safety::Strict)
         {
-            return Some(Planned::plain(cut));
+            return Some(plain(cut));
         }
         // Inside code, a cut is made the code's way or not at all (a plain cut would break
         // the fence, or lose the line's indentation); a fence that cannot be repaired is cut
@@ -1093,10 +1135,24 @@ impl<'a> Planner<'a> {
             if planned.is_some() || bounds.is_some() {
                 return planned;
             }
-        } else if self.scanner.code_at(hard).is_some()
-            && let Some(cut) = find(start + 1, hi, Safety::InCodeSpan)
-        {
-            return Some(Planned::plain(cut));
+        } else {
+            if self.scanner.table_blocks_cut(hard) {
+                if let Some(table) = self.scanner.table_at(hard).copied()
+                    && let Some(planned) = self.plan_in_table(start, reopen, &table, bounds)
+                {
+                    return Some(planned);
+                }
+                // A row longer than a piece (or a line that may still be a header row): the
+                // ordinary rules, inside the row.
+                if let Some(cut) = find(start + 1, hi, Safety::InTable) {
+                    return Some(Planned::plain(cut));
+                }
+            }
+            if self.scanner.code_at(hard).is_some()
+                && let Some(cut) = find(start + 1, hi, Safety::InCodeSpan)
+            {
+                return Some(Planned::plain(cut));
+            }
         }
         if self.breaks_only {
             return None;
@@ -1185,8 +1241,15 @@ impl<'a> Planner<'a> {
                 next: NextStart::Fence { bare },
             });
         }
-        // The opening line leaves no room for code beside it: end the piece before it, or,
-        // when it starts the piece, show its head.
+        // The opening line leaves no room for code beside it: after text, the piece ends
+        // with its head (a piece before it would start the next one with fence lines only);
+        // else end the piece before it, or, when it starts the piece, show its head.
+        if fence.start > start
+            && self.crowded_fence_at(fence.start).is_some()
+            && let Some(planned) = self.opener_head(start, fence, hi, bounds)
+        {
+            return Some(planned);
+        }
         if fence.start > start
             && let Some(cut) = cut_before_line(text, start, fence.start)
             && allows(bounds, cut.end, cut.sep_end)
@@ -1194,6 +1257,47 @@ impl<'a> Planner<'a> {
             return Some(Planned::plain(cut));
         }
         self.opener_head(start, fence, hi, bounds)
+    }
+
+    /// The fence whose opening line starts at `p`, when it holds code (as far as the text
+    /// goes) and that line is too long for a piece starting with it to show any: the line,
+    /// a line break, one char and the closing line do not fit.
+    pub(crate) fn crowded_fence_at(&self, p: usize) -> Option<FenceSpan> {
+        let f = *self.scanner.fence_at(p + 1)?;
+        if f.continued || f.start != p || f.open_end >= self.text.len() {
+            return None;
+        }
+        // An empty fence has no code to make room for.
+        let code_end = f.end.map_or(self.text.len(), |_| f.close_start);
+        let code = self.text.get(f.open_end + 1..code_end).unwrap_or("");
+        if code.bytes().all(is_ws) {
+            return None;
+        }
+        let line = self.open_line(&f);
+        let needed = self.limits.metric.len(line) + 2 + f.marker.close_len() + 1;
+        (needed > self.limits.max && self.repair(&f).is_some()).then_some(f)
+    }
+
+    /// The piece starting at `start` (after synthetic text costing `reopen`) ending with the
+    /// head of `fence`'s opening line, closed, after the text before it (see
+    /// [`Planner::opener_head`]); `None` when not even the marker fits after that text.
+    fn head_after_text(
+        &self,
+        start: usize,
+        reopen: ReopenCost,
+        fence: &FenceSpan,
+        bounds: Option<ContentBounds>,
+    ) -> Option<Planned> {
+        if fence.start <= start || self.breaks_only {
+            return None;
+        }
+        let close_cost = fence.marker.close_len() + 1;
+        let avail = self.limits.max.saturating_sub(reopen.units + close_cost);
+        let hi = self
+            .limits
+            .window_end(self.text, start, avail, reopen.lines + 1);
+        self.opener_head(start, fence, hi, bounds)
+            .map(|p| in_opening_line(self.text, p))
     }
 
     /// The head of an opening line too long to fit beside any code, at the end of a piece:
@@ -1245,6 +1349,72 @@ impl<'a> Planner<'a> {
             close: Some(*fence),
             next: NextStart::Fence { bare: true },
         })
+    }
+
+    /// A cut inside `table`, between two of its rows (the last line break that fits, with
+    /// a row on both sides: a piece never shows the header and delimiter rows alone). The
+    /// next piece starts with the header and delimiter rows again when they leave room
+    /// for the row after the cut, else plainly (the limit wins). `None` when no row break
+    /// fits: a row longer than a piece is cut by the ordinary rules.
+    fn plan_in_table(
+        &self,
+        start: usize,
+        reopen: ReopenCost,
+        table: &TableSpan,
+        bounds: Option<ContentBounds>,
+    ) -> Option<Planned> {
+        let text = self.text;
+        let bytes = text.as_bytes();
+        let limits = self.limits;
+        let avail = limits.max.saturating_sub(reopen.units);
+        let hi = limits
+            .window_end(text, start, avail, reopen.lines)
+            .min(text.len());
+        // Only between body rows, and the piece keeps at least one of them (it never ends
+        // with the header and delimiter rows alone).
+        let rows_from = start.max(table.rows_start).min(text.len());
+        let table_end = table.end.unwrap_or(text.len());
+        let mut search_end = hi;
+        while search_end > rows_from {
+            let nl = rows_from + memchr::memrchr(b'\n', &bytes[rows_from..search_end])?;
+            let mut p = nl;
+            while p > rows_from && is_ws(bytes[p - 1]) {
+                p -= 1;
+            }
+            let q = nl + 1;
+            search_end = p.min(nl);
+            // Rows hold no blank line: the next row starts right after the line break.
+            if p <= rows_from || q >= table_end || !boundary_at(text, p) || !allows(bounds, p, q) {
+                continue;
+            }
+            if !self.complete && q >= text.len() {
+                continue;
+            }
+            let repeat = self.table_head(table).filter(|head| {
+                // The header again, and the row after the cut (as far as it is known), within
+                // the limits; and the header takes at most half of a piece, with room for
+                // the widest cluster beside it, or the rows would go on in crumbs.
+                let row_end = memchr::memchr(b'\n', &bytes[q..]).map_or(text.len(), |i| q + i);
+                let cost = ReopenCost::of(Some(Reopen::Table { head }), limits.metric);
+                cost.units * 2 <= limits.max
+                    && cost.units + widest_grapheme(limits.metric) <= limits.max
+                    && limits.fits(text, q, row_end, cost.units, cost.lines)
+            });
+            let next = match repeat {
+                Some(_) => NextStart::Table,
+                None => NextStart::Plain,
+            };
+            return Some(Planned {
+                cut: Cut {
+                    end: p,
+                    sep_end: q,
+                    class: BreakClass::Line,
+                },
+                close: None,
+                next,
+            });
+        }
+        None
     }
 
     /// A cut inside an indented code block: at a line break of the code (the next piece

@@ -233,6 +233,7 @@ impl<'a> SplitRun<'a, '_> {
             order: &ORDER,
             complete: true,
             continued_line: None,
+            continued_table: None,
             breaks_only: false,
         }
     }
@@ -268,6 +269,11 @@ impl<'a> SplitRun<'a, '_> {
                 self.reopen = open.and_then(|f| planner.repair(f));
                 return;
             }
+            if self.tail_over_line_cap(start, last, reopen.units + close_cost, reopen.lines) {
+                self.emit(start, last, sep_end, open.map(|f| f.marker));
+                self.reopen = open.and_then(|f| planner.repair(f));
+                return;
+            }
             let planned = planner
                 .plan(start, reopen, 1, true)
                 .expect("a forced plan always has a cut");
@@ -277,6 +283,36 @@ impl<'a> SplitRun<'a, '_> {
             debug_assert!(planned.next != NextStart::Plain || self.reopen.is_none());
             start = self.begin(cut.sep_end, end);
         }
+    }
+
+    /// Whether the rest of the range, `text[start..last]`, goes out whole although it is over
+    /// the line cap: it fits the limit, and the cap only because of fence lines (and blank
+    /// lines) after its last line of content, which with that line are more lines than the
+    /// cap. Any cut would leave a piece of fence lines only (an empty fence at the end:
+    /// `"for:\n\n```\n```"` under a cap of 3), and a line cap is the softer rule.
+    fn tail_over_line_cap(&self, start: usize, last: usize, extra: usize, lines: usize) -> bool {
+        let Some(cap) = self.limits.max_lines else {
+            return false;
+        };
+        let text = self.text;
+        let Some(y) = self.scanner.last_content(text, start, last) else {
+            return false;
+        };
+        let bytes = text.as_bytes();
+        let content_end = memchr::memchr(b'\n', &bytes[y..last]).map_or(last, |i| y + i);
+        let content_line =
+            memchr::memrchr(b'\n', &bytes[start..y]).map_or(start, |i| start + i + 1);
+        let unlimited = Limits {
+            max_lines: None,
+            ..self.limits
+        };
+        // Only when no cut can help: the last line of content and what follows it are more
+        // lines than the cap on their own.
+        content_end < last
+            && memchr::memchr_iter(b'\n', &bytes[content_line..last]).count() + 1 > cap
+            && unlimited.fits(text, start, last, extra, 0)
+            && memchr::memchr_iter(b'\n', &text.as_bytes()[start..content_end]).count() + lines
+                < cap
     }
 
     /// Where the piece after a separator ending at `q` starts showing text (see
@@ -314,6 +350,9 @@ impl<'a> SplitRun<'a, '_> {
             ),
             indent_reopened: matches!(self.reopen, Some(Reopen::Indent)),
             fence_closed: close.is_some(),
+            table_header_repeated: matches!(self.reopen, Some(Reopen::Table { .. })),
+            head_len: self.reopen.map_or(0, |r| r.cost(LengthMetric::Bytes)),
+            tail_len: close.map_or(0, |m| m.close_len() + 1),
         });
     }
 }

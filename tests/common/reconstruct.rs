@@ -453,9 +453,29 @@ fn match_send(
             }
             rest
         }
-        None => text,
+        None => repeated_table_header(&src.text, n, text).unwrap_or(text),
     };
     match_rest(src, cursor, n, body, inside, rule)
+}
+
+/// A send that goes on with the rows of a table cut before `n` starts with the table's
+/// header row and delimiter row again (a flagged repair, synthetic like a reopened fence
+/// line): `text` without them, when its first two lines are a header and a delimiter row
+/// that stand together in the source before `n`, and the source at `n` is not those lines.
+fn repeated_table_header<'t>(source: &str, n: usize, text: &'t str) -> Option<&'t str> {
+    let mut lines = text.splitn(3, '\n');
+    let (header, delimiter) = (lines.next()?, lines.next()?);
+    lines.next()?;
+    let row = delimiter.trim_end_matches('\r').trim();
+    let is_delimiter = row.contains('|')
+        && row.contains('-')
+        && row.bytes().all(|b| matches!(b, b'|' | b'-' | b':' | b' '));
+    let head = format!("{header}\n{delimiter}\n");
+    (is_delimiter
+        && header.contains('|')
+        && source[..n].contains(&head)
+        && !source[n..].starts_with(&head))
+    .then(|| &text[head.len()..])
 }
 
 /// Matches `body` (the send after its synthetic start) from the first non-separator byte

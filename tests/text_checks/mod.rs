@@ -106,6 +106,35 @@ pub(crate) fn read_fences(text: &str) -> Reading {
     }
 }
 
+/// The number of lines of `text` that count against a line cap of `cap`: all of them, except
+/// when what follows its last line of content (a line neither blank nor a fence's opening
+/// or closing line) is fence lines and blank lines only, and that content line and what
+/// follows are more than `cap` lines: no cut could then keep those fence lines with content
+/// within the cap, and the cap yields to "no piece of fence lines only". Then only the lines
+/// through the content line count.
+pub(crate) fn capped_lines(text: &str, cap: usize) -> usize {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let mut open: Option<Fence> = None;
+    let mut last_content = None;
+    for (i, line) in lines.iter().enumerate() {
+        let blank = line.trim_matches(is_space).is_empty();
+        match open {
+            Some(f) if closes(f, line) => open = None,
+            Some(_) if !blank => last_content = Some(i),
+            Some(_) => {}
+            None => match opening(line) {
+                Some(f) => open = Some(f),
+                None if !blank => last_content = Some(i),
+                None => {}
+            },
+        }
+    }
+    match last_content {
+        Some(i) if lines.len() - i > cap => i + 1,
+        _ => lines.len(),
+    }
+}
+
 /// The lines of `text` that read as fence lines (opening or closing) outside/inside fences.
 fn fence_lines(text: &str) -> Vec<&str> {
     let mut open: Option<Fence> = None;
@@ -384,6 +413,21 @@ fn synthetic_start(text: &str, b: &Block) -> Result<usize, String> {
             return Err("no reopened indentation".into());
         }
         Ok(4)
+    } else if b.table_header_repeated {
+        // Two lines, the second a delimiter row, that stand in the text before the source.
+        let mut lines = b.text.splitn(3, '\n');
+        let (header, delimiter) = (lines.next().unwrap_or(""), lines.next().unwrap_or(""));
+        let is_delimiter = delimiter.contains('|')
+            && delimiter.contains('-')
+            && delimiter
+                .trim_end_matches('\r')
+                .chars()
+                .all(|c| matches!(c, '|' | '-' | ':' | ' '));
+        let head = format!("{header}\n{delimiter}\n");
+        if !is_delimiter || !text[..b.source.start].contains(&head) {
+            return Err(format!("bad repeated table header {head:?}"));
+        }
+        Ok(head.len())
     } else {
         Ok(0)
     }
@@ -410,7 +454,7 @@ pub(crate) fn check_blocks(text: &str, blocks: &[Block], e: Expect) -> Result<()
             return Err(format!("{}: {len} > max {}", ctx(), e.max));
         }
         if let Some(cap) = e.max_lines {
-            let lines = b.text.split('\n').count();
+            let lines = capped_lines(&b.text, cap);
             if lines > cap {
                 return Err(format!("{}: {lines} lines > {cap}", ctx()));
             }
@@ -445,6 +489,14 @@ pub(crate) fn check_blocks(text: &str, blocks: &[Block], e: Expect) -> Result<()
         }
         if shown != source {
             return Err(format!("{}: shows {shown:?}, source {source:?}", ctx()));
+        }
+        if b.head_len != from || b.tail_len != b.text.len() - from - shown.len() {
+            return Err(format!(
+                "{}: head_len {} / tail_len {} do not match the synthetic text",
+                ctx(),
+                b.head_len,
+                b.tail_len
+            ));
         }
         if &b.text[b.source_in_text()] != source {
             return Err(format!("{}: source_in_text is wrong", ctx()));
@@ -536,6 +588,11 @@ fn fragment() -> impl Strategy<Value = String> {
         1 => Just("\n1. step ".to_string()),
         1 => Just("\n# Title ".to_string()),
         1 => Just("\n> quote ".to_string()),
+        2 => Just("\n\n| Item | Cost |\n|---|:--:|\n".to_string()),
+        2 => Just("\n| row | cell with words |".to_string()),
+        1 => Just("\n|---|---|\n".to_string()),
+        1 => Just(" | ".to_string()),
+        1 => Just("\n| a \\| b |\r\n| - |\r\n".to_string()),
         1 => Just("e\u{301}\u{302}".to_string()),
         1 => Just(" \u{301}".to_string()),
         1 => Just("a\u{600}  ".to_string()),

@@ -39,7 +39,8 @@ def check_pieces(case, blocks, text):
         case.assertEqual((b.start, b.end), (at, at + len(b.source_text)))
         case.assertEqual(text[b.start:b.end], b.source_text)
         at = b.end + len(b.sep)
-        case.assertEqual(start > 0, b.fence_reopened or b.indent_reopened)
+        case.assertEqual(start > 0,
+                         b.fence_reopened or b.indent_reopened or b.table_header_repeated)
         case.assertEqual(end < len(b.text), b.fence_closed)
         if b.indent_reopened:
             case.assertEqual((start, b.text[:4]), (4, "    "))
@@ -117,6 +118,17 @@ class Split(unittest.TestCase):
         self.assertTrue(any(b.indent_reopened for b in split(texts["indented"], "discord",
                                                               text_limit=smallest)))
         self.assertEqual(split("  \n\n"), [])  # only whitespace: no pieces
+
+    def test_a_long_table_repeats_its_header(self):
+        text = "Budget:\n\n| Item | Cost |\n|---|---:|\n" + "".join(
+            f"| item {i} | {i * 100} |\n" for i in range(40))
+        blocks = split(text, "generic", text_limit=200)
+        self.assertTrue(any(b.table_header_repeated for b in blocks))
+        check_pieces(self, blocks, text)
+        for b in blocks:
+            if b.table_header_repeated:
+                self.assertTrue(b.text.startswith("| Item | Cost |\n|---|---:|\n| item "))
+                self.assertEqual(b.source_in_text[0], len("| Item | Cost |\n|---|---:|\n"))
 
     def test_limits_below_the_smallest_are_refused(self):
         for metric, smallest in (("utf16", 29), ("chars", 24), ("bytes", 49), ("graphemes", 15)):

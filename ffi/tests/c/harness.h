@@ -89,7 +89,8 @@ HARNESS_UNUSED static void rebuilds_exactly(const replystream_blocks *blocks, co
         CHECK(end - start == b->source_end - b->source_start);
         CHECK(memcmp(b->text.ptr + start, text + b->source_start, end - start) == 0);
         /* Synthetic text only where a flag says so. */
-        CHECK((start > 0) == (b->fence_reopened || b->indent_reopened));
+        CHECK((start > 0) == (b->fence_reopened || b->indent_reopened ||
+                              b->table_header_repeated));
         CHECK(!b->indent_reopened || (start == 4 && memcmp(b->text.ptr, "    ", 4) == 0));
         CHECK((end < b->text.len) == b->fence_closed);
         CHECK(at + b->lead.len + (end - start) + b->sep.len <= len);

@@ -379,6 +379,13 @@ impl PreviewRenderer {
         {
             start = (self.base + span_end).min(end);
         }
+        // Never between a table's header row and its delimiter row: a window starting with
+        // the delimiter row would show it as text. It starts after it, at the first body row.
+        if let Some(t) = self.scanner.table_at(start - self.base)
+            && start - self.base <= t.delim_end
+        {
+            start = (self.base + t.rows_start).min(end);
+        }
         ceil_grapheme(answer, start, end)
     }
 

@@ -278,6 +278,34 @@ fn overflow_shows_a_tail_window_behind_a_header() {
 }
 
 #[test]
+fn a_window_never_starts_with_a_table_delimiter_row() {
+    // The window's natural start falls `k` bytes before the delimiter row, inside the header
+    // row: snapped to the next line start, it would begin with the delimiter row, which
+    // alone reads as text. It begins at the first body row instead.
+    let filler = "filler line\n".repeat(50);
+    let (header, delimiter) = ("| Header | Value |\n", "|---|---|\n");
+    let mut shown_rows = 0;
+    for k in 1..40 {
+        let mut rows = String::new();
+        while rows.len() + 10 <= TAIL_UNITS - k {
+            rows.push_str("| r | v |\n");
+        }
+        rows.push_str(&"y".repeat(TAIL_UNITS - k - rows.len()));
+        let text = format!("{filler}{header}{delimiter}{rows}");
+        let mut r = renderer(LengthMetric::Chars, 4096, None);
+        let (out, _) = render(&mut r, &text, "");
+        let (head, window) = out.split_once('\n').unwrap();
+        assert_eq!(head, TAIL_HEADER);
+        let first = window.split('\n').next().unwrap();
+        assert!(!first.starts_with("|---"), "k {k}: {first:?}");
+        if first.starts_with("| r |") {
+            shown_rows += 1;
+        }
+    }
+    assert!(shown_rows > 0, "some windows start at the first body row");
+}
+
+#[test]
 fn a_window_inside_a_fence_reopens_it_and_closes_it() {
     let mut text = String::from("Intro\n\n```python\n");
     for i in 0..300 {

@@ -26,7 +26,11 @@
 //! (never reallocated once warm), and [`MarkdownScanner::drain`] drops what a consumer has cut
 //! off the front of its buffer.
 
-use memchr::{memchr, memchr2_iter};
+mod tables;
+
+use memchr::{memchr, memchr3_iter};
+pub(crate) use tables::TableSpan;
+use tables::{TableLine, TableState};
 
 /// Whether `indent` (spaces and tabs) makes an indented code line: four columns or more
 /// (a tab counts four).
@@ -256,6 +260,8 @@ pub(crate) struct MarkdownScanner {
     line_blank: bool,
     /// The current text line is an ATX heading: an inline code span cannot go past its end.
     heading: bool,
+    /// The current line starts a list item or a block quote.
+    line_block: bool,
     /// An indented code block may start on the next line: at the start of the text and
     /// after a blank line, a heading or a fence's closing line (not after paragraph text).
     code_may_start: bool,
@@ -279,6 +285,8 @@ pub(crate) struct MarkdownScanner {
     /// When a block ends with an unmatched run, pair the runs after it (see
     /// [`MarkdownScanner::with_late_pairs`]).
     late_pairs: bool,
+    /// GFM tables (see [`tables`]).
+    tables: TableState,
 }
 
 impl Default for MarkdownScanner {
@@ -296,6 +304,7 @@ impl MarkdownScanner {
             mode: LineMode::Start,
             line_blank: true,
             heading: false,
+            line_block: false,
             code_may_start: true,
             fences: Vec::new(),
             codes: Vec::new(),
@@ -305,6 +314,7 @@ impl MarkdownScanner {
             run: None,
             newly_safe: None,
             late_pairs: false,
+            tables: TableState::default(),
         }
     }
 
@@ -327,6 +337,7 @@ impl MarkdownScanner {
         self.mode = LineMode::Start;
         self.line_blank = true;
         self.heading = false;
+        self.line_block = false;
         self.code_may_start = true;
         self.fences.clear();
         self.codes.clear();
@@ -335,6 +346,7 @@ impl MarkdownScanner {
         self.code_open_len = 0;
         self.run = None;
         self.newly_safe = None;
+        self.tables.reset();
     }
 
     /// Returns, and forgets, the lowest position `p` such that some cut at or after `p`
@@ -405,6 +417,9 @@ impl MarkdownScanner {
             self.pos = end;
         }
         self.end_indented();
+        if let Some(p) = self.tables.finish() {
+            self.mark_newly_safe(p);
+        }
     }
 
     /// After [`MarkdownScanner::finish`]: the end of `text` also ends its last block, so a
@@ -452,6 +467,41 @@ impl MarkdownScanner {
             && self.code_at(p).is_none()
             && self.indented_at(p).is_none()
             && !self.in_undecided_fence_line(p)
+            && !self.table_blocks_cut(p)
+    }
+
+    /// Whether a cut at `p` breaks no fence, no inline code span, no indented code block and
+    /// no undecided line (tables are ignored: for a row longer than a piece).
+    pub(crate) fn is_safe_cut_in_table(&self, p: usize) -> bool {
+        self.fence_at(p).is_none()
+            && self.code_at(p).is_none()
+            && self.indented_at(p).is_none()
+            && !self.in_undecided_fence_line(p)
+    }
+
+    /// Whether a cut at `p` may fall inside a table (a known one, or lines that may still
+    /// turn out to start one).
+    #[inline]
+    pub(crate) fn table_blocks_cut(&self, p: usize) -> bool {
+        // A list item's, quote's or heading's line is never a header row.
+        let text_line = self.mode == LineMode::Text && !self.line_block && !self.heading;
+        self.tables.blocks_cut(p, self.line_start, text_line)
+    }
+
+    /// The table that a cut at `p` would fall inside, if any.
+    pub(crate) fn table_at(&self, p: usize) -> Option<&TableSpan> {
+        self.tables.table_at(p)
+    }
+
+    /// Where a line that may still turn out to be a table's header row starts, if any
+    /// (a consumer that drops text keeps it).
+    pub(crate) fn pending_table_head(&self) -> Option<usize> {
+        self.tables.pending_head()
+    }
+
+    /// The table still taking rows at the end of the scanned text, if any.
+    pub(crate) fn open_table(&self) -> Option<&TableSpan> {
+        self.tables.open()
     }
 
     /// Whether a cut at `p` breaks no fence, no indented code block and no undecided line
@@ -460,6 +510,7 @@ impl MarkdownScanner {
         self.fence_at(p).is_none()
             && self.indented_at(p).is_none()
             && !self.in_undecided_fence_line(p)
+            && !self.table_blocks_cut(p)
     }
 
     /// While a fence is open at the end of the scanned text: how far `text` (which extends
@@ -651,6 +702,7 @@ impl MarkdownScanner {
         if let Some((s, l)) = self.run {
             self.run = Some((s.saturating_sub(n), l));
         }
+        self.tables.drain(n);
         self.newly_safe = self.newly_safe.map(|p| p.saturating_sub(n));
         self.pos = self.pos.saturating_sub(n);
         self.line_start = self.line_start.saturating_sub(n);
@@ -707,6 +759,7 @@ impl MarkdownScanner {
         }
         // A non-blank line indented less than 4 columns ends an indented code block.
         self.end_indented();
+        self.tables.line_starts_pipe = b == b'|';
         match b {
             b'`' | b'~' => {
                 // Three markers make a possible fence line; fewer followed by anything else
@@ -728,6 +781,7 @@ impl MarkdownScanner {
                         self.drop_unclosed_code(bytes, self.line_start);
                     }
                     self.heading = kind == BlockStart::Heading;
+                    self.line_block = kind == BlockStart::Other;
                     self.mode = LineMode::Text;
                 }
             },
@@ -759,7 +813,7 @@ impl MarkdownScanner {
     /// line and a trip through [`MarkdownScanner::scan`] between lines).
     fn scan_text(&mut self, bytes: &[u8]) {
         let base = self.pos;
-        let mut hits = memchr2_iter(b'`', b'\n', &bytes[base..]);
+        let mut hits = memchr3_iter(b'`', b'\n', b'|', &bytes[base..]);
         while self.pos < bytes.len() {
             if let Some((start, len)) = self.run {
                 // Continue a backtick run that may have been cut by the end of a delta.
@@ -799,6 +853,11 @@ impl MarkdownScanner {
                 continue;
             }
             self.line_blank = false;
+            if bytes[at] == b'|' {
+                self.tables.line_pipe = true;
+                self.pos = at + 1;
+                continue;
+            }
             self.pos = at;
             self.run = Some((at, 0));
         }
@@ -819,6 +878,7 @@ impl MarkdownScanner {
 
     /// The end of a Text line (at its `\n`, already consumed).
     fn end_text_line(&mut self, bytes: &[u8]) {
+        self.table_line_end(bytes, self.pos - 1);
         if self.line_blank || self.heading {
             // A blank line ends the paragraph, a heading is one line: an unmatched backtick
             // run in it is literal text.
@@ -883,6 +943,30 @@ impl MarkdownScanner {
         self.mode = LineMode::Start;
         self.line_blank = true;
         self.heading = false;
+        self.line_block = false;
+        self.tables.new_line();
+    }
+
+    /// A text line (at its end `end`, before its `\n`) ends, for the tables.
+    fn table_line_end(&mut self, bytes: &[u8], end: usize) {
+        let kind = TableLine::Text {
+            blank: self.line_blank,
+            heading: self.heading,
+            block: self.line_block,
+        };
+        if let Some(p) = self.tables.line_end(bytes, self.line_start, end, kind) {
+            self.mark_newly_safe(p);
+        }
+    }
+
+    /// A fence line or a code line ends: no table goes on through it.
+    fn table_break(&mut self, bytes: &[u8], end: usize) {
+        if let Some(p) = self
+            .tables
+            .line_end(bytes, self.line_start, end, TableLine::Break)
+        {
+            self.mark_newly_safe(p);
+        }
     }
 
     /// The end of a line (at byte `end`, which is its `\n` or the end of the text).
@@ -904,6 +988,7 @@ impl MarkdownScanner {
                 }
             }
             LineMode::Indented => {
+                self.table_break(text.as_bytes(), end);
                 let trimmed = line.trim_end_matches([' ', '\t', '\r']).len();
                 self.indented_end = self.line_start + trimmed;
                 self.code_may_start = false;
@@ -915,6 +1000,7 @@ impl MarkdownScanner {
                     None
                 };
                 if let Some(marker) = opener {
+                    self.table_break(text.as_bytes(), end);
                     self.drop_unclosed_code(text.as_bytes(), self.line_start);
                     self.fences.push(FenceSpan {
                         start: self.line_start,
@@ -925,6 +1011,8 @@ impl MarkdownScanner {
                         continued: false,
                     });
                 } else if is_blank(line.as_bytes()) {
+                    self.line_blank = true;
+                    self.table_line_end(text.as_bytes(), end);
                     self.mark_newly_safe(self.line_start);
                     self.drop_unclosed_code(text.as_bytes(), self.line_start);
                     self.code_may_start = true;
@@ -939,6 +1027,7 @@ impl MarkdownScanner {
                     if let Some((start, len)) = self.run.take() {
                         self.on_run(start, len);
                     }
+                    self.table_line_end(text.as_bytes(), end);
                     self.code_may_start = false;
                     self.pos = resume;
                 }
@@ -947,6 +1036,7 @@ impl MarkdownScanner {
                 if let Some((start, len)) = self.run.take() {
                     self.on_run(start, len);
                 }
+                self.table_line_end(text.as_bytes(), end);
                 if self.line_blank || self.heading {
                     self.drop_unclosed_code(text.as_bytes(), end);
                 }
@@ -1319,6 +1409,52 @@ mod tests {
         assert_eq!(s.first_content("ab\n``", 2, 5), Err(3));
         s.scan("ab\n``x");
         assert_eq!(s.first_content("ab\n``x", 2, 6), Ok(3));
+    }
+
+    #[test]
+    fn tables_are_read_as_gfm_reads_them() {
+        let text = "Intro\n\n| A | B |\n|---|:-:|\n| 1 | 2 |\nlazy row\n\nAfter | x\n|---|\n\n\
+                    Para\n| C | D |\n| - | - |\n| 3 | 4 |\n# Head\n";
+        for s in [scan_all(text), scan_bytewise(text)] {
+            let tables: Vec<(&str, &str)> = s
+                .tables
+                .spans()
+                .iter()
+                .map(|t| (&text[t.start..t.delim_end], &text[t.start..t.end.unwrap()]))
+                .collect();
+            assert_eq!(
+                tables,
+                [
+                    (
+                        "| A | B |\n|---|:-:|",
+                        "| A | B |\n|---|:-:|\n| 1 | 2 |\nlazy row"
+                    ),
+                    ("| C | D |\n| - | - |", "| C | D |\n| - | - |\n| 3 | 4 |"),
+                ],
+                "`After | x` does not start a paragraph; two cells over one is none"
+            );
+            let at = |needle: &str| text.find(needle).unwrap();
+            assert!(!s.is_safe_cut(at("\n|---|:-:|")), "header | delimiter");
+            assert!(!s.is_safe_cut(at("\nlazy")), "between rows");
+            assert!(s.is_safe_cut(at("\n\nAfter")), "after the last row");
+            assert!(s.is_safe_cut(at("\n| A")), "before the header");
+            assert!(s.is_safe_cut(at("\n|---|\n\n")), "not a table");
+        }
+        // While the line after a header-like line is not complete, no cut after it.
+        let mut s = MarkdownScanner::new();
+        s.scan("Intro\n\n| A | B |\n|--");
+        assert!(!s.is_safe_cut(13) && !s.is_safe_cut(16) && s.is_safe_cut(5));
+        s.scan("Intro\n\n| A | B |\n|--x\n");
+        assert_eq!(
+            s.take_newly_safe(),
+            Some(7),
+            "not a delimiter row after all"
+        );
+        assert!(s.is_safe_cut(16));
+        // A pipe line in progress may be a header row.
+        let mut s = MarkdownScanner::new();
+        s.scan("| A | B");
+        assert!(!s.is_safe_cut(3));
     }
 
     #[test]

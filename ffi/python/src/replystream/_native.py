@@ -127,6 +127,7 @@ class BlockRecord(ctypes.Structure):
         ("indent_reopened", ctypes.c_bool),
         ("source_in_text_start", ctypes.c_size_t),
         ("source_in_text_end", ctypes.c_size_t),
+        ("table_header_repeated", ctypes.c_bool),
     ]
 
 

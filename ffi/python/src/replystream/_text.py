@@ -17,7 +17,8 @@ class Block:
 
     ``text`` is what to display: the piece's source text, plus synthetic text where code was
     cut (a fence line, see ``fence_reopened`` and ``fence_closed``; 4 spaces continuing an
-    indented code line, see ``indent_reopened``). ``source_in_text`` is the ``(start, end)``
+    indented code line, see ``indent_reopened``; a table's header and delimiter rows
+    repeated, see ``table_header_repeated``). ``source_in_text`` is the ``(start, end)``
     of the source within ``text`` (character indices; :attr:`source_text` is that part).
     ``lead`` is whitespace before the piece that no earlier ``sep`` holds (the input's
     leading whitespace, on the first piece), and ``sep`` the source text between this piece
@@ -38,6 +39,7 @@ class Block:
     lead: str
     indent_reopened: bool
     source_in_text: Tuple[int, int]
+    table_header_repeated: bool = False
 
     @property
     def source_text(self) -> str:
@@ -96,6 +98,7 @@ def _cut(function: str, text: Any, channel: str, options: Any) -> List[Block]:
                 indent_reopened=r.indent_reopened,
                 source_in_text=(_chars(shown, r.source_in_text_start),
                                 _chars(shown, r.source_in_text_end)),
+                table_header_repeated=r.table_header_repeated,
             ))
         return blocks
     finally:

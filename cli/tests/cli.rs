@@ -1992,7 +1992,9 @@ fn cli_messages(d: &defects::Defect) -> Vec<String> {
                 .lines()
                 .map(|l| serde_json::from_str::<Value>(l).expect("JSON line"))
                 .filter(|v| v["action"] == "send" && v["lane"] == "answer")
-                .map(|v| v["text"].as_str().expect("text").to_owned())
+                // The Markdown each send came from (`text` is in the channel's format: the
+                // rendering rule judges the Markdown a CommonMark renderer would show).
+                .map(|v| v["markdown"].as_str().expect("markdown").to_owned())
                 .collect()
         }
     }

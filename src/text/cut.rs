@@ -409,6 +409,9 @@ pub(crate) enum Safety {
     Strict,
     /// Inline code spans may be cut (for a span longer than a piece).
     InCodeSpan,
+    /// Links, images, autolinks and URLs may be cut (for a window that holds no cut
+    /// outside them).
+    InLink,
 }
 
 /// A cut must leave content in its piece and after it: the piece must end after `first`
@@ -529,6 +532,7 @@ pub(crate) fn find_cut(
             && match safety {
                 Safety::Strict => scanner.is_safe_cut(j),
                 Safety::InCodeSpan => scanner.is_safe_cut_in_code_span(j),
+                Safety::InLink => scanner.is_safe_cut_in_link(j),
             }
             && allows(bounds, c.end, c.sep_end)
             && !truncates_into_fence_line(text, &mut lines, c.end, None)
@@ -1096,6 +1100,12 @@ impl<'a> Planner<'a> {
         } else if self.scanner.code_at(hard).is_some()
             && let Some(cut) = find(start + 1, hi, Safety::InCodeSpan)
         {
+            return Some(Planned::plain(cut));
+        } else if self.scanner.inline_at(hard).is_some()
+            && let Some(cut) = find(start + 1, hi, Safety::InLink)
+        {
+            // No cut outside the link (or URL) in the window: a break inside it, then (a
+            // URL longer than the window) a hard cut.
             return Some(Planned::plain(cut));
         }
         if self.breaks_only {

@@ -28,6 +28,10 @@
 
 use memchr::{memchr, memchr2_iter};
 
+pub(crate) mod inline;
+
+use inline::{InlineScanner, InlineSpan};
+
 /// Whether `indent` (spaces and tabs) makes an indented code line: four columns or more
 /// (a tab counts four).
 pub(crate) fn is_code_indent(indent: &str) -> bool {
@@ -279,6 +283,11 @@ pub(crate) struct MarkdownScanner {
     /// When a block ends with an unmatched run, pair the runs after it (see
     /// [`MarkdownScanner::with_late_pairs`]).
     late_pairs: bool,
+    /// Whether links, images, autolinks and URLs are read (see [`inline`]): for consumers
+    /// that cut; the tag and directive stages only ask about code.
+    reads_inline: bool,
+    /// The reader of links, images, autolinks and URLs, fed the paragraph text.
+    inline: InlineScanner,
 }
 
 impl Default for MarkdownScanner {
@@ -305,6 +314,8 @@ impl MarkdownScanner {
             run: None,
             newly_safe: None,
             late_pairs: false,
+            reads_inline: true,
+            inline: InlineScanner::new(),
         }
     }
 
@@ -316,6 +327,7 @@ impl MarkdownScanner {
     pub(crate) fn with_late_pairs() -> Self {
         MarkdownScanner {
             late_pairs: true,
+            reads_inline: false,
             ..Self::new()
         }
     }
@@ -335,6 +347,7 @@ impl MarkdownScanner {
         self.code_open_len = 0;
         self.run = None;
         self.newly_safe = None;
+        self.inline.reset();
     }
 
     /// Returns, and forgets, the lowest position `p` such that some cut at or after `p`
@@ -344,13 +357,16 @@ impl MarkdownScanner {
     /// an indented code block ends. Streaming consumers use this to revisit candidates they
     /// skipped.
     pub(crate) fn take_newly_safe(&mut self) -> Option<usize> {
-        self.newly_safe.take()
+        match (self.newly_safe.take(), self.inline.take_newly_safe()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Whether some cut turned safe since the last [`MarkdownScanner::take_newly_safe`]
     /// (without forgetting it).
     pub(crate) fn has_newly_safe(&self) -> bool {
-        self.newly_safe.is_some()
+        self.newly_safe.is_some() || self.inline.has_newly_safe()
     }
 
     fn mark_newly_safe(&mut self, from: usize) {
@@ -439,6 +455,16 @@ impl MarkdownScanner {
         c.contains_cut(p).then_some(c)
     }
 
+    /// The link, image, autolink or URL that a cut at `p` would fall inside, if any (one
+    /// still undecided counts: see [`inline`]).
+    #[inline]
+    pub(crate) fn inline_at(&self, p: usize) -> Option<InlineSpan> {
+        if !self.reads_inline {
+            return None;
+        }
+        self.inline.span_at(p)
+    }
+
     /// Whether `p` lies inside the current line while that line's kind is still undecided
     /// (it may be a fence line; it may end an inline code span; it may be indented code).
     pub(crate) fn in_undecided_fence_line(&self, p: usize) -> bool {
@@ -452,12 +478,23 @@ impl MarkdownScanner {
             && self.code_at(p).is_none()
             && self.indented_at(p).is_none()
             && !self.in_undecided_fence_line(p)
+            && self.inline_at(p).is_none()
     }
 
     /// Whether a cut at `p` breaks no fence, no indented code block and no undecided line
     /// (inline code spans are ignored: for a span longer than a piece).
     pub(crate) fn is_safe_cut_in_code_span(&self, p: usize) -> bool {
         self.fence_at(p).is_none()
+            && self.indented_at(p).is_none()
+            && !self.in_undecided_fence_line(p)
+            && self.inline_at(p).is_none()
+    }
+
+    /// Whether a cut at `p` breaks no code and no undecided line (links, images, autolinks
+    /// and URLs are ignored: for a window that holds no cut outside them).
+    pub(crate) fn is_safe_cut_in_link(&self, p: usize) -> bool {
+        self.fence_at(p).is_none()
+            && self.code_at(p).is_none()
             && self.indented_at(p).is_none()
             && !self.in_undecided_fence_line(p)
     }
@@ -654,6 +691,7 @@ impl MarkdownScanner {
         self.newly_safe = self.newly_safe.map(|p| p.saturating_sub(n));
         self.pos = self.pos.saturating_sub(n);
         self.line_start = self.line_start.saturating_sub(n);
+        self.inline.drain(n);
     }
 
     /// Decides, from the start of a line, what kind of line it is. Returns false when the
@@ -767,10 +805,11 @@ impl MarkdownScanner {
                 self.pos += more;
                 if self.pos == bytes.len() {
                     self.run = Some((start, len + more));
+                    self.feed_inline(bytes, start);
                     return;
                 }
                 self.run = None;
-                self.on_run(start, len + more);
+                self.on_run(bytes, start, len + more);
                 continue;
             }
             // The next backtick or newline at or after `pos` (hits before it were inside a
@@ -781,6 +820,7 @@ impl MarkdownScanner {
                     self.line_blank = is_blank(&bytes[self.pos..]);
                 }
                 self.pos = bytes.len();
+                self.feed_inline(bytes, bytes.len());
                 return;
             };
             if self.line_blank {
@@ -788,6 +828,7 @@ impl MarkdownScanner {
             }
             if bytes[at] == b'\n' {
                 self.pos = at + 1;
+                self.feed_inline(bytes, at + 1);
                 self.end_text_line(bytes);
                 // Go on while the next line is ordinary text too.
                 if self.pos == bytes.len() || !self.scan_line_start(bytes) {
@@ -804,16 +845,30 @@ impl MarkdownScanner {
         }
     }
 
+    /// Feeds the inline reader the paragraph text through `to`.
+    #[inline]
+    fn feed_inline(&mut self, bytes: &[u8], to: usize) {
+        if self.reads_inline {
+            self.inline.feed(bytes, to);
+        }
+    }
+
     /// A complete backtick run at `start` of `len` backticks, outside fences.
-    fn on_run(&mut self, start: usize, len: usize) {
+    fn on_run(&mut self, bytes: &[u8], start: usize, len: usize) {
         if self.code_open_len == 0 {
             self.codes.push(CodeSpan { start, end: None });
             self.code_open_len = len;
+            if self.reads_inline {
+                self.inline.code_opens(bytes, start);
+            }
         } else if self.code_open_len == len {
             if let Some(c) = self.codes.last_mut() {
                 c.end = Some(start + len);
             }
             self.code_open_len = 0;
+            if self.reads_inline {
+                self.inline.code_closes(start + len);
+            }
         }
     }
 
@@ -833,6 +888,11 @@ impl MarkdownScanner {
     /// the open code span unmatched: its opening run is literal text. With `late_pairs`, the
     /// backtick runs after it in the block are then paired among themselves.
     fn drop_unclosed_code(&mut self, bytes: &[u8], block_end: usize) {
+        if self.reads_inline {
+            // Inline spans end with their block too.
+            self.inline.feed(bytes, block_end);
+            self.inline.end_block(block_end);
+        }
         if self.code_open_len != 0 {
             // An unmatched backtick run is literal text, not a span.
             if let Some(c) = self.codes.pop() {
@@ -937,7 +997,7 @@ impl MarkdownScanner {
                     self.line_blank = true;
                     self.scan_text(&text.as_bytes()[..end]);
                     if let Some((start, len)) = self.run.take() {
-                        self.on_run(start, len);
+                        self.on_run(&text.as_bytes()[..end], start, len);
                     }
                     self.code_may_start = false;
                     self.pos = resume;
@@ -945,7 +1005,7 @@ impl MarkdownScanner {
             }
             LineMode::Text => {
                 if let Some((start, len)) = self.run.take() {
-                    self.on_run(start, len);
+                    self.on_run(&text.as_bytes()[..end], start, len);
                 }
                 if self.line_blank || self.heading {
                     self.drop_unclosed_code(text.as_bytes(), end);
@@ -954,6 +1014,10 @@ impl MarkdownScanner {
             }
         }
         let next = if end < text.len() { end + 1 } else { end };
+        // Fence and indented code lines are not read for links; a URL ends with its line.
+        if self.reads_inline {
+            self.inline.skip_to(next);
+        }
         self.start_line(next);
     }
 }

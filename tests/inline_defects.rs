@@ -1,0 +1,157 @@
+//! One test per inline defect of issue 16 that the text core repairs, through the public
+//! API (`BlockChunker`, `PlatformSplitter`): a link or URL cut in its middle (defect 3).
+//! Each reproduces the report's example and checks what a chat user would see, with spans
+//! found by the test itself (plain `str::find`), never by the library's scanner.
+
+mod text_checks;
+
+use replystream::{
+    Block, BreakPreference, ChunkerConfig, LengthMetric, PlatformSplitter, SplitConfig,
+};
+use text_checks::{Expect, PREFS, check_all, check_blocks, run_chunker};
+
+/// The byte range of `needle` in `text`.
+fn range_of(text: &str, needle: &str) -> std::ops::Range<usize> {
+    let at = text.find(needle).expect("needle in text");
+    at..at + needle.len()
+}
+
+/// The cuts (source ends and starts) that fall strictly inside `span`.
+fn cuts_inside(blocks: &[Block], span: &std::ops::Range<usize>) -> Vec<usize> {
+    blocks
+        .iter()
+        .flat_map(|b| [b.source.start, b.source.end])
+        .filter(|&p| p > span.start && p < span.end)
+        .collect()
+}
+
+fn chunker(min: usize, max: usize, break_preference: BreakPreference) -> ChunkerConfig {
+    ChunkerConfig {
+        min,
+        max,
+        break_preference,
+        flush_on_paragraph: false,
+        metric: LengthMetric::Chars,
+    }
+}
+
+fn split(text: &str, limit: usize) -> Vec<Block> {
+    let config = SplitConfig {
+        limit,
+        ..SplitConfig::default()
+    };
+    let pieces = PlatformSplitter::new(config).expect("valid").split(text);
+    let expect = Expect::for_text(text, config.metric, config.limit, None);
+    check_blocks(text, &pieces, expect).expect("invariants");
+    pieces
+}
+
+// ----- 3. A link split between its text and its URL -----
+
+const LINK: &str = "[Stop internally using the old unsafe implementations. This may result \
+in bitwise copies of values that are not Copy](https://github.com/rust-lang/rust/pull/12345)";
+
+fn list_with_link() -> String {
+    format!(
+        "Changes in this release:\n\n- The allocator is faster now.\n- {LINK} so please \
+         update.\n- Docs moved.\n"
+    )
+}
+
+#[test]
+fn a_link_is_not_cut_while_a_cut_outside_it_exists() {
+    let text = list_with_link();
+    let link = range_of(&text, LINK);
+    // The link (about 160 chars) fits in a block; the window around it holds cuts before and
+    // after it, and many inside its text (spaces, a full stop).
+    for pref in PREFS {
+        for (min, max) in [(1, 170), (60, 180), (100, 200), (20, 240)] {
+            let config = chunker(min, max, pref);
+            check_all(&text, config, &[3, 7]).expect("invariants");
+            let blocks = run_chunker(config, [text.as_str()]);
+            assert_eq!(
+                cuts_inside(&blocks, &link),
+                Vec::<usize>::new(),
+                "{pref:?} {min} {max}: {:#?}",
+                blocks.iter().map(|b| &b.text).collect::<Vec<_>>()
+            );
+            assert!(blocks.iter().any(|b| b.text.contains(LINK)));
+        }
+    }
+    for limit in [170, 200, 240] {
+        let pieces = split(&text, limit);
+        assert_eq!(cuts_inside(&pieces, &link), Vec::<usize>::new(), "{limit}");
+    }
+}
+
+#[test]
+fn a_link_longer_than_a_block_is_cut_at_a_break_in_its_text() {
+    let text = list_with_link();
+    let link = range_of(&text, LINK);
+    for pref in PREFS {
+        let config = chunker(1, 100, pref);
+        check_all(&text, config, &[5]).expect("invariants");
+        let blocks = run_chunker(config, [text.as_str()]);
+        // The link starts a block: the cut before it is taken first.
+        assert!(
+            blocks.iter().any(|b| b.source.start == link.start),
+            "{pref:?}: {blocks:#?}"
+        );
+        // Inside it, only at whitespace (never in the middle of a word or the URL).
+        for p in cuts_inside(&blocks, &link) {
+            let b = text.as_bytes();
+            assert!(
+                b[p] == b' ' || b[p - 1] == b' ',
+                "{pref:?}: a hard cut in the link at {p}: {:?}",
+                &text[p.saturating_sub(10)..p + 10]
+            );
+        }
+    }
+}
+
+const URL: &str = "https://docs.example.com/reference/streaming/chunking-rules?section=limits&v=2";
+
+#[test]
+fn a_url_is_cut_only_when_it_alone_exceeds_the_limit() {
+    let text = format!("Read the page first, then follow it: {URL}. It has the details.");
+    let url = range_of(&text, URL);
+    for pref in PREFS {
+        for (min, max) in [(1, 90), (60, 100), (80, 110), (50, 120)] {
+            let config = chunker(min, max, pref);
+            check_all(&text, config, &[2, 9]).expect("invariants");
+            let blocks = run_chunker(config, [text.as_str()]);
+            assert_eq!(
+                cuts_inside(&blocks, &url),
+                Vec::<usize>::new(),
+                "{pref:?} {max}"
+            );
+        }
+        // Below `min`, the cut before the URL still wins over a hard cut inside it.
+        // Longer than a block: it starts one, and only then is it cut (hard, at the limit).
+        let config = chunker(1, 50, pref);
+        check_all(&text, config, &[4]).expect("invariants");
+        let blocks = run_chunker(config, [text.as_str()]);
+        assert!(
+            blocks.iter().any(|b| b.source.start == url.start),
+            "{blocks:#?}"
+        );
+        assert_eq!(cuts_inside(&blocks, &url).len(), 2, "one cut: {blocks:#?}");
+    }
+    for limit in [90, 100, 120] {
+        assert!(
+            cuts_inside(&split(&text, limit), &url).is_empty(),
+            "{limit}"
+        );
+    }
+    let pieces = split(&text, 50);
+    assert!(pieces.iter().any(|b| b.source.start == url.start));
+    // An autolink is kept whole the same way.
+    let text = format!("Read the page first, then follow it: <{URL}>. It has the details.");
+    let auto = range_of(&text, &format!("<{URL}>"));
+    for limit in [95, 120] {
+        assert!(
+            cuts_inside(&split(&text, limit), &auto).is_empty(),
+            "{limit}"
+        );
+    }
+}

@@ -24,6 +24,8 @@ struct Record<'a> {
     fence_reopened: bool,
     indent_reopened: bool,
     fence_closed: bool,
+    head_len: usize,
+    tail_len: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     flushed: Option<bool>,
 }
@@ -46,6 +48,8 @@ impl<W: Write> JsonLines<W> {
             fence_reopened: block.fence_reopened,
             indent_reopened: block.indent_reopened,
             fence_closed: block.fence_closed,
+            head_len: block.head_len,
+            tail_len: block.tail_len,
             flushed,
         };
         serde_json::to_writer(&mut self.out, &record).map_err(|err| match err.io_error_kind() {
@@ -116,6 +120,9 @@ Output: one JSON object per line, one per block (chunk) or piece (split):
   fence_reopened  text starts with a synthetic fence opening line
   indent_reopened text starts with 4 synthetic spaces (an indented code line goes on)
   fence_closed    text ends with a synthetic fence closing line
+  head_len        bytes of synthetic text at the start of text (0: none)
+  tail_len        bytes of synthetic text at the end of text (0: none);
+                  text[head_len .. len(text) - tail_len] is FILE[start..end] exactly
   flushed         (chunk) the block came from the final forced drain";
 
 /// `replystream chunk FILE [OPTIONS]`: feeds FILE to a [`BlockChunker`] in deltas of

@@ -50,6 +50,9 @@ struct Piece {
     end: usize,
     fence_reopened: bool,
     fence_closed: bool,
+    /// Bytes of synthetic text at the start and at the end of `text`.
+    head_len: usize,
+    tail_len: usize,
 }
 
 impl Piece {
@@ -70,6 +73,8 @@ impl Piece {
             end: n("end"),
             fence_reopened: b("fence_reopened"),
             fence_closed: b("fence_closed"),
+            head_len: n("head_len"),
+            tail_len: n("tail_len"),
         }
     }
 }
@@ -188,6 +193,12 @@ fn check(expect: &Expect<'_>, pieces: &[Piece]) {
             body = rest;
         }
         assert_eq!(body, &source[p.start..p.end], "{at}: text vs source range");
+        // The synthetic edges are stated exactly.
+        assert_eq!(
+            &p.text[p.head_len..p.text.len() - p.tail_len],
+            &source[p.start..p.end],
+            "{at}: head_len/tail_len"
+        );
 
         // Nothing lost, nothing repeated: pieces and separators tile the source. Only blank
         // lines before the first piece and whitespace after the last may be left out.
@@ -726,6 +737,14 @@ mod checker {
             end,
             fence_reopened: reopen,
             fence_closed: close,
+            head_len: match reopen {
+                true => text.find('\n').map_or(0, |i| i + 1),
+                false => 0,
+            },
+            tail_len: match close {
+                true => text.len() - text.rfind('\n').unwrap_or(text.len()),
+                false => 0,
+            },
         }
     }
 

@@ -371,7 +371,12 @@ fn line_cap_pieces(block: &Block, pieces: Vec<Block>) -> impl Iterator<Item = Bl
             0 => format!("{}{}", block.lead, piece.lead),
             _ => piece.lead,
         };
+        // The block's synthetic edges that the piece shows are synthetic in the piece too.
+        let head_len = piece.head_len + content.start.saturating_sub(piece.source.start);
+        let tail_len = piece.tail_len + piece.source.end.saturating_sub(content.end);
         Block {
+            head_len,
+            tail_len,
             fence_reopened: piece.fence_reopened || (in_head && block.fence_reopened),
             indent_reopened: piece.indent_reopened || (in_head && block.indent_reopened),
             fence_closed: piece.fence_closed || piece.source.end > content.end,

@@ -1118,6 +1118,7 @@ mod tests {
                 source: 0..11,
                 fence_reopened: false,
                 fence_closed: true,
+                tail_len: 4,
                 ..Block::default()
             },
             Block {
@@ -1126,6 +1127,7 @@ mod tests {
                 source: 12..src.len(),
                 fence_reopened: true,
                 fence_closed: false,
+                head_len: 6,
                 ..Block::default()
             },
         ]
@@ -1155,6 +1157,8 @@ mod tests {
                 source,
                 fence_reopened: reopened,
                 fence_closed: closed,
+                head_len: if reopened { 4 } else { 0 },
+                tail_len: if closed { 4 } else { 0 },
                 ..Block::default()
             };
             c.push_block(b, &meta(0), Some(src), t(0), &mut out);

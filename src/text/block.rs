@@ -12,6 +12,13 @@ use std::ops::Range;
 /// line right after it); a piece that continues an indented code
 /// line cut in its middle starts with 4 synthetic spaces (`indent_reopened`).
 ///
+/// Whatever the repair, the synthetic text sits only at the two edges of `text`, and its
+/// extent is stated exactly: `text[..head_len]` is synthetic (a reopened fence line, an
+/// indentation, a container prefix, a repeated table header, reopened span delimiters),
+/// `text[text.len() - tail_len..]` is synthetic (a closing fence line, closing span
+/// delimiters), and what lies between is `source`, byte for byte. The bool flags say which
+/// repairs were made.
+///
 /// The whitespace between pieces is kept, not lost: `sep` is the original text between this
 /// piece and the next one (`"\n\n"`, `"\n"`, `" "`, `""` for a hard cut, or whatever
 /// whitespace stood there, blank lines included), and `lead` is whitespace before this
@@ -38,19 +45,20 @@ pub struct Block {
     pub indent_reopened: bool,
     /// `text` ends with a `"\n"` and a synthetic closing fence line.
     pub fence_closed: bool,
+    /// Bytes of synthetic text at the start of `text` (0 when it starts with source): a
+    /// reopened fence line and its `"\n"`, a bare marker, the 4 spaces continuing an
+    /// indented code line, a container prefix, a repeated table header.
+    pub head_len: usize,
+    /// Bytes of synthetic text at the end of `text` (0 when it ends with source): the
+    /// `"\n"` and closing fence line, closing span delimiters.
+    pub tail_len: usize,
 }
 
 impl Block {
     /// The byte range of `text` that shows `source`: `text` without its synthetic start and
     /// end.
     pub fn source_in_text(&self) -> Range<usize> {
-        // `text` is the synthetic start, the source, then the synthetic close: counted from
-        // the end, the start's length need not be known (a reopened line, a bare marker
-        // going on with the rest of a cut opening line, 4 spaces).
-        let end = match self.fence_closed {
-            true => self.text.rfind('\n').unwrap_or(self.text.len()),
-            false => self.text.len(),
-        };
-        end.saturating_sub(self.source.len())..end
+        let end = self.text.len().saturating_sub(self.tail_len);
+        self.head_len.min(end)..end
     }
 }

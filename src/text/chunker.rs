@@ -1111,6 +1111,8 @@ impl BlockChunker {
             fence_reopened: matches!(reopen, Some(Reopen::Fence { .. } | Reopen::Marker { .. })),
             indent_reopened: matches!(reopen, Some(Reopen::Indent)),
             fence_closed: close.is_some(),
+            head_len: reopen.map_or(0, |r| r.cost(LengthMetric::Bytes)),
+            tail_len: close.map_or(0, |m| m.close_len() + 1),
         });
         self.lead_from = self.start;
         self.clear_reopen();

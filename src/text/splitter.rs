@@ -314,6 +314,8 @@ impl<'a> SplitRun<'a, '_> {
             ),
             indent_reopened: matches!(self.reopen, Some(Reopen::Indent)),
             fence_closed: close.is_some(),
+            head_len: self.reopen.map_or(0, |r| r.cost(LengthMetric::Bytes)),
+            tail_len: close.map_or(0, |m| m.close_len() + 1),
         });
     }
 }

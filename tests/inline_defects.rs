@@ -155,3 +155,58 @@ fn a_url_is_cut_only_when_it_alone_exceeds_the_limit() {
         );
     }
 }
+
+// ----- 5. An inline code span longer than the limit -----
+
+/// The inline code spans of `text` read by the test: single backticks paired left to right
+/// (the texts here use no other runs); the code between each pair.
+fn code_spans(text: &str) -> Result<Vec<&str>, String> {
+    let parts: Vec<&str> = text.split('`').collect();
+    if parts.len().is_multiple_of(2) {
+        return Err(format!("an odd number of backticks: {text:?}"));
+    }
+    Ok(parts.iter().skip(1).step_by(2).copied().collect())
+}
+
+const COMMAND: &str = "cargo test -p replystream --test inline_defects --features \
+some-long-feature-name -- --nocapture --test-threads 1";
+
+#[test]
+fn an_inline_code_span_longer_than_the_limit_is_closed_and_reopened() {
+    let text = format!("Run this: `{COMMAND}` and then check the output.");
+    let check = |blocks: &[Block]| {
+        // Every piece renders its part of the span as code: balanced backticks, and the
+        // code shown, with the separators between the pieces, is the command.
+        let mut code = String::new();
+        for b in blocks {
+            let spans = code_spans(&b.text).unwrap_or_else(|e| panic!("{e} in {blocks:#?}"));
+            for s in spans {
+                code.push_str(s);
+                if b.spans_closed {
+                    code.push_str(&b.sep);
+                }
+            }
+        }
+        assert_eq!(code, COMMAND, "{blocks:#?}");
+        // The span was cut: its pieces say so, and the piece before it ends before it.
+        assert!(blocks.iter().any(|b| b.spans_closed && b.tail_len == 1));
+        assert!(blocks.iter().any(|b| b.spans_reopened && b.head_len == 1));
+        assert!(blocks.iter().any(|b| b.text == "Run this:"), "{blocks:#?}");
+    };
+    // The splitter knows the whole span (a streaming chunker, which must cut before the
+    // closing run arrives, cannot tell a long span from a stray backtick: it cuts plainly).
+    for limit in [40, 60, 90] {
+        check(&split(&text, limit));
+    }
+    // A span with no whitespace is cut hard, still closed and reopened.
+    let word = "x".repeat(70);
+    let text = format!("See `{word}` here.");
+    for limit in [30, 40] {
+        let blocks = split(&text, limit);
+        let code: String = blocks
+            .iter()
+            .flat_map(|b| code_spans(&b.text).expect("balanced"))
+            .collect();
+        assert_eq!(code, word, "{blocks:#?}");
+    }
+}

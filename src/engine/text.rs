@@ -379,7 +379,11 @@ fn line_cap_pieces(block: &Block, pieces: Vec<Block>) -> impl Iterator<Item = Bl
             tail_len,
             fence_reopened: piece.fence_reopened || (in_head && block.fence_reopened),
             indent_reopened: piece.indent_reopened || (in_head && block.indent_reopened),
-            fence_closed: piece.fence_closed || piece.source.end > content.end,
+            fence_closed: piece.fence_closed
+                || (piece.source.end > content.end && block.fence_closed),
+            spans_reopened: piece.spans_reopened || (in_head && block.spans_reopened),
+            spans_closed: piece.spans_closed
+                || (piece.source.end > content.end && block.spans_closed),
             source: to_source(piece.source.start)..to_source(piece.source.end),
             text: piece.text,
             lead,

@@ -61,6 +61,7 @@ use super::cut::{
     partial_fence_at_end, shown_start,
 };
 use super::limits::{Limits, check_limit};
+use super::markdown::inline::SpanDelims;
 use super::markdown::{FenceMarker, MarkdownScanner};
 use super::metric::{LengthMetric, is_grapheme_boundary};
 use crate::Error;
@@ -139,6 +140,8 @@ enum ReopenKind {
     Marker(FenceMarker, bool),
     /// An indented code line continued after 4 spaces.
     Indent,
+    /// Inline delimiters (a code span's backtick run, emphasis) open again.
+    Delims(SpanDelims),
 }
 
 /// The break classes a chunker cuts at, best first: those allowed for eager cuts (the
@@ -437,6 +440,7 @@ impl BlockChunker {
             },
             ReopenKind::Marker(marker, space) => Reopen::Marker { marker, space },
             ReopenKind::Indent => Reopen::Indent,
+            ReopenKind::Delims(d) => Reopen::Delims(d),
         })
     }
 
@@ -1103,6 +1107,11 @@ impl BlockChunker {
         let mut text = String::with_capacity(end - self.start + 16);
         let reopen = self.current_reopen();
         build_piece(&self.buffer[self.start..end], reopen, close, &mut text);
+        let delims = match next {
+            NextStart::Delims(d) => d,
+            _ => SpanDelims::NONE,
+        };
+        delims.push_close(&mut text);
         out.push(Block {
             text,
             lead: self.buffer[self.lead_from..self.start].to_owned(),
@@ -1112,7 +1121,9 @@ impl BlockChunker {
             indent_reopened: matches!(reopen, Some(Reopen::Indent)),
             fence_closed: close.is_some(),
             head_len: reopen.map_or(0, |r| r.cost(LengthMetric::Bytes)),
-            tail_len: close.map_or(0, |m| m.close_len() + 1),
+            tail_len: close.map_or(0, |m| m.close_len() + 1) + delims.len(),
+            spans_reopened: matches!(reopen, Some(Reopen::Delims(_))),
+            spans_closed: !delims.is_empty(),
         });
         self.lead_from = self.start;
         self.clear_reopen();
@@ -1139,6 +1150,7 @@ impl BlockChunker {
                 }
             }
             NextStart::Indent => self.set_reopen(ReopenKind::Indent),
+            NextStart::Delims(d) => self.set_reopen(ReopenKind::Delims(d)),
             _ => {}
         }
     }

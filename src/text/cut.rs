@@ -34,7 +34,8 @@
 //! bounded by the window, never by the text.
 
 use super::limits::{Limits, widest_grapheme};
-use super::markdown::{FenceMarker, FenceSpan, IndentedSpan, MarkdownScanner};
+use super::markdown::inline::SpanDelims;
+use super::markdown::{CodeSpan, FenceMarker, FenceSpan, IndentedSpan, MarkdownScanner};
 use super::metric::{
     LengthMetric, floor_char_boundary, floor_grapheme_boundary, is_grapheme_boundary,
     next_grapheme_boundary,
@@ -371,6 +372,11 @@ pub(crate) fn shown_start(
     if r > s && bytes[r] >= 0x80 && !is_grapheme_boundary(text, r) {
         // The last whitespace char carries the combining mark that follows it.
         r -= 1;
+    }
+    if matches!(reopen, Some(Reopen::Delims(_))) {
+        // After reopened inline delimiters, whitespace would be inside the span (shown in a
+        // code span, or breaking the delimiter's flanking): all of it is the separator.
+        return r;
     }
     // Spaces, tabs and `\r` are one unit each in every metric.
     let indent = r - s;
@@ -813,6 +819,9 @@ pub(crate) enum Reopen<'a> {
     /// An indented code line cut in its middle continues after 4 spaces of indentation,
     /// so that it still reads as code.
     Indent,
+    /// Inline delimiters open at the cut (an inline code span's backtick run, emphasis)
+    /// open again.
+    Delims(SpanDelims),
 }
 
 impl Reopen<'_> {
@@ -827,6 +836,7 @@ impl Reopen<'_> {
             }
             Reopen::Marker { marker, space } => marker.close_len() + usize::from(*space),
             Reopen::Indent => Self::INDENT.len(),
+            Reopen::Delims(d) => d.len(),
         }
     }
 
@@ -834,7 +844,7 @@ impl Reopen<'_> {
     pub(crate) fn lines(&self) -> usize {
         match self {
             Reopen::Fence { .. } => 1,
-            Reopen::Marker { .. } | Reopen::Indent => 0,
+            Reopen::Marker { .. } | Reopen::Indent | Reopen::Delims(_) => 0,
         }
     }
 
@@ -843,6 +853,8 @@ impl Reopen<'_> {
         match self {
             Reopen::Fence { marker, .. } | Reopen::Marker { marker, .. } => marker.close_len() + 1,
             Reopen::Indent => 0,
+            // The piece may be cut inside the same delimiters again.
+            Reopen::Delims(d) => d.len(),
         }
     }
 
@@ -863,6 +875,7 @@ impl Reopen<'_> {
                 }
             }
             Reopen::Indent => out.push_str(Self::INDENT),
+            Reopen::Delims(d) => d.push_open(out),
         }
     }
 }
@@ -906,6 +919,10 @@ pub(crate) enum NextStart {
     },
     /// With the indentation of an indented code line cut in its middle.
     Indent,
+    /// The piece ends with these inline delimiters closed (synthetic), and the next one
+    /// starts with them reopened: the cut fell inside an inline code span longer than a
+    /// piece, or inside emphasis.
+    Delims(SpanDelims),
 }
 
 /// A cut chosen when a piece must end (forced, or over the limit), whether the piece must
@@ -977,6 +994,7 @@ impl<'a> Planner<'a> {
                 space,
             }),
             (NextStart::Indent, _) => Some(Reopen::Indent),
+            (NextStart::Delims(d), _) => Some(Reopen::Delims(d)),
             _ => None,
         }
     }
@@ -1097,10 +1115,14 @@ impl<'a> Planner<'a> {
             if planned.is_some() || bounds.is_some() {
                 return planned;
             }
-        } else if self.scanner.code_at(hard).is_some()
-            && let Some(cut) = find(start + 1, hi, Safety::InCodeSpan)
-        {
-            return Some(Planned::plain(cut));
+        } else if let Some(code) = self.scanner.code_at(hard).copied() {
+            if let Some(planned) = self.plan_in_code_span(start, reopen, &code, bounds) {
+                return Some(planned);
+            }
+            // A span that cannot be closed and reopened: at a break inside it.
+            if let Some(cut) = find(start + 1, hi, Safety::InCodeSpan) {
+                return Some(Planned::plain(cut));
+            }
         } else if self.scanner.inline_at(hard).is_some()
             && let Some(cut) = find(start + 1, hi, Safety::InLink)
         {
@@ -1255,6 +1277,96 @@ impl<'a> Planner<'a> {
             close: Some(*fence),
             next: NextStart::Fence { bare: true },
         })
+    }
+
+    /// A cut inside the inline code span `code`, longer than a piece: the piece ends with
+    /// the span closed by a synthetic run of its backticks, and the next piece reopens it
+    /// with the same run, so both show code (a plain cut would show a literal backtick and
+    /// the rest as prose in each). At a break inside the span (the whitespace goes to the
+    /// separator), else a hard cut. The piece keeps some of the span's code, and the next
+    /// one starts with some: a cut right after the opening run or right before the closing
+    /// one would show an empty span. Neither side of the cut may be a backtick (a synthetic
+    /// run beside it would make a longer run). `None` when the run is too long to repeat, or
+    /// no such cut fits, the run is three backticks or more (a piece starting with it
+    /// would read as a fence's opening line), or the span's closing run has not arrived:
+    /// until its block ends an open run may prove a stray backtick, literal text, and
+    /// closing it would show the text after it as code (so a streaming chunker that must
+    /// cut a span longer than `max` before its end has arrived cuts it plainly; the
+    /// splitter, the finals and a forced drain know the whole text).
+    fn plan_in_code_span(
+        &self,
+        start: usize,
+        reopen: ReopenCost,
+        code: &CodeSpan,
+        bounds: Option<ContentBounds>,
+    ) -> Option<Planned> {
+        let text = self.text;
+        let bytes = text.as_bytes();
+        let limits = self.limits;
+        let mut delims = SpanDelims::NONE;
+        if code.end.is_none() || code.run >= 3 || !delims.push(b'`', code.run) {
+            return None;
+        }
+        // The next piece must hold the run again, its close, and a cluster of code.
+        if 2 * code.run + super::limits::widest_char(limits.metric) > limits.max {
+            return None;
+        }
+        let avail = limits.max.saturating_sub(reopen.units + code.run);
+        let hi = limits.window_end(text, start, avail, reopen.lines);
+        // Some code in this piece, and some in the next (before the closing run, if known).
+        let content_start = (code.start + code.run).max(start);
+        let content_end = code.end.map_or(bytes.len(), |e| e.saturating_sub(code.run));
+        let inside = ContentBounds {
+            first: content_start,
+            last: content_end.saturating_sub(1),
+        };
+        let bounds = Some(match bounds {
+            Some(b) => ContentBounds {
+                first: b.first.max(inside.first),
+                last: b.last.min(inside.last),
+            },
+            None => inside,
+        });
+        let beside_backtick = |end: usize, sep_end: usize| {
+            bytes[end - 1] == b'`' || bytes.get(sep_end) == Some(&b'`')
+        };
+        let planned = |cut: Cut| Planned {
+            cut,
+            close: None,
+            next: NextStart::Delims(delims),
+        };
+        if let Some(cut) = find_cut(
+            text,
+            self.scanner,
+            start,
+            content_start + 1,
+            hi,
+            self.order,
+            self.complete,
+            Safety::InCodeSpan,
+            bounds,
+        ) && code.contains_cut(cut.end)
+            && !beside_backtick(cut.end, cut.sep_end)
+        {
+            return Some(planned(cut));
+        }
+        if self.breaks_only {
+            return None;
+        }
+        let mut h = checked_hard_cut(
+            text,
+            start,
+            content_start,
+            hi,
+            None,
+            bounds,
+            false,
+            self.complete,
+        )?;
+        while beside_backtick(h, h) {
+            h = step_back(text, start, content_start, h)?;
+        }
+        code.contains_cut(h).then(|| planned(Cut::hard(h)))
     }
 
     /// A cut inside an indented code block: at a line break of the code (the next piece

@@ -20,6 +20,7 @@ use super::cut::{
     joined_ws, shown_start,
 };
 use super::limits::{Limits, MIN_LINES, check_limit};
+use super::markdown::inline::SpanDelims;
 use super::markdown::{FenceMarker, MarkdownScanner};
 use super::metric::LengthMetric;
 use crate::Error;
@@ -272,7 +273,17 @@ impl<'a> SplitRun<'a, '_> {
                 .plan(start, reopen, 1, true)
                 .expect("a forced plan always has a cut");
             let cut = planned.cut;
-            self.emit(start, cut.end, cut.sep_end, planned.close.map(|f| f.marker));
+            let delims = match planned.next {
+                NextStart::Delims(d) => d,
+                _ => SpanDelims::NONE,
+            };
+            self.emit_with(
+                start,
+                cut.end,
+                cut.sep_end,
+                planned.close.map(|f| f.marker),
+                delims,
+            );
             self.reopen = planner.next_reopen(&planned);
             debug_assert!(planned.next != NextStart::Plain || self.reopen.is_none());
             start = self.begin(cut.sep_end, end);
@@ -296,8 +307,21 @@ impl<'a> SplitRun<'a, '_> {
     }
 
     fn emit(&mut self, start: usize, end: usize, sep_end: usize, close: Option<FenceMarker>) {
+        self.emit_with(start, end, sep_end, close, SpanDelims::NONE);
+    }
+
+    /// [`SplitRun::emit`], the piece ending with `delims` closed.
+    fn emit_with(
+        &mut self,
+        start: usize,
+        end: usize,
+        sep_end: usize,
+        close: Option<FenceMarker>,
+        delims: SpanDelims,
+    ) {
         let mut text = String::with_capacity(end - start + 16);
         build_piece(&self.text[start..end], self.reopen, close, &mut text);
+        delims.push_close(&mut text);
         let lead = if self.out.len() == self.first {
             self.text[self.lead.clone()].to_owned()
         } else {
@@ -315,7 +339,9 @@ impl<'a> SplitRun<'a, '_> {
             indent_reopened: matches!(self.reopen, Some(Reopen::Indent)),
             fence_closed: close.is_some(),
             head_len: self.reopen.map_or(0, |r| r.cost(LengthMetric::Bytes)),
-            tail_len: close.map_or(0, |m| m.close_len() + 1),
+            tail_len: close.map_or(0, |m| m.close_len() + 1) + delims.len(),
+            spans_reopened: matches!(self.reopen, Some(Reopen::Delims(_))),
+            spans_closed: !delims.is_empty(),
         });
     }
 }

@@ -495,6 +495,73 @@ impl InlineScanner {
     }
 }
 
+/// The most delimiter runs a cut closes and reopens.
+const MAX_DELIMS: usize = 6;
+
+/// The delimiter runs open at a cut, outermost first: an inline code span's backtick run,
+/// emphasis, strong emphasis and strikethrough delimiters. A piece cut inside them ends
+/// with them closed (innermost first) and the next piece starts with them reopened
+/// (outermost first), so each piece renders them as the whole text does. All ASCII: their
+/// length in bytes is their length in every metric.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub(crate) struct SpanDelims {
+    runs: [(u8, u8); MAX_DELIMS],
+    n: u8,
+}
+
+impl SpanDelims {
+    /// No delimiters.
+    pub(crate) const NONE: SpanDelims = SpanDelims {
+        runs: [(0, 0); MAX_DELIMS],
+        n: 0,
+    };
+
+    /// Adds a run of `len` times `ch`, inside the runs already there; false when it does
+    /// not fit (too many runs, or a run longer than 255).
+    pub(crate) fn push(&mut self, ch: u8, len: usize) -> bool {
+        let n = usize::from(self.n);
+        if n == MAX_DELIMS || len == 0 || len > usize::from(u8::MAX) {
+            return false;
+        }
+        self.runs[n] = (ch, len as u8);
+        self.n += 1;
+        true
+    }
+
+    /// Whether there are none.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// The runs, outermost first.
+    fn runs(&self) -> &[(u8, u8)] {
+        &self.runs[..usize::from(self.n)]
+    }
+
+    /// Their length (bytes, and units in any metric).
+    pub(crate) fn len(&self) -> usize {
+        self.runs().iter().map(|&(_, l)| usize::from(l)).sum()
+    }
+
+    /// Appends the runs that reopen them, outermost first.
+    pub(crate) fn push_open(&self, out: &mut String) {
+        for &(ch, len) in self.runs() {
+            for _ in 0..len {
+                out.push(ch as char);
+            }
+        }
+    }
+
+    /// Appends the runs that close them, innermost first.
+    pub(crate) fn push_close(&self, out: &mut String) {
+        for &(ch, len) in self.runs().iter().rev() {
+            for _ in 0..len {
+                out.push(ch as char);
+            }
+        }
+    }
+}
+
 /// Whether the byte at `at` is escaped by an odd run of backslashes before it.
 fn escaped(bytes: &[u8], at: usize) -> bool {
     bytes[..at]

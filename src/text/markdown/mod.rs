@@ -198,6 +198,8 @@ impl FenceSpan {
 pub(crate) struct CodeSpan {
     /// The first byte of the opening backtick run.
     pub start: usize,
+    /// The length of the opening (and closing) backtick run.
+    pub run: usize,
     /// Just past the closing run; `None` while no closing run has arrived (it may never:
     /// an unmatched run is literal text, decided when its block ends).
     pub end: Option<usize>,
@@ -856,7 +858,11 @@ impl MarkdownScanner {
     /// A complete backtick run at `start` of `len` backticks, outside fences.
     fn on_run(&mut self, bytes: &[u8], start: usize, len: usize) {
         if self.code_open_len == 0 {
-            self.codes.push(CodeSpan { start, end: None });
+            self.codes.push(CodeSpan {
+                start,
+                run: len,
+                end: None,
+            });
             self.code_open_len = len;
             if self.reads_inline {
                 self.inline.code_opens(bytes, start);
@@ -929,6 +935,7 @@ impl MarkdownScanner {
                 Some(end) => {
                     self.codes.push(CodeSpan {
                         start,
+                        run: after - start,
                         end: Some(end),
                     });
                     i = end;

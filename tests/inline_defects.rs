@@ -210,3 +210,65 @@ fn an_inline_code_span_longer_than_the_limit_is_closed_and_reopened() {
         assert_eq!(code, word, "{blocks:#?}");
     }
 }
+
+// ----- 4. Bold and italics cut across messages -----
+
+const BOLD: &str = "This whole sentence is bold, and it is long enough that the limit \
+forces a cut somewhere inside the bold text, more than once.";
+
+/// The text inside `open`/`close` delimiters that every block shows: each block must start
+/// with `open` and end with `close` (the emphasis renders in it) and hold no other
+/// delimiter; what they show, with the separators between, is returned.
+fn inside_each(blocks: &[Block], open: &str, close: &str) -> String {
+    let mut shown = String::new();
+    for (k, b) in blocks.iter().enumerate() {
+        let inner = b
+            .text
+            .strip_prefix(open)
+            .and_then(|t| t.strip_suffix(close))
+            .unwrap_or_else(|| panic!("block {k} not wrapped in {open}…{close}: {blocks:#?}"));
+        assert!(!inner.contains(['*', '~']), "{blocks:#?}");
+        shown.push_str(inner);
+        if k + 1 < blocks.len() {
+            shown.push_str(&b.sep);
+        }
+    }
+    shown
+}
+
+#[test]
+fn emphasis_cut_by_the_limit_is_closed_and_reopened() {
+    for (open, close) in [
+        ("**", "**"),
+        ("*", "*"),
+        ("~~", "~~"),
+        ("***", "***"),
+        ("**_", "_**"),
+    ] {
+        let text = format!("{open}{BOLD}{close}");
+        for pref in PREFS {
+            for max in [30, 45, 70] {
+                let config = chunker(1, max, pref);
+                check_all(&text, config, &[1, 6]).expect("invariants");
+                let blocks = run_chunker(config, [text.as_str()]);
+                assert!(blocks.len() > 1);
+                assert_eq!(inside_each(&blocks, open, close), BOLD, "{pref:?} {max}");
+                assert!(blocks[0].spans_closed && !blocks[0].spans_reopened);
+                let last = blocks.last().unwrap();
+                assert!(last.spans_reopened && !last.spans_closed);
+            }
+        }
+        for limit in [30, 45, 70] {
+            let pieces = split(&text, limit);
+            assert_eq!(inside_each(&pieces, open, close), BOLD, "{limit}");
+        }
+    }
+    // Between other text: only the pieces inside the emphasis carry delimiters.
+    let text = format!("Plain start.\n**{BOLD}**\nPlain end.");
+    let config = chunker(1, 50, BreakPreference::Newline);
+    let blocks = run_chunker(config, [text.as_str()]);
+    check_all(&text, config, &[3]).expect("invariants");
+    assert_eq!(blocks[0].text, "Plain start.");
+    assert_eq!(blocks.last().unwrap().text, "Plain end.");
+    assert_eq!(inside_each(&blocks[1..blocks.len() - 1], "**", "**"), BOLD);
+}

@@ -504,7 +504,9 @@ impl BlockChunker {
             self.scanner.scan(&self.buffer[..self.cursor]);
             self.scanned = self.cursor;
         }
-        let n = keep_from.min(self.scanner.line_start());
+        let n = self
+            .scanner
+            .drain_limit(keep_from.min(self.scanner.line_start()));
         if n == 0 {
             return;
         }
@@ -902,6 +904,7 @@ impl BlockChunker {
         if let Some(c) = candidate_at(&self.buffer[..t], p, false)
             && c.rank(self.eager).is_some()
             && self.scanner.is_safe_cut(p)
+            && display + self.scanner.emphasis_at(p).len() <= self.config.max
         {
             self.accept(c, p_units, t, None);
         }
@@ -1038,6 +1041,7 @@ impl BlockChunker {
                 self.start,
                 self.start_units,
             );
+            let scanner = &self.scanner;
             let best = self
                 .fresh
                 .iter()
@@ -1048,6 +1052,8 @@ impl BlockChunker {
                         && display >= min
                         && display <= max
                         && content.is_some_and(|x| x < c.end)
+                        // Emphasis open at the cut is closed in the block (see `emit`).
+                        && display + scanner.emphasis_at(c.end).len() <= max
                 })
                 .filter_map(|(c, _)| c.rank(self.eager).map(|r| (r, c)))
                 .min_by_key(|(r, c)| (*r, std::cmp::Reverse(c.end)))
@@ -1055,7 +1061,13 @@ impl BlockChunker {
             let Some(c) = best else {
                 break;
             };
-            self.emit(c.end, c.sep_end, None, NextStart::Plain, out);
+            let delims = self.scanner.emphasis_at(c.end);
+            let widest = super::limits::widest_char(self.config.metric);
+            let next = match delims.is_empty() || 2 * delims.len() + widest > max {
+                true => NextStart::Plain,
+                false => NextStart::Delims(delims),
+            };
+            self.emit(c.end, c.sep_end, None, next, out);
             self.begin_block(c.sep_end, t, false, out);
         }
         self.fresh.clear();

@@ -1020,7 +1020,85 @@ impl<'a> Planner<'a> {
     /// a fence line), the cut falls at a break before that line and leaves content between
     /// them; `None` when there is no such cut: a streaming caller waits for more text (the
     /// line's end, or the code after it). A `forced` plan always has a cut.
+    ///
+    /// A cut inside emphasis, strong emphasis or strikethrough closes their delimiters at
+    /// the end of the piece and reopens them at the start of the next
+    /// ([`NextStart::Delims`]), within the limit: when they do not fit beside the cut, the
+    /// plan is made again with room for them.
     pub(crate) fn plan(
+        &self,
+        start: usize,
+        reopen: ReopenCost,
+        min_units: usize,
+        forced: bool,
+    ) -> Option<Planned> {
+        let mut reserve = 0;
+        let mut planned = None;
+        for _ in 0..3 {
+            let room = Planner {
+                limits: Limits {
+                    max: self.limits.max.saturating_sub(reserve),
+                    ..self.limits
+                },
+                ..*self
+            };
+            let Some(plain) = room.plan_cut(start, reopen, min_units, forced) else {
+                return planned;
+            };
+            let Some((with, extra)) = self.with_emphasis(start, reopen, plain) else {
+                return Some(plain);
+            };
+            if let Some(with) = with {
+                return Some(with);
+            }
+            planned = Some(plain);
+            reserve += extra;
+        }
+        planned
+    }
+
+    /// `planned` with the emphasis open at its cut closed and reopened: `None` when none is
+    /// open there (or it cannot be repaired: too many delimiters, too little room in any
+    /// piece), else the repaired plan if it fits, and the units the delimiters need.
+    fn with_emphasis(
+        &self,
+        start: usize,
+        reopen: ReopenCost,
+        planned: Planned,
+    ) -> Option<(Option<Planned>, usize)> {
+        let inner = match planned.next {
+            NextStart::Plain => SpanDelims::NONE,
+            NextStart::Delims(d) => d,
+            _ => return None,
+        };
+        if planned.close.is_some() {
+            return None;
+        }
+        let mut delims = self.scanner.emphasis_at(planned.cut.end);
+        if delims.is_empty() || !delims.extend(inner) {
+            return None;
+        }
+        let extra = delims.len() - inner.len();
+        // The next piece holds them twice (reopened, maybe closed again) and a char.
+        if 2 * delims.len() + super::limits::widest_char(self.limits.metric) > self.limits.max {
+            return None;
+        }
+        let fits = self.limits.fits(
+            self.text,
+            start,
+            planned.cut.end,
+            reopen.units + delims.len(),
+            reopen.lines,
+        );
+        let repaired = Planned {
+            next: NextStart::Delims(delims),
+            ..planned
+        };
+        Some((fits.then_some(repaired), extra))
+    }
+
+    /// [`Planner::plan`] without the emphasis repair.
+    fn plan_cut(
         &self,
         start: usize,
         reopen: ReopenCost,

@@ -158,6 +158,7 @@ impl PlatformSplitter {
     pub fn split_into(&self, text: &str, out: &mut Vec<Block>) {
         let mut scanner = MarkdownScanner::new();
         scanner.finish(text);
+        scanner.end_inline(text.len());
         self.split_scanned(text, &scanner, out);
     }
 
@@ -172,6 +173,7 @@ impl PlatformSplitter {
         context.push_str(text);
         let mut scanner = MarkdownScanner::new();
         scanner.finish(&context);
+        scanner.end_inline(context.len());
         scanner.drain(open_line.len() + 1);
         let mut out = Vec::new();
         self.split_scanned(text, &scanner, &mut out);

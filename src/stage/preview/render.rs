@@ -433,7 +433,10 @@ impl PreviewRenderer {
         // Keep a byte before every position still asked about (a span that began in dropped
         // text starts at 0, and "inside" means after its start), like the crate's other
         // scanner users, and never cut through a backtick run the scanner may be counting.
-        let mut n = keep.min(self.scanner.line_start()).saturating_sub(1);
+        let mut n = self
+            .scanner
+            .drain_limit(keep.min(self.scanner.line_start()))
+            .saturating_sub(1);
         if n < DRAIN_BATCH {
             return;
         }

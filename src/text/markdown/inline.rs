@@ -36,6 +36,10 @@
 /// A bracket or destination still undecided this many bytes after its start is literal.
 pub(crate) const LINK_LOOK: usize = 2048;
 
+/// An emphasis delimiter run still unmatched this many bytes after it is literal (a bound
+/// on what the reading keeps; a closer that far away is not looked for).
+pub(crate) const EMPH_LOOK: usize = 4096;
+
 /// At most this many brackets are open at once; more are literal.
 const MAX_OPENERS: usize = 32;
 
@@ -81,6 +85,9 @@ const fn specials() -> [bool; 256] {
     t[b'<' as usize] = true;
     t[b'/' as usize] = true;
     t[b'.' as usize] = true;
+    t[b'*' as usize] = true;
+    t[b'_' as usize] = true;
+    t[b'~' as usize] = true;
     t
 }
 static SPECIAL: [bool; 256] = specials();
@@ -101,6 +108,45 @@ pub(crate) struct InlineScanner {
     spans: Vec<InlineSpan>,
     /// The lowest position whose cut turned safe since the last take.
     newly_safe: Option<usize>,
+    /// A run of `*`, `_` or `~` that reached the end of the text read: its start, char and
+    /// the byte before it (`None` at the text's start).
+    run: Option<(usize, u8, Option<u8>)>,
+    /// Emphasis delimiter runs that may open, not matched yet, in order.
+    emph_open: Vec<EmphOpener>,
+    /// Matched emphasis, strong emphasis and strikethrough, in the order they closed.
+    emph: Vec<EmphSpan>,
+}
+
+/// A delimiter run that may open emphasis: its first byte, char, and the delimiters of it
+/// not used yet (the first ones of the run).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct EmphOpener {
+    pos: usize,
+    ch: u8,
+    left: usize,
+}
+
+/// Matched emphasis: the opening delimiters at `start..start + len`, the closing ones at
+/// `close..close + len`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct EmphSpan {
+    /// The first opening delimiter.
+    pub start: usize,
+    /// The first closing delimiter.
+    pub close: usize,
+    /// The delimiter char.
+    pub ch: u8,
+    /// Delimiters on each side (1 emphasis, 2 strong or strikethrough).
+    pub len: usize,
+}
+
+impl EmphSpan {
+    /// Whether a cut at `p` leaves delimiters open in the piece before it: strictly between
+    /// the opening and the closing delimiters.
+    #[inline]
+    fn holds_cut(&self, p: usize) -> bool {
+        p > self.start + self.len && p < self.close
+    }
 }
 
 impl Default for InlineScanner {
@@ -120,6 +166,9 @@ impl InlineScanner {
             openers: Vec::new(),
             spans: Vec::new(),
             newly_safe: None,
+            run: None,
+            emph_open: Vec::new(),
+            emph: Vec::new(),
         }
     }
 
@@ -132,6 +181,9 @@ impl InlineScanner {
         self.openers.clear();
         self.spans.clear();
         self.newly_safe = None;
+        self.run = None;
+        self.emph_open.clear();
+        self.emph.clear();
     }
 
     /// Returns, and forgets, the lowest position whose cut turned safe (a bracket that
@@ -202,6 +254,16 @@ impl InlineScanner {
         }
         let mut i = self.pos;
         let mut continue_at: Option<usize> = None;
+        if let Some((start, ch, prev)) = self.run {
+            let more = bytes[i..to].iter().take_while(|&&b| b == ch).count();
+            i += more;
+            if i == to {
+                self.pos = to;
+                return;
+            }
+            self.run = None;
+            self.resolve_run(start, i, ch, prev, Some(bytes[i]));
+        }
         if self.escape {
             self.escape = false;
             if bytes[i].is_ascii_punctuation() {
@@ -272,10 +334,9 @@ impl InlineScanner {
                     }
                 }
                 State::Url { start } => {
-                    match bytes[i..to]
-                        .iter()
-                        .position(|&b| matches!(b, b' ' | b'\t' | b'\r' | b'\n' | b'<' | b']'))
-                    {
+                    match bytes[i..to].iter().position(|&b| {
+                        matches!(b, b' ' | b'\t' | b'\r' | b'\n' | b'<' | b']' | b'*')
+                    }) {
                         None => to,
                         Some(k) => {
                             self.push_span(start, i + k);
@@ -322,7 +383,11 @@ impl InlineScanner {
             .first()
             .copied()
             .unwrap_or(usize::MAX - LINK_LOOK);
-        first.min(state) + LINK_LOOK
+        let emph = self
+            .emph_open
+            .first()
+            .map_or(usize::MAX, |o| o.pos.saturating_add(EMPH_LOOK));
+        (first.min(state) + LINK_LOOK).min(emph)
     }
 
     /// Drops what is undecided since `LINK_LOOK` bytes before `at` (brackets, a destination,
@@ -342,11 +407,46 @@ impl InlineScanner {
             self.openers.drain(..old);
             self.mark_newly_safe(first);
         }
+        let old = self
+            .emph_open
+            .partition_point(|o| o.pos.saturating_add(EMPH_LOOK) <= at);
+        self.emph_open.drain(..old);
+    }
+
+    /// How much of its text a consumer may drain (at most `n` bytes) without cutting
+    /// through what is still read: an open bracket, destination, URL or delimiter run,
+    /// an unmatched emphasis opener, matched emphasis that goes on past `n`. Positions are
+    /// kept relative to the text, so nothing the reading still uses may fall off its front.
+    pub(crate) fn keep_from(&self, n: usize) -> usize {
+        let mut k = n.min(self.open_start().unwrap_or(n));
+        if let Some(o) = self.emph_open.first() {
+            k = k.min(o.pos);
+        }
+        if let Some((start, _, _)) = self.run {
+            k = k.min(start);
+        }
+        for e in &self.emph {
+            if e.start < k && e.close + e.len > k {
+                k = e.start;
+            }
+        }
+        k
     }
 
     /// Ordinary text stopped at the special byte at `at`; returns where to go on.
     fn on_special(&mut self, bytes: &[u8], at: usize, to: usize) -> usize {
         match bytes[at] {
+            ch @ (b'*' | b'_' | b'~') => {
+                let end = at + bytes[at..to].iter().take_while(|&&b| b == ch).count();
+                let prev = (at > 0).then(|| bytes[at - 1]);
+                if end == to {
+                    // The run may go on, and its flanking needs the byte after it.
+                    self.run = Some((at, ch, prev));
+                    return to;
+                }
+                self.resolve_run(at, end, ch, prev, Some(bytes[end]));
+                end
+            }
             b'\\' => {
                 if at + 1 >= to {
                     self.escape = true;
@@ -418,6 +518,7 @@ impl InlineScanner {
     /// The reading goes on at `to` without reading the bytes before it (a fence line, an
     /// indented code line): a URL ends where the reading stopped.
     pub(crate) fn skip_to(&mut self, to: usize) {
+        self.end_run(None);
         if let State::Url { start } = self.state {
             self.push_span(start, self.pos);
             self.state = State::Normal;
@@ -429,6 +530,7 @@ impl InlineScanner {
     /// An inline code span opens at `at` (its backtick run): its text is not read.
     pub(crate) fn code_opens(&mut self, bytes: &[u8], at: usize) {
         self.feed(bytes, at);
+        self.end_run(Some(b'`'));
         if let State::Url { start } = self.state {
             self.push_span(start, at);
             self.state = State::Normal;
@@ -445,6 +547,9 @@ impl InlineScanner {
     /// The block ends at `at` (the reader has read up to it): whatever is still undecided
     /// is literal text, and a URL ends.
     pub(crate) fn end_block(&mut self, at: usize) {
+        self.end_run(None);
+        // Delimiters still unmatched at the end of their block are literal.
+        self.emph_open.clear();
         match self.state {
             State::Url { start } => self.push_span(start, self.pos.min(at).max(start)),
             State::AfterBracket { start } | State::Dest { start, .. } | State::Angle { start } => {
@@ -462,6 +567,109 @@ impl InlineScanner {
         self.pos = self.pos.max(at);
     }
 
+    /// A pending delimiter run ends where the reading stopped (the byte after it is
+    /// `next`, `None` for the end of a line or block).
+    fn end_run(&mut self, next: Option<u8>) {
+        if let Some((start, ch, prev)) = self.run.take() {
+            // The run's bytes were all read: it ends where the reading stopped.
+            self.resolve_run(start, self.pos, ch, prev, next);
+        }
+    }
+
+    /// Matches a complete delimiter run (see the module docs): closes the nearest openers
+    /// it can close, innermost delimiters first, then keeps what is left as an opener if it
+    /// can open.
+    fn resolve_run(
+        &mut self,
+        start: usize,
+        end: usize,
+        ch: u8,
+        prev: Option<u8>,
+        next: Option<u8>,
+    ) {
+        let len = end - start;
+        if len == 0 {
+            return;
+        }
+        // A tilde run is strikethrough only with one or two tildes.
+        if ch == b'~' && len > 2 {
+            return;
+        }
+        let (can_open, can_close) = flanking(ch, prev, next);
+        let mut at = start;
+        let mut left = len;
+        if can_close {
+            while left > 0 {
+                let Some(k) = self
+                    .emph_open
+                    .iter()
+                    .rposition(|o| o.ch == ch && (ch != b'~' || o.left == left))
+                else {
+                    break;
+                };
+                let o = self.emph_open[k];
+                let used = if ch == b'~' {
+                    left
+                } else if o.left >= 2 && left >= 2 {
+                    2
+                } else {
+                    1
+                };
+                self.emph.push(EmphSpan {
+                    start: o.pos + o.left - used,
+                    close: at,
+                    ch,
+                    len: used,
+                });
+                // The delimiters between them can no longer match.
+                self.emph_open.truncate(k + 1);
+                if o.left == used {
+                    self.emph_open.pop();
+                } else {
+                    self.emph_open[k].left -= used;
+                }
+                at += used;
+                left -= used;
+            }
+        }
+        if left > 0 && can_open && self.emph_open.len() < MAX_OPENERS {
+            self.emph_open.push(EmphOpener { pos: at, ch, left });
+        }
+    }
+
+    /// The emphasis, strong emphasis and strikethrough delimiters a cut at `p` leaves open
+    /// in the piece before it, outermost first: the matched ones around `p`, and (for a
+    /// text that goes on, whose closers may still arrive) those that may open and are not
+    /// matched yet. Empty when there are more than a piece repairs.
+    pub(crate) fn emphasis_at(&self, p: usize) -> SpanDelims {
+        let mut found: [(usize, u8, usize); MAX_DELIMS] = [(0, 0, 0); MAX_DELIMS];
+        let mut n = 0;
+        let matched = self
+            .emph
+            .iter()
+            .filter(|e| e.holds_cut(p))
+            .map(|e| (e.start, e.ch, e.len));
+        let open = self
+            .emph_open
+            .iter()
+            .filter(|o| o.pos + o.left < p)
+            .map(|o| (o.pos, o.ch, o.left.min(3)));
+        for item in matched.chain(open) {
+            if n == MAX_DELIMS {
+                return SpanDelims::NONE;
+            }
+            found[n] = item;
+            n += 1;
+        }
+        // Outermost first: an outer delimiter starts before an inner one.
+        found[..n].sort_unstable_by_key(|&(start, _, _)| start);
+        let mut delims = SpanDelims::NONE;
+        for &(_, ch, len) in &found[..n] {
+            delims.push(ch, len);
+        }
+        delims
+    }
+
     /// The consumer removed the first `n` bytes of its text: drop the spans that ended
     /// there and shift the rest.
     pub(crate) fn drain(&mut self, n: usize) {
@@ -473,6 +681,20 @@ impl InlineScanner {
         }
         for o in &mut self.openers {
             *o = o.saturating_sub(n);
+        }
+        let keep = self.emph.iter().filter(|e| e.close + e.len > n).count();
+        if keep < self.emph.len() {
+            self.emph.retain(|e| e.close + e.len > n);
+        }
+        for e in &mut self.emph {
+            e.start = e.start.saturating_sub(n);
+            e.close = e.close.saturating_sub(n);
+        }
+        for o in &mut self.emph_open {
+            o.pos = o.pos.saturating_sub(n);
+        }
+        if let Some((start, ch, prev)) = self.run {
+            self.run = Some((start.saturating_sub(n), ch, prev));
         }
         self.state = match self.state {
             State::Normal => State::Normal,
@@ -543,6 +765,17 @@ impl SpanDelims {
         self.runs().iter().map(|&(_, l)| usize::from(l)).sum()
     }
 
+    /// Adds `inner`'s runs inside these; false (and unchanged) when they do not fit.
+    pub(crate) fn extend(&mut self, inner: SpanDelims) -> bool {
+        if usize::from(self.n) + usize::from(inner.n) > MAX_DELIMS {
+            return false;
+        }
+        for &(ch, len) in inner.runs() {
+            self.push(ch, usize::from(len));
+        }
+        true
+    }
+
     /// Appends the runs that reopen them, outermost first.
     pub(crate) fn push_open(&self, out: &mut String) {
         for &(ch, len) in self.runs() {
@@ -559,6 +792,24 @@ impl SpanDelims {
                 out.push(ch as char);
             }
         }
+    }
+}
+
+/// Whether a delimiter run of `ch` between the bytes `prev` and `next` (`None`: the edge
+/// of the line, whitespace) may open and may close emphasis (CommonMark's flanking rules;
+/// a non-ASCII byte counts as a letter).
+fn flanking(ch: u8, prev: Option<u8>, next: Option<u8>) -> (bool, bool) {
+    let ws = |b: Option<u8>| b.is_none_or(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'));
+    let punct = |b: Option<u8>| b.is_some_and(|b| b.is_ascii_punctuation());
+    let left = !ws(next) && (!punct(next) || ws(prev) || punct(prev));
+    let right = !ws(prev) && (!punct(prev) || ws(next) || punct(next));
+    match ch {
+        // `_` inside a word neither opens nor closes (snake_case).
+        b'_' => (
+            left && (!right || punct(prev)),
+            right && (!left || punct(next)),
+        ),
+        _ => (left, right),
     }
 }
 
@@ -647,6 +898,49 @@ mod tests {
         );
     }
 
+    /// The delimiters a cut at `needle`'s first byte leaves open, in `text` read whole (the
+    /// last block ended) and byte by byte (they must agree).
+    fn open_at(text: &str, needle: &str) -> String {
+        let p = text.find(needle).expect("needle");
+        let mut whole = MarkdownScanner::new();
+        whole.finish(text);
+        whole.end_inline(text.len());
+        let mut bytewise = MarkdownScanner::new();
+        for end in 1..=text.len() {
+            if text.is_char_boundary(end) {
+                bytewise.scan(&text[..end]);
+            }
+        }
+        bytewise.finish(text);
+        bytewise.end_inline(text.len());
+        assert_eq!(whole.emphasis_at(p), bytewise.emphasis_at(p), "{text:?}");
+        let mut out = String::new();
+        whole.emphasis_at(p).push_open(&mut out);
+        out
+    }
+
+    #[test]
+    fn emphasis_delimiters_open_at_a_cut() {
+        assert_eq!(open_at("Some **bold text here** and", " text"), "**");
+        assert_eq!(open_at("Some *it* and **bold** x", " and"), "");
+        assert_eq!(open_at("***both** then em* x", " then"), "*");
+        assert_eq!(open_at("***both at once*** x", " at"), "***");
+        assert_eq!(open_at("**bold _and it_ more**", " it_"), "**_");
+        assert_eq!(open_at("~~gone text~~ kept", " text"), "~~");
+        // `_` inside words, `*` between spaces, unmatched runs: nothing to close.
+        assert_eq!(open_at("snake_case and more_words here", " and"), "");
+        assert_eq!(open_at("2 * 3 = 6 * 1 ok", " 3"), "");
+        assert_eq!(open_at("an **unmatched run", " run"), "");
+        assert_eq!(open_at("**not across\n\nblocks**", "across"), "");
+        assert_eq!(open_at("`**code**` **real one**", " one"), "**");
+        // While the text goes on, an opener whose closer may still come counts.
+        let mut s = MarkdownScanner::new();
+        s.scan("Some **bold text");
+        let mut out = String::new();
+        s.emphasis_at(11).push_open(&mut out);
+        assert_eq!(out, "**");
+    }
+
     #[test]
     fn what_is_not_a_link() {
         assert!(spans("[1] and [2] (later)").is_empty());
@@ -678,5 +972,64 @@ mod tests {
         let mut s = MarkdownScanner::new();
         s.scan(&long);
         assert!(s.is_safe_cut(long.len() - 6));
+    }
+}
+
+#[cfg(test)]
+mod corpus_check {
+    use super::super::MarkdownScanner;
+
+    /// A real reply (tables, bold, a stray `~`) read whole and byte by byte.
+    #[test]
+    fn emphasis_reading_is_split_invariant_on_a_corpus_file() {
+        let text = include_str!("../../../tests/data/reasoning-stream-design.md");
+        let mut whole = MarkdownScanner::new();
+        whole.scan(text);
+        let mut bytewise = MarkdownScanner::new();
+        for end in 1..=text.len() {
+            if text.is_char_boundary(end) {
+                bytewise.scan(&text[..end]);
+            }
+        }
+        assert_eq!(whole.inline.emph, bytewise.inline.emph);
+        assert_eq!(whole.inline.emph_open, bytewise.inline.emph_open);
+        assert_eq!(whole.inline.spans, bytewise.inline.spans);
+    }
+}
+
+#[cfg(test)]
+mod corpus_check2 {
+    use super::super::MarkdownScanner;
+
+    /// Read one byte at a time and drained as a chunker drains, the reading answers at every
+    /// moment as a reading of the text so far in one go.
+    #[test]
+    fn emphasis_at_every_moment() {
+        let text = include_str!("../../../tests/data/reasoning-stream-design.md");
+        let mut inc = MarkdownScanner::new();
+        let mut base = 0;
+        for t in 1..=4000 {
+            if !text.is_char_boundary(t) {
+                continue;
+            }
+            inc.scan(&text[base..t]);
+            if t % 97 == 0 {
+                let n = inc.drain_limit(inc.line_start());
+                inc.drain(n);
+                base += n;
+            }
+            if t < 3850 {
+                continue;
+            }
+            let mut whole = MarkdownScanner::new();
+            whole.scan(&text[..t]);
+            for p in 3850.max(base)..t {
+                assert_eq!(
+                    inc.emphasis_at(p - base),
+                    whole.emphasis_at(p),
+                    "t {t} p {p}"
+                );
+            }
+        }
     }
 }

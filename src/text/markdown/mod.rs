@@ -467,6 +467,24 @@ impl MarkdownScanner {
         self.inline.span_at(p)
     }
 
+    /// The emphasis, strong emphasis and strikethrough delimiters a cut at `p` leaves open
+    /// before it, outermost first (see [`InlineScanner::emphasis_at`]).
+    #[inline]
+    pub(crate) fn emphasis_at(&self, p: usize) -> inline::SpanDelims {
+        if !self.reads_inline {
+            return inline::SpanDelims::NONE;
+        }
+        self.inline.emphasis_at(p)
+    }
+
+    /// The text ends its last block (no more text will come, as for a whole text being
+    /// split): emphasis delimiters still unmatched there are literal text.
+    pub(crate) fn end_inline(&mut self, at: usize) {
+        if self.reads_inline {
+            self.inline.end_block(at);
+        }
+    }
+
     /// Whether `p` lies inside the current line while that line's kind is still undecided
     /// (it may be a fence line; it may end an inline code span; it may be indented code).
     pub(crate) fn in_undecided_fence_line(&self, p: usize) -> bool {
@@ -649,6 +667,15 @@ impl MarkdownScanner {
     #[cfg(test)]
     pub(crate) fn indented_blocks(&self) -> &[IndentedSpan] {
         &self.indented
+    }
+
+    /// How many bytes (at most `n`) a consumer may drain from the front of its text: the
+    /// inline reading keeps what it still reads (see [`InlineScanner::keep_from`]).
+    pub(crate) fn drain_limit(&self, n: usize) -> usize {
+        match self.reads_inline {
+            true => self.inline.keep_from(n),
+            false => n,
+        }
     }
 
     /// The consumer removed the first `n` bytes of its text: drop spans that ended there and

@@ -1,7 +1,9 @@
 //! Test helpers: the library's virtual-clock host plus small config shortcuts.
 #![allow(dead_code, unused_imports)]
 
+pub(crate) mod defects;
 pub(crate) mod reconstruct;
+pub(crate) mod render_judge;
 
 use replystream::Engine;
 pub(crate) use replystream::sim::{Ack, AckPolicy, Sim};

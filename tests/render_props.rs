@@ -1,0 +1,535 @@
+//! Property tests of the rendering rule (SPEC §15) on generated structured Markdown: lists
+//! (`-`, `*`, `1.`, `1)`), nested two levels, with fences at their content column (3, 4 and
+//! more spaces) and continuation paragraphs; block quotes holding lists and code, with lazy
+//! continuation lines; GFM tables with alignment, from two rows to long ones; links with long
+//! text, autolinks, bare URLs; bold, italic and strikethrough; emoji ZWJ sequences and CJK;
+//! CRLF. Broken on purpose too: unclosed emphasis, stray pipes and asterisks, a table row
+//! longer than the limit, fences in quotes in lists, lazy quote lines.
+//!
+//! Three properties, from a fixed seed (CI-fast; `PROPS_CASES=n` and `PROPS_SEED=n` explore
+//! further):
+//! - the judge itself accepts any reply cut between its top-level blocks (no false alarm on
+//!   any structure the generator makes), and sees a cut inside a table's header pair;
+//! - the engine keeps the exact invariants on these replies (`common::reconstruct`: each send
+//!   one span of the reply, within the limit, fences balanced, nothing lost or repeated);
+//! - the rendering rule holds for the engine and the splitter (ignored until issue 16 lands).
+
+mod common;
+
+use std::collections::HashSet;
+
+use common::reconstruct::{Rule, Source, check_answer, seen_sends};
+use common::render_judge::{Allow, check_messages};
+use proptest::prelude::*;
+use replystream::sim::Sim;
+use replystream::{
+    BreakPreference, ChannelProfile, Config, Engine, Input, Lane, LengthMetric, PlatformSplitter,
+    SplitConfig, SplitMode,
+};
+
+// ---- the generator ------------------------------------------------------------------------
+
+fn pick<'a>(rng: &mut fastrand::Rng, from: &[&'a str]) -> &'a str {
+    from[rng.usize(..from.len())]
+}
+
+const WORDS: &[&str] = &[
+    "the",
+    "server",
+    "returns",
+    "a",
+    "token",
+    "when",
+    "you",
+    "call",
+    "it",
+    "twice",
+    "config",
+    "file",
+    "naïve",
+    "café",
+    "日本語",
+    "テスト",
+    "👩‍👩‍👧",
+    "🇯🇵",
+    "👍🏽",
+    "e\u{301}tude",
+    "v2.4",
+    "snake_case",
+    "don't",
+    "(optional)",
+    "—",
+    "50%",
+];
+
+/// What the generator may break.
+#[derive(Clone, Copy, Debug)]
+struct Shape {
+    /// Unclosed emphasis, stray pipes and asterisks.
+    broken: bool,
+    /// Table rows longer than `long_row` (which fall back to the ordinary cuts: the rule
+    /// cannot hold for them).
+    overlong_rows: bool,
+    /// The longest table row it makes otherwise (links are shorter).
+    long_row: usize,
+    /// Fences inside list items and block quotes.
+    nested_fences: bool,
+}
+
+/// A run of words with inline markup, `n` words long.
+fn inline(rng: &mut fastrand::Rng, n: usize, shape: Shape, out: &mut String) {
+    for i in 0..n {
+        if i > 0 {
+            out.push(' ');
+        }
+        match rng.u8(..40) {
+            0 => out.push_str("**bold words here**"),
+            1 => out.push_str("*an italic aside*"),
+            2 => out.push_str("_another aside_"),
+            3 => out.push_str("~~struck out~~"),
+            4 => out.push_str("`inline code`"),
+            5 => out.push_str("`cargo test --workspace --locked`"),
+            6 => {
+                let text = [
+                    "the guide",
+                    "this long discussion about the retry policy and its defaults",
+                ];
+                out.push_str(&format!(
+                    "[{}](https://example.com/docs/{}/page)",
+                    pick(rng, &text),
+                    rng.u16(..1000)
+                ));
+            }
+            7 => out.push_str("<https://example.org/a/b?c=d>"),
+            8 => out.push_str("https://example.net/path/to/page"),
+            9 if shape.broken => out.push_str("**unclosed bold"),
+            10 if shape.broken => out.push_str("a | stray | pipe"),
+            11 if shape.broken => out.push_str("2*3*4"),
+            12 => out.push_str("***bold italic***"),
+            _ => out.push_str(pick(rng, WORDS)),
+        }
+    }
+}
+
+fn sentence(rng: &mut fastrand::Rng, shape: Shape, out: &mut String) {
+    let n = rng.usize(3..14);
+    inline(rng, n, shape, out);
+    out.push_str(pick(rng, &[".", ".", "!", "?", "。", ":"]));
+}
+
+fn paragraph(rng: &mut fastrand::Rng, shape: Shape, out: &mut String) {
+    for i in 0..rng.usize(1..5) {
+        if i > 0 {
+            out.push_str(pick(rng, &[" ", "\n"]));
+        }
+        sentence(rng, shape, out);
+    }
+}
+
+/// A fenced block, each line prefixed by `indent`.
+fn fence(rng: &mut fastrand::Rng, indent: &str, out: &mut String) {
+    let marker = pick(rng, &["```", "```", "~~~", "````"]);
+    let info = pick(rng, &["", "bash", "python", "json"]);
+    out.push_str(&format!("{indent}{marker}{info}\n"));
+    out.push_str(&format!("{indent}let first = {};\n", rng.u16(..1000)));
+    for _ in 0..rng.usize(0..6) {
+        let line = pick(
+            rng,
+            &[
+                "cargo build --release",
+                "    indented(body);",
+                "print('日本語 👨‍👩‍👧')",
+                "",
+                "let s = \"`\";",
+                "x = [1, 2, 3]",
+            ],
+        );
+        if line.is_empty() {
+            out.push('\n');
+        } else {
+            out.push_str(&format!("{indent}{line}\n"));
+        }
+    }
+    out.push_str(&format!("{indent}{marker}"));
+}
+
+/// A list at `indent` (its items' markers start there), `depth` levels may nest below.
+fn list(rng: &mut fastrand::Rng, indent: &str, depth: u8, shape: Shape, out: &mut String) {
+    let kind = rng.u8(..4);
+    for i in 0..rng.usize(1..5) {
+        if i > 0 {
+            out.push_str(pick(rng, &["\n", "\n", "\n\n"]));
+        }
+        let marker = match kind {
+            0 => "- ".to_owned(),
+            1 => "* ".to_owned(),
+            2 => format!("{}. ", i + 1),
+            _ => format!("{}) ", i + 1),
+        };
+        // The content column: after the marker, sometimes one more space (a fence at 4
+        // spaces under `1. `) for code.
+        let content = format!("{indent}{}", " ".repeat(marker.len()));
+        out.push_str(indent);
+        out.push_str(&marker);
+        sentence(rng, shape, out);
+        match rng.u8(..8) {
+            0 | 1 if shape.nested_fences => {
+                out.push('\n');
+                let extra = pick(rng, &["", " "]);
+                fence(rng, &format!("{content}{extra}"), out);
+            }
+            2 => {
+                out.push_str("\n\n");
+                out.push_str(&content);
+                sentence(rng, shape, out);
+            }
+            3 if depth > 0 => {
+                out.push('\n');
+                list(rng, &content, depth - 1, shape, out);
+            }
+            4 if shape.nested_fences => {
+                // A quote in the item, with code in the quote.
+                out.push('\n');
+                out.push_str(&format!("{content}> "));
+                sentence(rng, shape, out);
+                out.push('\n');
+                fence(rng, &format!("{content}> "), out);
+            }
+            _ => {}
+        }
+    }
+}
+
+fn quote(rng: &mut fastrand::Rng, shape: Shape, out: &mut String) {
+    out.push_str("> ");
+    sentence(rng, shape, out);
+    match rng.u8(..4) {
+        0 => {
+            // A lazy continuation line: part of the quote's paragraph.
+            out.push('\n');
+            sentence(rng, shape, out);
+            out.push_str("\n> ");
+            sentence(rng, shape, out);
+        }
+        1 => {
+            out.push_str("\n>\n");
+            let mut inner = String::new();
+            list(rng, "", 0, shape, &mut inner);
+            for line in inner.split('\n') {
+                out.push_str(if line.is_empty() { ">" } else { "> " });
+                out.push_str(line);
+                out.push('\n');
+            }
+            out.pop();
+        }
+        2 if shape.nested_fences => {
+            out.push_str("\n>\n");
+            fence(rng, "> ", out);
+        }
+        _ => {}
+    }
+}
+
+fn cell(rng: &mut fastrand::Rng, shape: Shape) -> String {
+    let mut c = String::new();
+    let n = rng.usize(1..4);
+    inline(
+        rng,
+        n,
+        Shape {
+            broken: false,
+            ..shape
+        },
+        &mut c,
+    );
+    c.replace('|', "\\|")
+}
+
+fn table(rng: &mut fastrand::Rng, shape: Shape, out: &mut String) {
+    let cols = rng.usize(2..5);
+    let header: Vec<String> = (0..cols).map(|i| format!("Col {i}")).collect();
+    out.push_str(&format!("| {} |\n", header.join(" | ")));
+    let delims: Vec<&str> = (0..cols)
+        .map(|_| pick(rng, &["---", ":--", "--:", ":-:"]))
+        .collect();
+    out.push_str(&format!("|{}|", delims.join("|")));
+    for _ in 0..rng.usize(1..25) {
+        let mut row: Vec<String> = (0..cols).map(|_| cell(rng, shape)).collect();
+        if shape.overlong_rows && rng.u8(..10) == 0 {
+            // A row longer than the limit (it falls back to the ordinary cuts).
+            row[0] = "long ".repeat(shape.long_row / 5 + 20);
+        }
+        let line = format!("| {} |", row.join(" | "));
+        let line = if line.chars().count() > shape.long_row && !shape.overlong_rows {
+            format!(
+                "| {} |",
+                (0..cols).map(|_| "x").collect::<Vec<_>>().join(" | ")
+            )
+        } else {
+            line
+        };
+        out.push('\n');
+        out.push_str(&line);
+    }
+}
+
+/// A reply of top-level blocks; returns it and where each block starts.
+fn reply(seed: u64, blocks: usize, shape: Shape, crlf: bool) -> (String, Vec<usize>) {
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut out = String::new();
+    let mut starts = Vec::new();
+    for i in 0..blocks {
+        if i > 0 {
+            out.push_str("\n\n");
+        }
+        starts.push(out.len());
+        match rng.u8(..10) {
+            0..=2 => paragraph(&mut rng, shape, &mut out),
+            3 | 4 => list(&mut rng, "", 1, shape, &mut out),
+            5 => quote(&mut rng, shape, &mut out),
+            6 | 7 => table(&mut rng, shape, &mut out),
+            8 => fence(&mut rng, "", &mut out),
+            _ => {
+                out.push_str("## ");
+                sentence(&mut rng, shape, &mut out);
+            }
+        }
+    }
+    if crlf {
+        let starts = starts
+            .iter()
+            .map(|&s| s + out[..s].matches('\n').count())
+            .collect();
+        (out.replace('\n', "\r\n"), starts)
+    } else {
+        (out, starts)
+    }
+}
+
+// ---- runs -----------------------------------------------------------------------------------
+
+fn props_config(cases: u32) -> ProptestConfig {
+    let env = |name: &str| std::env::var(name).ok().and_then(|v| v.parse::<u64>().ok());
+    ProptestConfig {
+        cases: env("PROPS_CASES").map_or(cases, |n| n as u32),
+        failure_persistence: None,
+        rng_seed: proptest::test_runner::RngSeed::Fixed(env("PROPS_SEED").unwrap_or(0x15e16)),
+        ..ProptestConfig::default()
+    }
+}
+
+/// The engine on `channel` with `limit` (or the profile's), the reply in deltas of `size`
+/// bytes; returns the chat's answer messages and the exactness verdict.
+fn engine_run(
+    text: &str,
+    channel: usize,
+    limit: Option<usize>,
+    size: usize,
+) -> (Vec<String>, Result<(), String>) {
+    let mut c = Config::for_channel(&ChannelProfile::ALL[channel]);
+    if let Some(limit) = limit {
+        c.text_limit = limit;
+    }
+    let mut sim = Sim::new(Engine::new(c, 7).expect("valid config"));
+    sim.push(Input::MessageStart);
+    let mut at = 0;
+    while at < text.len() {
+        let mut end = (at + size).min(text.len());
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        sim.push(Input::TextDelta(&text[at..end]));
+        at = end;
+    }
+    sim.push(Input::MessageEnd(None))
+        .push(Input::Finish)
+        .run_until_idle();
+    let messages: Vec<String> = sim
+        .chat
+        .lane_texts(Lane::Answer)
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    let config = sim.engine.config().clone();
+    let rule = Rule {
+        joiner: match config.break_preference {
+            BreakPreference::Newline => "\n",
+            BreakPreference::Sentence => " ",
+            _ => "\n\n",
+        },
+        metric: config.metric,
+        limit: config.text_limit,
+        max_lines: config.max_lines,
+        graphemes: true,
+        all_fences_repairable: true,
+    };
+    let delivered: HashSet<_> = sim.delivered.iter().map(|(_, s)| s.send_id).collect();
+    let log: Vec<_> = sim.sends().into_iter().map(|(_, s)| s).collect();
+    let exact = if !sim.errors.is_empty() {
+        Err(format!("push errors: {:?}", sim.errors))
+    } else if !sim.is_idle() {
+        Err("the turn did not end".into())
+    } else {
+        check_answer(
+            &[Source::new(text, Vec::new())],
+            &seen_sends(log.iter(), &delivered),
+            &rule,
+        )
+        .map(|_| ())
+    };
+    (messages, exact)
+}
+
+fn limit_choice() -> impl Strategy<Value = Option<usize>> {
+    prop_oneof![
+        Just(None),
+        (300usize..900).prop_map(Some),
+        // Near the smallest accepted limits (24 chars, 29 UTF-16 units): exactness only.
+        (30usize..80).prop_map(Some),
+    ]
+}
+
+proptest! {
+    #![proptest_config(props_config(96))]
+
+    /// The judge has no false alarm: a reply cut between its top-level blocks, each part a
+    /// message, renders alike, whatever structures and breakage the generator made.
+    #[test]
+    fn judge_accepts_any_reply_cut_between_top_level_blocks(
+        seed in any::<u64>(),
+        blocks in 2usize..12,
+        broken in any::<bool>(),
+        crlf in prop::bool::weighted(0.2),
+        keep in prop::collection::vec(any::<bool>(), 12),
+    ) {
+        let shape = Shape { broken, overlong_rows: broken, long_row: 200, nested_fences: true };
+        let (text, starts) = reply(seed, blocks, shape, crlf);
+        let mut messages = Vec::new();
+        let mut from = 0;
+        for (k, &s) in starts.iter().enumerate().skip(1) {
+            if keep[k] {
+                messages.push(text[from..s].trim_end().to_owned());
+                from = s;
+            }
+        }
+        messages.push(text[from..].to_owned());
+        if let Err(e) = check_messages(&text, &messages, &Allow::default()) {
+            prop_assert!(false, "{e}\nreply: {text:?}");
+        }
+    }
+
+    /// And it sees a generated table cut right after its header row.
+    #[test]
+    fn judge_sees_any_table_cut_between_header_and_delimiter(seed in any::<u64>()) {
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let mut text = String::from("Intro.\n\n");
+        table(&mut rng, Shape { broken: false, overlong_rows: false, long_row: 200, nested_fences: true }, &mut text);
+        let header_end = text.find("|\n").unwrap() + 1;
+        let messages = [text[..header_end].to_owned(), text[header_end + 1..].to_owned()];
+        prop_assert!(check_messages(&text, &messages, &Allow::default()).is_err());
+    }
+}
+
+proptest! {
+    #![proptest_config(props_config(64))]
+
+    /// The engine keeps the exact invariants on structured and broken Markdown, on every
+    /// channel, at the profile's limits, at 300-900 and near the smallest limits; fences only
+    /// at the top level here (see the next property).
+    #[test]
+    fn engine_keeps_the_exact_invariants_on_structured_markdown(
+        seed in any::<u64>(),
+        blocks in 1usize..14,
+        broken in any::<bool>(),
+        crlf in prop::bool::weighted(0.2),
+        channel in 0..ChannelProfile::ALL.len(),
+        limit in limit_choice(),
+        size in prop::sample::select(vec![1usize, 7, 64, 100_000]),
+    ) {
+        let shape = Shape { broken, overlong_rows: broken, long_row: 200, nested_fences: false };
+        let (text, _) = reply(seed, blocks, shape, crlf);
+        let (messages, exact) = engine_run(&text, channel, limit, size);
+        if let Err(e) = exact {
+            prop_assert!(false, "{e}\nreply: {text:?}\nmessages: {messages:#?}");
+        }
+    }
+
+    /// The same with fences in list items and quotes: a message that starts inside one gets
+    /// a reopening line at the top level, whose code lines (still indented or quoted) leave
+    /// the fence open by CommonMark's reading.
+    #[test]
+    #[ignore = "issue 16 (defect 2): fences in list items and quotes are reopened without their container; the message's fences do not balance"]
+    fn engine_keeps_the_exact_invariants_with_fences_in_containers(
+        seed in any::<u64>(),
+        blocks in 1usize..14,
+        broken in any::<bool>(),
+        crlf in prop::bool::weighted(0.2),
+        channel in 0..ChannelProfile::ALL.len(),
+        limit in limit_choice(),
+        size in prop::sample::select(vec![1usize, 7, 64, 100_000]),
+    ) {
+        let shape = Shape { broken, overlong_rows: broken, long_row: 200, nested_fences: true };
+        let (text, _) = reply(seed, blocks, shape, crlf);
+        let (messages, exact) = engine_run(&text, channel, limit, size);
+        if let Err(e) = exact {
+            prop_assert!(false, "{e}\nreply: {text:?}\nmessages: {messages:#?}");
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(props_config(64))]
+
+    /// The rendering rule on the engine's messages, where every structure fits the limit
+    /// (rows and links under 200 chars, limits of 300 and more).
+    #[test]
+    #[ignore = "issue 16: tables, list- and quote-nested fences, links and emphasis across cuts"]
+    fn engine_messages_render_as_the_reply(
+        seed in any::<u64>(),
+        blocks in 1usize..14,
+        broken in any::<bool>(),
+        crlf in prop::bool::weighted(0.2),
+        channel in 0..ChannelProfile::ALL.len(),
+        limit in prop::option::of(300usize..900),
+        size in prop::sample::select(vec![1usize, 7, 64, 100_000]),
+    ) {
+        let shape = Shape { broken, overlong_rows: false, long_row: 200, nested_fences: true };
+        let (text, _) = reply(seed, blocks, shape, crlf);
+        let (messages, exact) = engine_run(&text, channel, limit, size);
+        prop_assert!(exact.is_ok(), "{exact:?}");
+        if let Err(e) = check_messages(&text, &messages, &Allow::default()) {
+            prop_assert!(false, "{e}\nreply: {text:?}");
+        }
+    }
+
+    /// The rendering rule on the platform splitter's pieces.
+    #[test]
+    #[ignore = "issue 16: tables, list- and quote-nested fences, links and emphasis across cuts"]
+    fn splitter_pieces_render_as_the_reply(
+        seed in any::<u64>(),
+        blocks in 1usize..14,
+        crlf in prop::bool::weighted(0.2),
+        limit in 300usize..2000,
+        metric in prop::sample::select(vec![LengthMetric::Chars, LengthMetric::Utf16, LengthMetric::Bytes]),
+        newline_mode in any::<bool>(),
+        cap in prop::option::of(5usize..20),
+    ) {
+        let shape = Shape { broken: true, overlong_rows: false, long_row: 200, nested_fences: true };
+        let (text, _) = reply(seed, blocks, shape, crlf);
+        let config = SplitConfig {
+            limit,
+            metric,
+            mode: if newline_mode { SplitMode::Newline } else { SplitMode::Length },
+            max_lines: cap,
+        };
+        let pieces: Vec<String> = PlatformSplitter::new(config)
+            .expect("valid config")
+            .split(&text)
+            .into_iter()
+            .map(|b| b.text)
+            .collect();
+        if let Err(e) = check_messages(&text, &pieces, &Allow::default()) {
+            prop_assert!(false, "{e}\nconfig: {config:?}\nreply: {text:?}");
+        }
+    }
+}

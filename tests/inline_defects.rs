@@ -193,8 +193,24 @@ fn an_inline_code_span_longer_than_the_limit_is_closed_and_reopened() {
         assert!(blocks.iter().any(|b| b.spans_reopened && b.head_len == 1));
         assert!(blocks.iter().any(|b| b.text == "Run this:"), "{blocks:#?}");
     };
-    // The splitter knows the whole span (a streaming chunker, which must cut before the
-    // closing run arrives, cannot tell a long span from a stray backtick: it cuts plainly).
+    // The streaming chunker cuts before the closing run arrives: it takes the run for a
+    // span while it stays on its line.
+    for pref in PREFS {
+        for max in [40, 60] {
+            let config = chunker(1, max, pref);
+            check_all(&text, config, &[3, 8]).expect("invariants");
+            check(&run_chunker(config, [text.as_str()]));
+        }
+    }
+    // A stray backtick whose paragraph went on to another line before the cut is taken
+    // for literal text: cut plainly, nothing closed.
+    let stray = format!("A stray ` tick here.\n{BOLD}");
+    for max in [40, 60] {
+        let config = chunker(1, max, BreakPreference::Paragraph);
+        check_all(&stray, config, &[3]).expect("invariants");
+        let blocks = run_chunker(config, [stray.as_str()]);
+        assert!(blocks.iter().all(|b| !b.spans_closed), "{blocks:#?}");
+    }
     for limit in [40, 60, 90] {
         check(&split(&text, limit));
     }

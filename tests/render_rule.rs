@@ -868,31 +868,25 @@ reply_tests!(
 reply_tests!(
     engine_reply_resources,
     splitter_reply_resources,
-    "resources-bare-urls-autolinks.md",
-    engine_ignored =
-        "issue 16 (emphasis): at 300, an italic aside cut without closing and reopening"
+    "resources-bare-urls-autolinks.md"
 );
 
 reply_tests!(
     engine_reply_review,
     splitter_reply_review,
-    "review-long-bold-and-code.md",
-    engine_ignored = "issue 16 (emphasis, defect 4): bold or italic cut across messages is not closed and reopened",
-    splitter_ignored = "issue 16 (emphasis, defect 4): at 300 the splitter cuts the bold sentence without closing and reopening"
+    "review-long-bold-and-code.md"
 );
 
 reply_tests!(
     engine_reply_rust_copy_links,
     splitter_reply_rust_copy_links,
-    "rust-copy-links.md",
-    engine_ignored = "issue 16 (links, defect 3): a cut inside a link while a cut outside exists"
+    "rust-copy-links.md"
 );
 
 reply_tests!(
     engine_reply_security_advisory,
     splitter_reply_security_advisory,
     "security-advisory-long-links.md",
-    engine_ignored = "issue 16 (links, defect 3): a cut inside a link while a cut outside exists",
     splitter_ignored = "issue 16 (list markers; links): an ordered item after a cut inside the item before shows its number as text; at 300 a cut inside a link"
 );
 

@@ -1366,11 +1366,12 @@ impl<'a> Planner<'a> {
     /// one would show an empty span. Neither side of the cut may be a backtick (a synthetic
     /// run beside it would make a longer run). `None` when the run is too long to repeat, or
     /// no such cut fits, the run is three backticks or more (a piece starting with it
-    /// would read as a fence's opening line), or the span's closing run has not arrived:
-    /// until its block ends an open run may prove a stray backtick, literal text, and
-    /// closing it would show the text after it as code (so a streaming chunker that must
-    /// cut a span longer than `max` before its end has arrived cuts it plainly; the
-    /// splitter, the finals and a forced drain know the whole text).
+    /// would read as a fence's opening line), or the span's closing run has not arrived and
+    /// a line break came after its opening run: until its block ends an open run may prove
+    /// a stray backtick, literal text, and closing it would show the text after it as code.
+    /// A streaming chunker that must cut a span longer than `max` before its closing run
+    /// arrives takes it for a span while it stays on one line (a choice: a long span in a
+    /// reply is a line of code; a stray backtick's paragraph goes on over lines).
     fn plan_in_code_span(
         &self,
         start: usize,
@@ -1382,7 +1383,11 @@ impl<'a> Planner<'a> {
         let bytes = text.as_bytes();
         let limits = self.limits;
         let mut delims = SpanDelims::NONE;
-        if code.end.is_none() || code.run >= 3 || !delims.push(b'`', code.run) {
+        // A span whose closing run has not arrived may be a stray backtick: taken for a
+        // span only while it stays on its line (a long span in a reply is one line of code;
+        // a stray backtick's paragraph goes on over lines).
+        let open_over_lines = code.end.is_none() && code.crossed_line;
+        if open_over_lines || code.run >= 3 || !delims.push(b'`', code.run) {
             return None;
         }
         // The next piece must hold the run again, its close, and a cluster of code.

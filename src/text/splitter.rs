@@ -158,7 +158,9 @@ impl PlatformSplitter {
     pub fn split_into(&self, text: &str, out: &mut Vec<Block>) {
         let mut scanner = MarkdownScanner::new();
         scanner.finish(text);
-        scanner.end_inline(text.len());
+        // The whole text is here: a backtick run or emphasis delimiter still open at its end
+        // is literal.
+        scanner.end_block(text);
         self.split_scanned(text, &scanner, out);
     }
 
@@ -173,7 +175,7 @@ impl PlatformSplitter {
         context.push_str(text);
         let mut scanner = MarkdownScanner::new();
         scanner.finish(&context);
-        scanner.end_inline(context.len());
+        scanner.end_block(&context);
         scanner.drain(open_line.len() + 1);
         let mut out = Vec::new();
         self.split_scanned(text, &scanner, &mut out);

@@ -904,7 +904,7 @@ mod tests {
         let p = text.find(needle).expect("needle");
         let mut whole = MarkdownScanner::new();
         whole.finish(text);
-        whole.end_inline(text.len());
+        whole.end_block(text);
         let mut bytewise = MarkdownScanner::new();
         for end in 1..=text.len() {
             if text.is_char_boundary(end) {
@@ -912,7 +912,7 @@ mod tests {
             }
         }
         bytewise.finish(text);
-        bytewise.end_inline(text.len());
+        bytewise.end_block(text);
         assert_eq!(whole.emphasis_at(p), bytewise.emphasis_at(p), "{text:?}");
         let mut out = String::new();
         whole.emphasis_at(p).push_open(&mut out);

@@ -200,6 +200,9 @@ pub(crate) struct CodeSpan {
     pub start: usize,
     /// The length of the opening (and closing) backtick run.
     pub run: usize,
+    /// A line ended while the span was open (it goes on over lines, or, while still open,
+    /// may be a stray backtick in a paragraph that goes on).
+    pub crossed_line: bool,
     /// Just past the closing run; `None` while no closing run has arrived (it may never:
     /// an unmatched run is literal text, decided when its block ends).
     pub end: Option<usize>,
@@ -475,14 +478,6 @@ impl MarkdownScanner {
             return inline::SpanDelims::NONE;
         }
         self.inline.emphasis_at(p)
-    }
-
-    /// The text ends its last block (no more text will come, as for a whole text being
-    /// split): emphasis delimiters still unmatched there are literal text.
-    pub(crate) fn end_inline(&mut self, at: usize) {
-        if self.reads_inline {
-            self.inline.end_block(at);
-        }
     }
 
     /// Whether `p` lies inside the current line while that line's kind is still undecided
@@ -888,6 +883,7 @@ impl MarkdownScanner {
             self.codes.push(CodeSpan {
                 start,
                 run: len,
+                crossed_line: false,
                 end: None,
             });
             self.code_open_len = len;
@@ -963,6 +959,7 @@ impl MarkdownScanner {
                     self.codes.push(CodeSpan {
                         start,
                         run: after - start,
+                        crossed_line: memchr(b'\n', &bytes[start..end]).is_some(),
                         end: Some(end),
                     });
                     i = end;
@@ -973,6 +970,11 @@ impl MarkdownScanner {
     }
 
     fn start_line(&mut self, at: usize) {
+        if self.code_open_len != 0
+            && let Some(c) = self.codes.last_mut()
+        {
+            c.crossed_line = true;
+        }
         self.line_start = at;
         self.mode = LineMode::Start;
         self.line_blank = true;

@@ -964,7 +964,6 @@ fn previews_of_the_corpus_settle_as_the_reply_renders() {
 }
 
 #[test]
-#[ignore = "issue 16 (previews): an open emphasis, or a table header still alone, shows raw markup in the preview's tail"]
 fn previews_show_a_healed_tail_on_lists_links_and_emphasis() {
     let texts = structured_replies();
     for text in &texts {

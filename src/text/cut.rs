@@ -1211,8 +1211,20 @@ impl<'a> Planner<'a> {
         if self.breaks_only {
             return None;
         }
-        self.plain_hard_cut(start, hi, hard, bounds)
-            .map(Planned::plain)
+        let cut = self.plain_hard_cut(start, hi, hard, bounds)?;
+        // A hard cut that stepped back into a link, a URL or code (from a safe place right
+        // after it that reads wrong), or that falls next to an emphasis delimiter run (a run cut
+        // off from the text it wraps shows as raw markup: no delimiters are open there to
+        // close), gives way to a break before it.
+        let bytes = text.as_bytes();
+        let delim = |b: Option<&u8>| matches!(b, Some(b'*' | b'_' | b'~'));
+        let by_delims = cut.end > 0 && (delim(bytes.get(cut.end - 1)) || delim(bytes.get(cut.end)));
+        if (by_delims || !self.scanner.is_safe_cut(cut.end))
+            && let Some(before) = find(start + 1, below, Safety::Strict)
+        {
+            return Some(Planned::plain(before));
+        }
+        Some(Planned::plain(cut))
     }
 
     /// A cut inside `fence`, closing it and reopening it in the next piece.

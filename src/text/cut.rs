@@ -1224,6 +1224,12 @@ impl<'a> Planner<'a> {
         {
             return Some(Planned::plain(before));
         }
+        // Stepped back into a code span: cut it the span's way.
+        if let Some(code) = self.scanner.code_at(cut.end).copied()
+            && let Some(planned) = self.plan_in_code_span(start, reopen, &code, bounds)
+        {
+            return Some(planned);
+        }
         Some(Planned::plain(cut))
     }
 

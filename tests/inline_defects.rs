@@ -288,3 +288,56 @@ fn emphasis_cut_by_the_limit_is_closed_and_reopened() {
     assert_eq!(blocks.last().unwrap().text, "Plain end.");
     assert_eq!(inside_each(&blocks[1..blocks.len() - 1], "**", "**"), BOLD);
 }
+
+// ----- the finals reopen what the sends around them closed -----
+
+#[test]
+fn a_final_resent_inside_bold_reopens_and_closes_it() {
+    use replystream::sim::{Ack, Sim};
+    use replystream::{ChannelProfile, ChunkMode, Config, Engine, Input, Lane};
+    let text = format!("**{BOLD} {BOLD}**");
+    let mut c = Config::for_channel(&ChannelProfile::by_name("generic").expect("generic"));
+    c.chunk_mode = ChunkMode::Length;
+    c.chunk_min = 20;
+    c.chunk_max = 60;
+    c.block_streaming = true;
+    c.coalesce_idle_ms = 0;
+    c.coalesce_min = Some(1);
+    c.coalesce_max = Some(60);
+    // The second block send fails for good: its text goes out again in the finals.
+    let policy = Box::new(|_: &replystream::SendRequest, n: usize| match n {
+        1 => Ack::Fail {
+            after_ms: 10,
+            retry_after_ms: None,
+            permanent: true,
+        },
+        _ => Ack::Deliver { after_ms: 10 },
+    });
+    let mut sim = Sim::with_policy(Engine::new(c, 7).expect("valid"), policy);
+    sim.push(Input::TextDelta(&text))
+        .push(Input::MessageEnd(None))
+        .push(Input::Finish)
+        .run_until_idle();
+    let shown: Vec<String> = sim
+        .chat
+        .lane_texts(Lane::Answer)
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    assert!(shown.len() > 2, "{shown:#?}");
+    // Every message, the final that re-sends the failed text (last) included, is bold
+    // throughout; each shows a stretch of the text, and together they show all of it once.
+    let whole = format!("{BOLD} {BOLD}");
+    let mut shown_len = 0;
+    for m in &shown {
+        let inner = m
+            .strip_prefix("**")
+            .and_then(|t| t.strip_suffix("**"))
+            .unwrap_or_else(|| panic!("not bold: {m:?} in {shown:#?}"));
+        assert!(!inner.contains('*'), "{shown:#?}");
+        assert!(whole.contains(inner), "{inner:?}");
+        shown_len += inner.len();
+    }
+    // The separators between the stretches are single spaces.
+    assert_eq!(shown_len + shown.len() - 1, whole.len(), "{shown:#?}");
+}

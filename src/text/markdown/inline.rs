@@ -644,8 +644,10 @@ impl InlineScanner {
     pub(crate) fn emphasis_at(&self, p: usize) -> SpanDelims {
         let mut found: [(usize, u8, usize); MAX_DELIMS] = [(0, 0, 0); MAX_DELIMS];
         let mut n = 0;
-        let matched = self
-            .emph
+        // Matched spans are kept in the order they closed, which is the order of their
+        // closing delimiters: only those closing after `p` may hold it.
+        let after = self.emph.partition_point(|e| e.close <= p);
+        let matched = self.emph[after..]
             .iter()
             .filter(|e| e.holds_cut(p))
             .map(|e| (e.start, e.ch, e.len));

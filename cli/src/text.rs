@@ -26,6 +26,8 @@ struct Record<'a> {
     fence_closed: bool,
     head_len: usize,
     tail_len: usize,
+    spans_reopened: bool,
+    spans_closed: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     flushed: Option<bool>,
 }
@@ -50,6 +52,8 @@ impl<W: Write> JsonLines<W> {
             fence_closed: block.fence_closed,
             head_len: block.head_len,
             tail_len: block.tail_len,
+            spans_reopened: block.spans_reopened,
+            spans_closed: block.spans_closed,
             flushed,
         };
         serde_json::to_writer(&mut self.out, &record).map_err(|err| match err.io_error_kind() {
@@ -123,6 +127,9 @@ Output: one JSON object per line, one per block (chunk) or piece (split):
   head_len        bytes of synthetic text at the start of text (0: none)
   tail_len        bytes of synthetic text at the end of text (0: none);
                   text[head_len .. len(text) - tail_len] is FILE[start..end] exactly
+  spans_reopened  text starts with inline delimiters reopened (emphasis, a code span's
+                  backticks) that the piece before closed at a cut inside them
+  spans_closed    text ends with inline delimiters closing what a cut fell inside
   flushed         (chunk) the block came from the final forced drain";
 
 /// `replystream chunk FILE [OPTIONS]`: feeds FILE to a [`BlockChunker`] in deltas of

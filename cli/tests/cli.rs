@@ -53,6 +53,9 @@ struct Piece {
     /// Bytes of synthetic text at the start and at the end of `text`.
     head_len: usize,
     tail_len: usize,
+    /// Inline delimiters reopened at the start, closed at the end.
+    spans_reopened: bool,
+    spans_closed: bool,
 }
 
 impl Piece {
@@ -75,6 +78,8 @@ impl Piece {
             fence_closed: b("fence_closed"),
             head_len: n("head_len"),
             tail_len: n("tail_len"),
+            spans_reopened: b("spans_reopened"),
+            spans_closed: b("spans_closed"),
         }
     }
 }
@@ -179,6 +184,21 @@ fn check(expect: &Expect<'_>, pieces: &[Piece]) {
         // The display text is the source range plus the synthetic fence lines.
         assert!(p.start <= p.end && p.end <= source.len(), "{at}: bad range");
         let mut body = p.text.as_str();
+        // Inline delimiters closed and reopened at a cut: only `*`, `_`, `~` and backticks.
+        let delims = |t: &str| !t.is_empty() && t.bytes().all(|b| b"*_~`".contains(&b));
+        if p.spans_reopened {
+            assert!(
+                delims(&body[..p.head_len]),
+                "{at}: {:?}",
+                &body[..p.head_len]
+            );
+            body = &body[p.head_len..];
+        }
+        if p.spans_closed {
+            let cut = body.len() - p.tail_len;
+            assert!(delims(&body[cut..]), "{at}: {:?}", &body[cut..]);
+            body = &body[..cut];
+        }
         if p.fence_reopened {
             let (first, rest) = body.split_once('\n').expect("reopened line");
             assert!(FenceMarker::parse_open(first).is_some(), "{at}: {first:?}");
@@ -745,6 +765,8 @@ mod checker {
                 true => text.len() - text.rfind('\n').unwrap_or(text.len()),
                 false => 0,
             },
+            spans_reopened: false,
+            spans_closed: false,
         }
     }
 

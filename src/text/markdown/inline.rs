@@ -591,8 +591,10 @@ impl InlineScanner {
         if len == 0 {
             return;
         }
-        // A tilde run is strikethrough only with one or two tildes.
-        if ch == b'~' && len > 2 {
+        // Strikethrough is read with two tildes only: a single `~` is far more often
+        // "about" (`~3800 chars`) than a strikethrough, and closing it at a cut would strike
+        // text through that the whole reply shows plainly.
+        if ch == b'~' && len != 2 {
             return;
         }
         let (can_open, can_close) = flanking(ch, prev, next);

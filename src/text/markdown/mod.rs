@@ -927,6 +927,9 @@ impl MarkdownScanner {
             self.pos = at;
             self.run = Some((at, 0));
         }
+        // A `|` ended the text: the inline reader reads up to it too, or a delimiter run
+        // after it would go unread while the text past it is planned.
+        self.feed_inline(bytes, self.pos);
     }
 
     /// Feeds the inline reader the paragraph text through `to`.

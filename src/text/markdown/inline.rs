@@ -102,19 +102,88 @@ pub(crate) struct InlineScanner {
     escape: bool,
     /// Inside an inline code span (its text is not read).
     in_code: bool,
-    /// Positions of the open brackets (their `[`, or the `!` of an image), in order.
-    openers: Vec<usize>,
-    /// Decided spans, in order, disjoint.
-    spans: Vec<InlineSpan>,
     /// The lowest position whose cut turned safe since the last take.
     newly_safe: Option<usize>,
     /// A run of `*`, `_` or `~` that reached the end of the text read: its start, char and
     /// the byte before it (`None` at the text's start).
     run: Option<(usize, u8, Option<u8>)>,
+    /// Brackets, links and emphasis read, built on first use.
+    lists: LazyLists,
+}
+
+/// What the reader keeps of brackets, links and emphasis.
+#[derive(Clone, Debug, Default)]
+struct Lists {
+    /// Positions of the open brackets (their `[`, or the `!` of an image), in order.
+    openers: Vec<usize>,
+    /// Decided spans, in order, disjoint.
+    spans: Vec<InlineSpan>,
     /// Emphasis delimiter runs that may open, not matched yet, in order.
     emph_open: Vec<EmphOpener>,
     /// Matched emphasis, strong emphasis and strikethrough, in the order they closed.
     emph: Vec<EmphSpan>,
+}
+
+impl Lists {
+    /// [`InlineScanner::drain`] for the lists.
+    fn drain(&mut self, n: usize) {
+        let keep = self.spans.partition_point(|s| s.end <= n);
+        self.spans.drain(..keep);
+        for s in &mut self.spans {
+            s.start = s.start.saturating_sub(n);
+            s.end -= n;
+        }
+        for o in &mut self.openers {
+            *o = o.saturating_sub(n);
+        }
+        let keep = self.emph.iter().filter(|e| e.close + e.len > n).count();
+        if keep < self.emph.len() {
+            self.emph.retain(|e| e.close + e.len > n);
+        }
+        for e in &mut self.emph {
+            e.start = e.start.saturating_sub(n);
+            e.close = e.close.saturating_sub(n);
+        }
+        for o in &mut self.emph_open {
+            o.pos = o.pos.saturating_sub(n);
+        }
+    }
+}
+
+/// The lists of a reader that has kept nothing yet.
+static NO_LISTS: Lists = Lists {
+    openers: Vec::new(),
+    spans: Vec::new(),
+    emph_open: Vec::new(),
+    emph: Vec::new(),
+};
+
+/// [`Lists`] behind a box made the first time something is kept: four empty vectors
+/// inline would cost a fresh stream 96 bytes of its 4 KiB (SPEC §14), and many replies
+/// keep nothing. Reading an unbuilt one reads empty lists; writing builds it (once: a
+/// reset keeps it).
+#[derive(Clone, Debug, Default)]
+struct LazyLists(Option<Box<Lists>>);
+
+impl LazyLists {
+    /// The lists, when built (for changes that have nothing to do on empty lists).
+    fn built(&mut self) -> Option<&mut Lists> {
+        self.0.as_deref_mut()
+    }
+}
+
+impl std::ops::Deref for LazyLists {
+    type Target = Lists;
+
+    fn deref(&self) -> &Lists {
+        self.0.as_deref().unwrap_or(&NO_LISTS)
+    }
+}
+
+impl std::ops::DerefMut for LazyLists {
+    fn deref_mut(&mut self) -> &mut Lists {
+        self.0.get_or_insert_with(Box::default)
+    }
 }
 
 /// A delimiter run that may open emphasis: its first byte, char, and the delimiters of it
@@ -163,12 +232,9 @@ impl InlineScanner {
             state: State::Normal,
             escape: false,
             in_code: false,
-            openers: Vec::new(),
-            spans: Vec::new(),
             newly_safe: None,
             run: None,
-            emph_open: Vec::new(),
-            emph: Vec::new(),
+            lists: LazyLists(None),
         }
     }
 
@@ -178,12 +244,14 @@ impl InlineScanner {
         self.state = State::Normal;
         self.escape = false;
         self.in_code = false;
-        self.openers.clear();
-        self.spans.clear();
         self.newly_safe = None;
         self.run = None;
-        self.emph_open.clear();
-        self.emph.clear();
+        if let Some(lists) = self.lists.built() {
+            lists.openers.clear();
+            lists.spans.clear();
+            lists.emph_open.clear();
+            lists.emph.clear();
+        }
     }
 
     /// Returns, and forgets, the lowest position whose cut turned safe (a bracket that
@@ -211,7 +279,7 @@ impl InlineScanner {
             | State::Url { start }
             | State::Angle { start } => Some(start),
         };
-        match (self.openers.first(), state) {
+        match (self.lists.openers.first(), state) {
             (Some(&o), Some(s)) => Some(o.min(s)),
             (o, s) => o.copied().or(s),
         }
@@ -227,8 +295,8 @@ impl InlineScanner {
                 end: usize::MAX,
             });
         }
-        let i = self.spans.partition_point(|s| s.start < p);
-        self.spans[..i]
+        let i = self.lists.spans.partition_point(|s| s.start < p);
+        self.lists.spans[..i]
             .last()
             .copied()
             .filter(|s| s.contains_cut(p))
@@ -237,7 +305,7 @@ impl InlineScanner {
     /// The decided spans (for tests).
     #[cfg(test)]
     pub(crate) fn spans(&self) -> &[InlineSpan] {
-        &self.spans
+        &self.lists.spans
     }
 
     /// Reads `bytes[pos..to]`, ordinary paragraph text (no fence or indented code line).
@@ -379,11 +447,13 @@ impl InlineScanner {
             State::Normal | State::Url { .. } => usize::MAX - LINK_LOOK,
         };
         let first = self
+            .lists
             .openers
             .first()
             .copied()
             .unwrap_or(usize::MAX - LINK_LOOK);
         let emph = self
+            .lists
             .emph_open
             .first()
             .map_or(usize::MAX, |o| o.pos.saturating_add(EMPH_LOOK));
@@ -401,16 +471,19 @@ impl InlineScanner {
             self.state = State::Normal;
             self.mark_newly_safe(start);
         }
-        let old = self.openers.partition_point(|&o| o <= floor);
+        let old = self.lists.openers.partition_point(|&o| o <= floor);
         if old > 0 {
-            let first = self.openers[0];
-            self.openers.drain(..old);
+            let first = self.lists.openers[0];
+            self.lists.openers.drain(..old);
             self.mark_newly_safe(first);
         }
         let old = self
+            .lists
             .emph_open
             .partition_point(|o| o.pos.saturating_add(EMPH_LOOK) <= at);
-        self.emph_open.drain(..old);
+        if old > 0 {
+            self.lists.emph_open.drain(..old);
+        }
     }
 
     /// How much of its text a consumer may drain (at most `n` bytes) without cutting
@@ -419,13 +492,13 @@ impl InlineScanner {
     /// kept relative to the text, so nothing the reading still uses may fall off its front.
     pub(crate) fn keep_from(&self, n: usize) -> usize {
         let mut k = n.min(self.open_start().unwrap_or(n));
-        if let Some(o) = self.emph_open.first() {
+        if let Some(o) = self.lists.emph_open.first() {
             k = k.min(o.pos);
         }
         if let Some((start, _, _)) = self.run {
             k = k.min(start);
         }
-        for e in &self.emph {
+        for e in &self.lists.emph {
             if e.start < k && e.close + e.len > k {
                 k = e.start;
             }
@@ -459,13 +532,13 @@ impl InlineScanner {
             }
             b'[' => {
                 let image = at > 0 && bytes[at - 1] == b'!' && !escaped(bytes, at - 1);
-                if self.openers.len() < MAX_OPENERS {
-                    self.openers.push(if image { at - 1 } else { at });
+                if self.lists.openers.len() < MAX_OPENERS {
+                    self.lists.openers.push(if image { at - 1 } else { at });
                 }
                 at + 1
             }
             b']' => {
-                if let Some(start) = self.openers.pop() {
+                if let Some(start) = self.lists.built().and_then(|l| l.openers.pop()) {
                     self.state = State::AfterBracket { start };
                 }
                 at + 1
@@ -509,10 +582,10 @@ impl InlineScanner {
 
     /// A decided span: the spans it holds (an image in a link's text) are dropped.
     fn push_span(&mut self, start: usize, end: usize) {
-        while self.spans.last().is_some_and(|s| s.start >= start) {
-            self.spans.pop();
+        while self.lists.spans.last().is_some_and(|s| s.start >= start) {
+            self.lists.spans.pop();
         }
-        self.spans.push(InlineSpan { start, end });
+        self.lists.spans.push(InlineSpan { start, end });
     }
 
     /// The reading goes on at `to` without reading the bytes before it (a fence line, an
@@ -549,7 +622,9 @@ impl InlineScanner {
     pub(crate) fn end_block(&mut self, at: usize) {
         self.end_run(None);
         // Delimiters still unmatched at the end of their block are literal.
-        self.emph_open.clear();
+        if let Some(lists) = self.lists.built() {
+            lists.emph_open.clear();
+        }
         match self.state {
             State::Url { start } => self.push_span(start, self.pos.min(at).max(start)),
             State::AfterBracket { start } | State::Dest { start, .. } | State::Angle { start } => {
@@ -558,9 +633,9 @@ impl InlineScanner {
             State::Normal => {}
         }
         self.state = State::Normal;
-        if let Some(&first) = self.openers.first() {
+        if let Some(&first) = self.lists.openers.first() {
             self.mark_newly_safe(first);
-            self.openers.clear();
+            self.lists.openers.clear();
         }
         self.in_code = false;
         self.escape = false;
@@ -603,13 +678,14 @@ impl InlineScanner {
         if can_close {
             while left > 0 {
                 let Some(k) = self
+                    .lists
                     .emph_open
                     .iter()
                     .rposition(|o| o.ch == ch && (ch != b'~' || o.left == left))
                 else {
                     break;
                 };
-                let o = self.emph_open[k];
+                let o = self.lists.emph_open[k];
                 let used = if ch == b'~' {
                     left
                 } else if o.left >= 2 && left >= 2 {
@@ -617,25 +693,25 @@ impl InlineScanner {
                 } else {
                     1
                 };
-                self.emph.push(EmphSpan {
+                self.lists.emph.push(EmphSpan {
                     start: o.pos + o.left - used,
                     close: at,
                     ch,
                     len: used,
                 });
                 // The delimiters between them can no longer match.
-                self.emph_open.truncate(k + 1);
+                self.lists.emph_open.truncate(k + 1);
                 if o.left == used {
-                    self.emph_open.pop();
+                    self.lists.emph_open.pop();
                 } else {
-                    self.emph_open[k].left -= used;
+                    self.lists.emph_open[k].left -= used;
                 }
                 at += used;
                 left -= used;
             }
         }
-        if left > 0 && can_open && self.emph_open.len() < MAX_OPENERS {
-            self.emph_open.push(EmphOpener { pos: at, ch, left });
+        if left > 0 && can_open && self.lists.emph_open.len() < MAX_OPENERS {
+            self.lists.emph_open.push(EmphOpener { pos: at, ch, left });
         }
     }
 
@@ -648,12 +724,13 @@ impl InlineScanner {
         let mut n = 0;
         // Matched spans are kept in the order they closed, which is the order of their
         // closing delimiters: only those closing after `p` may hold it.
-        let after = self.emph.partition_point(|e| e.close <= p);
-        let matched = self.emph[after..]
+        let after = self.lists.emph.partition_point(|e| e.close <= p);
+        let matched = self.lists.emph[after..]
             .iter()
             .filter(|e| e.holds_cut(p))
             .map(|e| (e.start, e.ch, e.len));
         let open = self
+            .lists
             .emph_open
             .iter()
             .filter(|o| o.pos + o.left < p)
@@ -677,25 +754,8 @@ impl InlineScanner {
     /// The consumer removed the first `n` bytes of its text: drop the spans that ended
     /// there and shift the rest.
     pub(crate) fn drain(&mut self, n: usize) {
-        let keep = self.spans.partition_point(|s| s.end <= n);
-        self.spans.drain(..keep);
-        for s in &mut self.spans {
-            s.start = s.start.saturating_sub(n);
-            s.end -= n;
-        }
-        for o in &mut self.openers {
-            *o = o.saturating_sub(n);
-        }
-        let keep = self.emph.iter().filter(|e| e.close + e.len > n).count();
-        if keep < self.emph.len() {
-            self.emph.retain(|e| e.close + e.len > n);
-        }
-        for e in &mut self.emph {
-            e.start = e.start.saturating_sub(n);
-            e.close = e.close.saturating_sub(n);
-        }
-        for o in &mut self.emph_open {
-            o.pos = o.pos.saturating_sub(n);
+        if let Some(lists) = self.lists.built() {
+            lists.drain(n);
         }
         if let Some((start, ch, prev)) = self.run {
             self.run = Some((start.saturating_sub(n), ch, prev));

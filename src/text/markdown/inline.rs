@@ -1055,9 +1055,12 @@ mod corpus_check {
                 bytewise.scan(&text[..end]);
             }
         }
-        assert_eq!(whole.inline.emph, bytewise.inline.emph);
-        assert_eq!(whole.inline.emph_open, bytewise.inline.emph_open);
-        assert_eq!(whole.inline.spans, bytewise.inline.spans);
+        assert_eq!(whole.inline.lists.emph, bytewise.inline.lists.emph);
+        assert_eq!(
+            whole.inline.lists.emph_open,
+            bytewise.inline.lists.emph_open
+        );
+        assert_eq!(whole.inline.lists.spans, bytewise.inline.lists.spans);
     }
 }
 

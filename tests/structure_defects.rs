@@ -345,7 +345,7 @@ fn a_long_row_with_strong_code_splits_the_same_in_one_char_deltas_and_whole() {
         metric: LengthMetric::Chars,
         ..ChunkerConfig::default()
     };
-    let whole = texts(&chunk_with(config.clone(), text, text.len()));
+    let whole = texts(&chunk_with(config, text, text.len()));
     let by_char = texts(&chunk_with(config, text, 1));
     assert_eq!(by_char, whole);
     // The cell's emphasis ends with `connect`: no piece closes it earlier and reopens it.

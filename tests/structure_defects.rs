@@ -361,3 +361,30 @@ fn a_long_row_with_strong_code_splits_the_same_in_one_char_deltas_and_whole() {
         assert!(t.chars().count() <= 24, "{t:?}");
     }
 }
+
+#[test]
+fn a_link_in_a_long_row_is_not_cut_while_the_row_has_a_cut_outside_it() {
+    // The row is longer than a piece, so it is cut inside; a break outside the link
+    // exists in each window, so the link stays whole (as it does outside a table).
+    let link = "[long guide](https://x.io/ab)";
+    let text = format!("| A | B |\n|---|---|\n| 1 | see the {link} and more words after it |\n");
+    for delta in [1, 3, text.len()] {
+        let pieces = texts(&chunk_with(
+            ChunkerConfig {
+                min: 1,
+                max: 30,
+                metric: LengthMetric::Chars,
+                ..ChunkerConfig::default()
+            },
+            &text,
+            delta,
+        ));
+        assert!(
+            pieces.iter().any(|p| p.contains(link)),
+            "delta {delta}: the link was cut: {pieces:#?}"
+        );
+        for p in &pieces {
+            assert!(p.chars().count() <= 30, "{p:?}");
+        }
+    }
+}

@@ -417,6 +417,9 @@ pub(crate) enum Safety {
     InCodeSpan,
     /// Tables may be cut (for a row longer than a piece).
     InTable,
+    /// Tables, and links, images, autolinks and URLs in them, may be cut (for a row longer
+    /// than a piece whose window holds no cut outside them).
+    InTableLink,
     /// Links, images, autolinks and URLs may be cut (for a window that holds no cut
     /// outside them).
     InLink,
@@ -541,6 +544,7 @@ pub(crate) fn find_cut(
                 Safety::Strict => scanner.is_safe_cut(j),
                 Safety::InCodeSpan => scanner.is_safe_cut_in_code_span(j),
                 Safety::InTable => scanner.is_safe_cut_in_table(j),
+                Safety::InTableLink => scanner.is_safe_cut_in_table_link(j),
                 Safety::InLink => scanner.is_safe_cut_in_link(j),
             }
             && allows(bounds, c.end, c.sep_end)
@@ -1243,8 +1247,14 @@ impl<'a> Planner<'a> {
                     return Some(planned);
                 }
                 // A row longer than a piece (or a line that may still be a header row): the
-                // ordinary rules, inside the row.
+                // ordinary rules, inside the row; a link or URL is cut only when the window
+                // holds no cut outside it.
                 if let Some(cut) = find(start + 1, hi, Safety::InTable) {
+                    return Some(Planned::plain(cut));
+                }
+                if self.scanner.inline_at(hard).is_some()
+                    && let Some(cut) = find(start + 1, hi, Safety::InTableLink)
+                {
                     return Some(Planned::plain(cut));
                 }
             }

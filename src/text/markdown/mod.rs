@@ -512,9 +512,16 @@ impl MarkdownScanner {
             && self.inline_at(p).is_none()
     }
 
-    /// Whether a cut at `p` breaks no fence, no inline code span, no indented code block and
-    /// no undecided line (tables are ignored: for a row longer than a piece).
+    /// Whether a cut at `p` breaks no fence, no inline code span, no indented code block, no
+    /// undecided line and no link, image, autolink or URL (tables are ignored: for a row
+    /// longer than a piece).
     pub(crate) fn is_safe_cut_in_table(&self, p: usize) -> bool {
+        self.is_safe_cut_in_table_link(p) && self.inline_at(p).is_none()
+    }
+
+    /// [`MarkdownScanner::is_safe_cut_in_table`] with links, images, autolinks and URLs
+    /// ignored too: for a row longer than a piece whose window holds no cut outside them.
+    pub(crate) fn is_safe_cut_in_table_link(&self, p: usize) -> bool {
         self.fence_at(p).is_none()
             && self.code_at(p).is_none()
             && self.indented_at(p).is_none()

@@ -76,19 +76,16 @@ fn defect_2_a_fence_in_a_list_item_stays_code() {
 }
 
 #[test]
-#[ignore = "issue 16 defect 3: a cut inside a long link"]
 fn defect_3_a_long_link_stays_a_link() {
     holds("3");
 }
 
 #[test]
-#[ignore = "issue 16 defect 4: bold is not closed and reopened at a cut"]
 fn defect_4_a_long_bold_sentence_stays_bold() {
     holds("4");
 }
 
 #[test]
-#[ignore = "issue 16 defect 5: an inline code span longer than the limit is cut as prose"]
 fn defect_5_a_long_code_span_stays_code() {
     holds("5");
 }

@@ -861,31 +861,25 @@ reply_tests!(
 reply_tests!(
     engine_reply_resources,
     splitter_reply_resources,
-    "resources-bare-urls-autolinks.md",
-    engine_ignored =
-        "issue 16 (emphasis): at 300, an italic aside cut without closing and reopening"
+    "resources-bare-urls-autolinks.md"
 );
 
 reply_tests!(
     engine_reply_review,
     splitter_reply_review,
-    "review-long-bold-and-code.md",
-    engine_ignored = "issue 16 (emphasis, defect 4): bold or italic cut across messages is not closed and reopened",
-    splitter_ignored = "issue 16 (emphasis, defect 4): at 300 the splitter cuts the bold sentence without closing and reopening"
+    "review-long-bold-and-code.md"
 );
 
 reply_tests!(
     engine_reply_rust_copy_links,
     splitter_reply_rust_copy_links,
-    "rust-copy-links.md",
-    engine_ignored = "issue 16 (links, defect 3): a cut inside a link while a cut outside exists"
+    "rust-copy-links.md"
 );
 
 reply_tests!(
     engine_reply_security_advisory,
     splitter_reply_security_advisory,
     "security-advisory-long-links.md",
-    engine_ignored = "issue 16 (links, defect 3): a cut inside a link while a cut outside exists",
     splitter_ignored = "issue 16 (list markers; links): an ordered item after a cut inside the item before shows its number as text; at 300 a cut inside a link"
 );
 
@@ -961,7 +955,6 @@ fn previews_of_the_corpus_settle_as_the_reply_renders() {
 }
 
 #[test]
-#[ignore = "issue 16 (previews): an open emphasis, or a table header still alone, shows raw markup in the preview's tail"]
 fn previews_show_a_healed_tail_on_lists_links_and_emphasis() {
     let texts = structured_replies();
     for text in &texts {

@@ -77,12 +77,20 @@ fn travel_plan(rows: usize) -> (String, Vec<String>) {
 }
 
 fn chunk(text: &str, min: usize, max: usize, delta: usize) -> Vec<Block> {
-    let mut c = BlockChunker::new(ChunkerConfig {
-        min,
-        max,
-        ..ChunkerConfig::default()
-    })
-    .expect("valid config");
+    chunk_with(
+        ChunkerConfig {
+            min,
+            max,
+            ..ChunkerConfig::default()
+        },
+        text,
+        delta,
+    )
+}
+
+/// A chunker made with `config` on `text` in deltas of `delta` bytes, then flushed.
+fn chunk_with(config: ChunkerConfig, text: &str, delta: usize) -> Vec<Block> {
+    let mut c = BlockChunker::new(config).expect("valid config");
     let mut out = Vec::new();
     let mut at = 0;
     while at < text.len() {
@@ -316,5 +324,67 @@ fn defect_8_a_line_cap_never_leaves_fence_lines_alone_nor_cuts_words() {
     for delta in [1, 5, 64] {
         let sends = engine_sends(c.clone(), "Example for:\n\n```\n```", delta);
         assert_eq!(sends, ["Example for:\n\n```\n```"], "{delta}");
+    }
+}
+
+// ----- a long table row holding emphasis around a code span (merge of tables and inline) -----
+
+#[test]
+fn a_long_row_with_strong_code_splits_the_same_in_one_char_deltas_and_whole() {
+    // A row far longer than a piece: the ordinary rules cut inside it. The strong emphasis
+    // closes after `connect`, right before a ` | `: every cut after that closer must see it
+    // closed, however the text arrived (the reading of the row once stopped at a `|` that
+    // ended the text known, and a whole text then closed and reopened `**` around
+    // `connect`).
+    let text = "| # | Decision | Rationale |\n|---|----------|-----------|\n\
+                | 6 | **`caps: ['tool-events']` in WS connect** | Gateway only sends \
+                `stream: \"tool\"` events to connections with this capability. |";
+    let config = ChunkerConfig {
+        min: 1,
+        max: 24,
+        metric: LengthMetric::Chars,
+        ..ChunkerConfig::default()
+    };
+    let whole = texts(&chunk_with(config, text, text.len()));
+    let by_char = texts(&chunk_with(config, text, 1));
+    assert_eq!(by_char, whole);
+    // The cell's emphasis ends with `connect`: no piece closes it earlier and reopens it.
+    assert!(
+        whole.iter().any(|t| t.ends_with("in WS connect**")),
+        "{whole:#?}"
+    );
+    assert!(
+        !whole.iter().any(|t| t.starts_with("**connect")),
+        "{whole:#?}"
+    );
+    for t in &whole {
+        assert!(t.chars().count() <= 24, "{t:?}");
+    }
+}
+
+#[test]
+fn a_link_in_a_long_row_is_not_cut_while_the_row_has_a_cut_outside_it() {
+    // The row is longer than a piece, so it is cut inside; a break outside the link
+    // exists in each window, so the link stays whole (as it does outside a table).
+    let link = "[long guide](https://x.io/ab)";
+    let text = format!("| A | B |\n|---|---|\n| 1 | see the {link} and more words after it |\n");
+    for delta in [1, 3, text.len()] {
+        let pieces = texts(&chunk_with(
+            ChunkerConfig {
+                min: 1,
+                max: 30,
+                metric: LengthMetric::Chars,
+                ..ChunkerConfig::default()
+            },
+            &text,
+            delta,
+        ));
+        assert!(
+            pieces.iter().any(|p| p.contains(link)),
+            "delta {delta}: the link was cut: {pieces:#?}"
+        );
+        for p in &pieces {
+            assert!(p.chars().count() <= 30, "{p:?}");
+        }
     }
 }

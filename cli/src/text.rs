@@ -29,6 +29,8 @@ struct Record<'a> {
     table_header_repeated: bool,
     head_len: usize,
     tail_len: usize,
+    spans_reopened: bool,
+    spans_closed: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     flushed: Option<bool>,
     /// (split with --format) the format `text` is in, and the Markdown piece it came from.
@@ -81,6 +83,8 @@ impl<W: Write> JsonLines<W> {
             table_header_repeated: block.table_header_repeated,
             head_len: block.head_len,
             tail_len: block.tail_len,
+            spans_reopened: block.spans_reopened,
+            spans_closed: block.spans_closed,
             flushed,
             format: format.map(|(f, _)| f.name()),
             markdown: format.map(|_| block.text.as_str()),
@@ -162,6 +166,9 @@ Output: one JSON object per line, one per block (chunk) or piece (split):
   tail_len        bytes of synthetic text at the end of the Markdown piece (0: none);
                   piece[head_len .. len(piece) - tail_len] is FILE[start..end] exactly
                   (the piece is text, or markdown with split --format)
+  spans_reopened  text starts with inline delimiters reopened (emphasis, a code span's
+                  backticks) that the piece before closed at a cut inside them
+  spans_closed    text ends with inline delimiters closing what a cut fell inside
   flushed         (chunk) the block came from the final forced drain
   format          (split --format) the format text is rendered in
   markdown        (split --format) the Markdown piece text was rendered from

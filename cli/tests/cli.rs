@@ -55,6 +55,9 @@ struct Piece {
     /// Bytes of synthetic text at the start and at the end of `text`.
     head_len: usize,
     tail_len: usize,
+    /// Inline delimiters reopened at the start, closed at the end.
+    spans_reopened: bool,
+    spans_closed: bool,
 }
 
 impl Piece {
@@ -78,6 +81,8 @@ impl Piece {
             table_header_repeated: b("table_header_repeated"),
             head_len: n("head_len"),
             tail_len: n("tail_len"),
+            spans_reopened: b("spans_reopened"),
+            spans_closed: b("spans_closed"),
         }
     }
 }
@@ -193,6 +198,21 @@ fn check(expect: &Expect<'_>, pieces: &[Piece]) {
                 "{at}: bad repeated header {head:?}"
             );
             body = &body[head.len()..];
+        }
+        // Inline delimiters closed and reopened at a cut: only `*`, `_`, `~` and backticks.
+        let delims = |t: &str| !t.is_empty() && t.bytes().all(|b| b"*_~`".contains(&b));
+        if p.spans_reopened {
+            assert!(
+                delims(&body[..p.head_len]),
+                "{at}: {:?}",
+                &body[..p.head_len]
+            );
+            body = &body[p.head_len..];
+        }
+        if p.spans_closed {
+            let cut = body.len() - p.tail_len;
+            assert!(delims(&body[cut..]), "{at}: {:?}", &body[cut..]);
+            body = &body[..cut];
         }
         if p.fence_reopened {
             let (first, rest) = body.split_once('\n').expect("reopened line");
@@ -761,6 +781,8 @@ mod checker {
                 true => text.len() - text.rfind('\n').unwrap_or(text.len()),
                 false => 0,
             },
+            spans_reopened: false,
+            spans_closed: false,
         }
     }
 
@@ -2094,19 +2116,16 @@ fn cli_defect_2_a_fence_in_a_list_item_stays_code() {
 }
 
 #[test]
-#[ignore = "issue 16 defect 3: a cut inside a long link"]
 fn cli_defect_3_a_long_link_stays_a_link() {
     cli_holds("3");
 }
 
 #[test]
-#[ignore = "issue 16 defect 4: bold is not closed and reopened at a cut"]
 fn cli_defect_4_a_long_bold_sentence_stays_bold() {
     cli_holds("4");
 }
 
 #[test]
-#[ignore = "issue 16 defect 5: an inline code span longer than the limit is cut as prose"]
 fn cli_defect_5_a_long_code_span_stays_code() {
     cli_holds("5");
 }

@@ -43,6 +43,7 @@ use crate::payload::Payload;
 use crate::stage::coalescer::is_code_indent;
 use crate::stage::dispatch::Outgoing;
 use crate::stage::ledger::SourceSpan;
+use crate::text::markdown::inline::SpanDelims;
 use crate::text::markdown::{FenceSpan, MarkdownScanner, is_indented_code_line};
 
 impl Engine {
@@ -122,6 +123,9 @@ impl Engine {
                 scanner.finish(&msg.text[..end]);
             }
             scanner.finish(&msg.text);
+            // The whole message is here: a backtick run or an emphasis delimiter still open at
+            // its end is literal.
+            scanner.end_block(&msg.text);
             // Where a gap's first line starts (blank lines skipped), to tell whether it
             // starts inside a fence.
             let probe_of = |gap: &Range<usize>| {
@@ -210,6 +214,14 @@ impl Engine {
                         text.push(' ');
                     }
                 }
+                // Outside fences, a gap that starts or ends inside emphasis or an inline code
+                // span (the sends around it closed and reopened them) reopens and closes them,
+                // as the chunker does.
+                let (open, close) = match fence.is_some() || in_opening_line.is_some() {
+                    true => (SpanDelims::NONE, SpanDelims::NONE),
+                    false => (inline_open(&scanner, start), inline_open(&scanner, end)),
+                };
+                open.push_open(&mut text);
                 let map = ContentMap {
                     message,
                     content: text.len()..text.len() + slice.len(),
@@ -217,6 +229,7 @@ impl Engine {
                     in_fence,
                 };
                 text.push_str(slice);
+                close.push_close(&mut text);
                 texts.push((text, map));
             }
             let (reply_to, audio_as_voice) = (msg.reply_to.clone(), msg.audio_as_voice);
@@ -332,6 +345,24 @@ impl Engine {
             }
         }
     }
+}
+
+/// The inline delimiters a cut at `p` leaves open (emphasis, and an inline code span of one
+/// or two backticks on one line), outermost first, as the chunker repairs them (it cannot
+/// know, while streaming, that a span open over a line break will close: it cuts those
+/// plainly, so a final does not reopen them either).
+fn inline_open(scanner: &MarkdownScanner, p: usize) -> SpanDelims {
+    let mut delims = scanner.emphasis_at(p);
+    if let Some(code) = scanner
+        .code_at(p)
+        .filter(|c| c.end.is_some() && c.run < 3 && !c.crossed_line)
+    {
+        let mut run = SpanDelims::NONE;
+        if !run.push(b'`', code.run) || !delims.extend(run) {
+            return SpanDelims::NONE;
+        }
+    }
+    delims
 }
 
 /// `text`'s chars without whitespace, for "equal ignoring whitespace".

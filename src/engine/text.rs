@@ -406,7 +406,11 @@ fn line_cap_pieces(block: &Block, pieces: Vec<Block>) -> impl Iterator<Item = Bl
             indent_reopened: piece.indent_reopened || (in_head && block.indent_reopened),
             table_header_repeated: piece.table_header_repeated
                 || (in_head && block.table_header_repeated),
-            fence_closed: piece.fence_closed || piece.source.end > content.end,
+            fence_closed: piece.fence_closed
+                || (piece.source.end > content.end && block.fence_closed),
+            spans_reopened: piece.spans_reopened || (in_head && block.spans_reopened),
+            spans_closed: piece.spans_closed
+                || (piece.source.end > content.end && block.spans_closed),
             source: to_source(piece.source.start)..to_source(piece.source.end),
             text: piece.text,
             lead,

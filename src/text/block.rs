@@ -56,6 +56,13 @@ pub struct Block {
     /// Bytes of synthetic text at the end of `text` (0 when it ends with source): the
     /// `"\n"` and closing fence line, closing span delimiters.
     pub tail_len: usize,
+    /// `text` starts with synthetic inline delimiters (outermost first): the piece before
+    /// was cut inside an inline code span longer than a piece (its backtick run) or inside
+    /// emphasis, strong emphasis or strikethrough, and they open again here.
+    pub spans_reopened: bool,
+    /// `text` ends with synthetic inline delimiters (innermost first) that close what the
+    /// cut fell inside: an inline code span's backtick run, emphasis delimiters.
+    pub spans_closed: bool,
 }
 
 impl Block {

@@ -61,6 +61,7 @@ use super::cut::{
     partial_fence_at_end, shown_start,
 };
 use super::limits::{Limits, check_limit};
+use super::markdown::inline::SpanDelims;
 use super::markdown::{FenceMarker, MarkdownScanner};
 use super::metric::{LengthMetric, is_grapheme_boundary};
 use crate::Error;
@@ -141,6 +142,8 @@ enum ReopenKind {
     Indent,
     /// A table's header and delimiter rows (saved in `reopen_table`) repeated.
     Table,
+    /// Inline delimiters (a code span's backtick run, emphasis) open again.
+    Delims(SpanDelims),
 }
 
 /// The break classes a chunker cuts at, best first: those allowed for eager cuts (the
@@ -447,6 +450,7 @@ impl BlockChunker {
             ReopenKind::Table => Reopen::Table {
                 head: &self.reopen_table,
             },
+            ReopenKind::Delims(d) => Reopen::Delims(d),
         })
     }
 
@@ -512,9 +516,11 @@ impl BlockChunker {
             self.scanned = self.cursor;
         }
         // A line that may turn out to be a table's header row stays too (it is one line).
-        let n = keep_from
-            .min(self.scanner.line_start())
-            .min(self.scanner.pending_table_head().unwrap_or(usize::MAX));
+        let n = self.scanner.drain_limit(
+            keep_from
+                .min(self.scanner.line_start())
+                .min(self.scanner.pending_table_head().unwrap_or(usize::MAX)),
+        );
         if n == 0 {
             return;
         }
@@ -923,6 +929,7 @@ impl BlockChunker {
         if let Some(c) = candidate_at(&self.buffer[..t], p, false)
             && c.rank(self.eager).is_some()
             && self.scanner.is_safe_cut(p)
+            && display + self.scanner.emphasis_at(p).len() <= self.config.max
         {
             self.accept(c, p_units, t, None);
         }
@@ -1071,6 +1078,7 @@ impl BlockChunker {
                 self.start,
                 self.start_units,
             );
+            let scanner = &self.scanner;
             let best = self
                 .fresh
                 .iter()
@@ -1081,6 +1089,8 @@ impl BlockChunker {
                         && display >= min
                         && display <= max
                         && content.is_some_and(|x| x < c.end)
+                        // Emphasis open at the cut is closed in the block (see `emit`).
+                        && display + scanner.emphasis_at(c.end).len() <= max
                 })
                 .filter_map(|(c, _)| c.rank(self.eager).map(|r| (r, c)))
                 .min_by_key(|(r, c)| (*r, std::cmp::Reverse(c.end)))
@@ -1088,7 +1098,13 @@ impl BlockChunker {
             let Some(c) = best else {
                 break;
             };
-            self.emit(c.end, c.sep_end, None, NextStart::Plain, out);
+            let delims = self.scanner.emphasis_at(c.end);
+            let widest = super::limits::widest_char(self.config.metric);
+            let next = match delims.is_empty() || 2 * delims.len() + widest > max {
+                true => NextStart::Plain,
+                false => NextStart::Delims(delims),
+            };
+            self.emit(c.end, c.sep_end, None, next, out);
             self.begin_block(c.sep_end, t, false, out);
         }
         self.fresh.clear();
@@ -1140,6 +1156,11 @@ impl BlockChunker {
         let mut text = String::with_capacity(end - self.start + 16);
         let reopen = self.current_reopen();
         build_piece(&self.buffer[self.start..end], reopen, close, &mut text);
+        let delims = match next {
+            NextStart::Delims(d) => d,
+            _ => SpanDelims::NONE,
+        };
+        delims.push_close(&mut text);
         out.push(Block {
             text,
             lead: self.buffer[self.lead_from..self.start].to_owned(),
@@ -1150,7 +1171,9 @@ impl BlockChunker {
             fence_closed: close.is_some(),
             table_header_repeated: matches!(reopen, Some(Reopen::Table { .. })),
             head_len: reopen.map_or(0, |r| r.cost(LengthMetric::Bytes)),
-            tail_len: close.map_or(0, |m| m.close_len() + 1),
+            tail_len: close.map_or(0, |m| m.close_len() + 1) + delims.len(),
+            spans_reopened: matches!(reopen, Some(Reopen::Delims(_))),
+            spans_closed: !delims.is_empty(),
         });
         self.lead_from = self.start;
         self.clear_reopen();
@@ -1188,6 +1211,7 @@ impl BlockChunker {
                     self.set_reopen(ReopenKind::Table);
                 }
             }
+            NextStart::Delims(d) => self.set_reopen(ReopenKind::Delims(d)),
             _ => {}
         }
     }

@@ -34,7 +34,8 @@
 //! bounded by the window, never by the text.
 
 use super::limits::{Limits, widest_grapheme};
-use super::markdown::{FenceMarker, FenceSpan, IndentedSpan, MarkdownScanner, TableSpan};
+use super::markdown::inline::SpanDelims;
+use super::markdown::{CodeSpan, FenceMarker, FenceSpan, IndentedSpan, MarkdownScanner, TableSpan};
 use super::metric::{
     LengthMetric, floor_char_boundary, floor_grapheme_boundary, is_grapheme_boundary,
     next_grapheme_boundary,
@@ -372,6 +373,11 @@ pub(crate) fn shown_start(
         // The last whitespace char carries the combining mark that follows it.
         r -= 1;
     }
+    if matches!(reopen, Some(Reopen::Delims(_))) {
+        // After reopened inline delimiters, whitespace would be inside the span (shown in a
+        // code span, or breaking the delimiter's flanking): all of it is the separator.
+        return r;
+    }
     // Spaces, tabs and `\r` are one unit each in every metric.
     let indent = r - s;
     if indent == 0 {
@@ -411,6 +417,12 @@ pub(crate) enum Safety {
     InCodeSpan,
     /// Tables may be cut (for a row longer than a piece).
     InTable,
+    /// Tables, and links, images, autolinks and URLs in them, may be cut (for a row longer
+    /// than a piece whose window holds no cut outside them).
+    InTableLink,
+    /// Links, images, autolinks and URLs may be cut (for a window that holds no cut
+    /// outside them).
+    InLink,
 }
 
 /// A cut must leave content in its piece and after it: the piece must end after `first`
@@ -532,6 +544,8 @@ pub(crate) fn find_cut(
                 Safety::Strict => scanner.is_safe_cut(j),
                 Safety::InCodeSpan => scanner.is_safe_cut_in_code_span(j),
                 Safety::InTable => scanner.is_safe_cut_in_table(j),
+                Safety::InTableLink => scanner.is_safe_cut_in_table_link(j),
+                Safety::InLink => scanner.is_safe_cut_in_link(j),
             }
             && allows(bounds, c.end, c.sep_end)
             && !truncates_into_fence_line(text, &mut lines, c.end, None)
@@ -818,6 +832,9 @@ pub(crate) enum Reopen<'a> {
         /// The header row, its line break and the delimiter row (no final `\n`).
         head: &'a str,
     },
+    /// Inline delimiters open at the cut (an inline code span's backtick run, emphasis)
+    /// open again.
+    Delims(SpanDelims),
 }
 
 impl Reopen<'_> {
@@ -833,6 +850,7 @@ impl Reopen<'_> {
             Reopen::Marker { marker, space } => marker.close_len() + usize::from(*space),
             Reopen::Indent => Self::INDENT.len(),
             Reopen::Table { head } => metric.len(head) + 1,
+            Reopen::Delims(d) => d.len(),
         }
     }
 
@@ -841,7 +859,7 @@ impl Reopen<'_> {
         match self {
             Reopen::Fence { .. } => 1,
             Reopen::Table { head } => 1 + memchr::memchr_iter(b'\n', head.as_bytes()).count(),
-            Reopen::Marker { .. } | Reopen::Indent => 0,
+            Reopen::Marker { .. } | Reopen::Indent | Reopen::Delims(_) => 0,
         }
     }
 
@@ -850,6 +868,8 @@ impl Reopen<'_> {
         match self {
             Reopen::Fence { marker, .. } | Reopen::Marker { marker, .. } => marker.close_len() + 1,
             Reopen::Indent | Reopen::Table { .. } => 0,
+            // The piece may be cut inside the same delimiters again.
+            Reopen::Delims(d) => d.len(),
         }
     }
 
@@ -874,6 +894,7 @@ impl Reopen<'_> {
                 out.push_str(head);
                 out.push('\n');
             }
+            Reopen::Delims(d) => d.push_open(out),
         }
     }
 }
@@ -919,6 +940,10 @@ pub(crate) enum NextStart {
     Indent,
     /// With the header and delimiter rows of the table cut between two of its rows.
     Table,
+    /// The piece ends with these inline delimiters closed (synthetic), and the next one
+    /// starts with them reopened: the cut fell inside an inline code span longer than a
+    /// piece, or inside emphasis.
+    Delims(SpanDelims),
 }
 
 /// A cut chosen when a piece must end (forced, or over the limit), whether the piece must
@@ -1007,6 +1032,7 @@ impl<'a> Planner<'a> {
                     head: self.table_head(table)?,
                 })
             }
+            (NextStart::Delims(d), _) => Some(Reopen::Delims(d)),
             _ => None,
         }
     }
@@ -1032,7 +1058,85 @@ impl<'a> Planner<'a> {
     /// a fence line), the cut falls at a break before that line and leaves content between
     /// them; `None` when there is no such cut: a streaming caller waits for more text (the
     /// line's end, or the code after it). A `forced` plan always has a cut.
+    ///
+    /// A cut inside emphasis, strong emphasis or strikethrough closes their delimiters at
+    /// the end of the piece and reopens them at the start of the next
+    /// ([`NextStart::Delims`]), within the limit: when they do not fit beside the cut, the
+    /// plan is made again with room for them.
     pub(crate) fn plan(
+        &self,
+        start: usize,
+        reopen: ReopenCost,
+        min_units: usize,
+        forced: bool,
+    ) -> Option<Planned> {
+        let mut reserve = 0;
+        let mut planned = None;
+        for _ in 0..3 {
+            let room = Planner {
+                limits: Limits {
+                    max: self.limits.max.saturating_sub(reserve),
+                    ..self.limits
+                },
+                ..*self
+            };
+            let Some(plain) = room.plan_cut(start, reopen, min_units, forced) else {
+                return planned;
+            };
+            let Some((with, extra)) = self.with_emphasis(start, reopen, plain) else {
+                return Some(plain);
+            };
+            if let Some(with) = with {
+                return Some(with);
+            }
+            planned = Some(plain);
+            reserve += extra;
+        }
+        planned
+    }
+
+    /// `planned` with the emphasis open at its cut closed and reopened: `None` when none is
+    /// open there (or it cannot be repaired: too many delimiters, too little room in any
+    /// piece), else the repaired plan if it fits, and the units the delimiters need.
+    fn with_emphasis(
+        &self,
+        start: usize,
+        reopen: ReopenCost,
+        planned: Planned,
+    ) -> Option<(Option<Planned>, usize)> {
+        let inner = match planned.next {
+            NextStart::Plain => SpanDelims::NONE,
+            NextStart::Delims(d) => d,
+            _ => return None,
+        };
+        if planned.close.is_some() {
+            return None;
+        }
+        let mut delims = self.scanner.emphasis_at(planned.cut.end);
+        if delims.is_empty() || !delims.extend(inner) {
+            return None;
+        }
+        let extra = delims.len() - inner.len();
+        // The next piece holds them twice (reopened, maybe closed again) and a char.
+        if 2 * delims.len() + super::limits::widest_char(self.limits.metric) > self.limits.max {
+            return None;
+        }
+        let fits = self.limits.fits(
+            self.text,
+            start,
+            planned.cut.end,
+            reopen.units + delims.len(),
+            reopen.lines,
+        );
+        let repaired = Planned {
+            next: NextStart::Delims(delims),
+            ..planned
+        };
+        Some((fits.then_some(repaired), extra))
+    }
+
+    /// [`Planner::plan`] without the emphasis repair.
+    fn plan_cut(
         &self,
         start: usize,
         reopen: ReopenCost,
@@ -1143,22 +1247,56 @@ impl<'a> Planner<'a> {
                     return Some(planned);
                 }
                 // A row longer than a piece (or a line that may still be a header row): the
-                // ordinary rules, inside the row.
+                // ordinary rules, inside the row; a link or URL is cut only when the window
+                // holds no cut outside it.
                 if let Some(cut) = find(start + 1, hi, Safety::InTable) {
                     return Some(Planned::plain(cut));
                 }
+                if self.scanner.inline_at(hard).is_some()
+                    && let Some(cut) = find(start + 1, hi, Safety::InTableLink)
+                {
+                    return Some(Planned::plain(cut));
+                }
             }
-            if self.scanner.code_at(hard).is_some()
-                && let Some(cut) = find(start + 1, hi, Safety::InCodeSpan)
+            if let Some(code) = self.scanner.code_at(hard).copied() {
+                if let Some(planned) = self.plan_in_code_span(start, reopen, &code, bounds) {
+                    return Some(planned);
+                }
+                // A span that cannot be closed and reopened: at a break inside it.
+                if let Some(cut) = find(start + 1, hi, Safety::InCodeSpan) {
+                    return Some(Planned::plain(cut));
+                }
+            } else if self.scanner.inline_at(hard).is_some()
+                && let Some(cut) = find(start + 1, hi, Safety::InLink)
             {
+                // No cut outside the link (or URL) in the window: a break inside it, then (a
+                // URL longer than the window) a hard cut.
                 return Some(Planned::plain(cut));
             }
         }
         if self.breaks_only {
             return None;
         }
-        self.plain_hard_cut(start, hi, hard, bounds)
-            .map(Planned::plain)
+        let cut = self.plain_hard_cut(start, hi, hard, bounds)?;
+        // A hard cut that stepped back into a link, a URL or code (from a safe place right
+        // after it that reads wrong), or that falls next to an emphasis delimiter run (a run cut
+        // off from the text it wraps shows as raw markup: no delimiters are open there to
+        // close), gives way to a break before it.
+        let bytes = text.as_bytes();
+        let delim = |b: Option<&u8>| matches!(b, Some(b'*' | b'_' | b'~'));
+        let by_delims = cut.end > 0 && (delim(bytes.get(cut.end - 1)) || delim(bytes.get(cut.end)));
+        if (by_delims || !self.scanner.is_safe_cut(cut.end))
+            && let Some(before) = find(start + 1, below, Safety::Strict)
+        {
+            return Some(Planned::plain(before));
+        }
+        // Stepped back into a code span: cut it the span's way.
+        if let Some(code) = self.scanner.code_at(cut.end).copied()
+            && let Some(planned) = self.plan_in_code_span(start, reopen, &code, bounds)
+        {
+            return Some(planned);
+        }
+        Some(Planned::plain(cut))
     }
 
     /// A cut inside `fence`, closing it and reopening it in the next piece.
@@ -1415,6 +1553,101 @@ impl<'a> Planner<'a> {
             });
         }
         None
+    }
+
+    /// A cut inside the inline code span `code`, longer than a piece: the piece ends with
+    /// the span closed by a synthetic run of its backticks, and the next piece reopens it
+    /// with the same run, so both show code (a plain cut would show a literal backtick and
+    /// the rest as prose in each). At a break inside the span (the whitespace goes to the
+    /// separator), else a hard cut. The piece keeps some of the span's code, and the next
+    /// one starts with some: a cut right after the opening run or right before the closing
+    /// one would show an empty span. Neither side of the cut may be a backtick (a synthetic
+    /// run beside it would make a longer run). `None` when the run is too long to repeat, or
+    /// no such cut fits, the run is three backticks or more (a piece starting with it
+    /// would read as a fence's opening line), or the span's closing run has not arrived and
+    /// a line break came after its opening run: until its block ends an open run may prove
+    /// a stray backtick, literal text, and closing it would show the text after it as code.
+    /// A streaming chunker that must cut a span longer than `max` before its closing run
+    /// arrives takes it for a span while it stays on one line (a choice: a long span in a
+    /// reply is a line of code; a stray backtick's paragraph goes on over lines).
+    fn plan_in_code_span(
+        &self,
+        start: usize,
+        reopen: ReopenCost,
+        code: &CodeSpan,
+        bounds: Option<ContentBounds>,
+    ) -> Option<Planned> {
+        let text = self.text;
+        let bytes = text.as_bytes();
+        let limits = self.limits;
+        let mut delims = SpanDelims::NONE;
+        // A span whose closing run has not arrived may be a stray backtick: taken for a
+        // span only while it stays on its line (a long span in a reply is one line of code;
+        // a stray backtick's paragraph goes on over lines).
+        let open_over_lines = code.end.is_none() && code.crossed_line;
+        if open_over_lines || code.run >= 3 || !delims.push(b'`', code.run) {
+            return None;
+        }
+        // The next piece must hold the run again, its close, and a cluster of code.
+        if 2 * code.run + super::limits::widest_char(limits.metric) > limits.max {
+            return None;
+        }
+        let avail = limits.max.saturating_sub(reopen.units + code.run);
+        let hi = limits.window_end(text, start, avail, reopen.lines);
+        // Some code in this piece, and some in the next (before the closing run, if known).
+        let content_start = (code.start + code.run).max(start);
+        let content_end = code.end.map_or(bytes.len(), |e| e.saturating_sub(code.run));
+        let inside = ContentBounds {
+            first: content_start,
+            last: content_end.saturating_sub(1),
+        };
+        let bounds = Some(match bounds {
+            Some(b) => ContentBounds {
+                first: b.first.max(inside.first),
+                last: b.last.min(inside.last),
+            },
+            None => inside,
+        });
+        let beside_backtick = |end: usize, sep_end: usize| {
+            bytes[end - 1] == b'`' || bytes.get(sep_end) == Some(&b'`')
+        };
+        let planned = |cut: Cut| Planned {
+            cut,
+            close: None,
+            next: NextStart::Delims(delims),
+        };
+        if let Some(cut) = find_cut(
+            text,
+            self.scanner,
+            start,
+            content_start + 1,
+            hi,
+            self.order,
+            self.complete,
+            Safety::InCodeSpan,
+            bounds,
+        ) && code.contains_cut(cut.end)
+            && !beside_backtick(cut.end, cut.sep_end)
+        {
+            return Some(planned(cut));
+        }
+        if self.breaks_only {
+            return None;
+        }
+        let mut h = checked_hard_cut(
+            text,
+            start,
+            content_start,
+            hi,
+            None,
+            bounds,
+            false,
+            self.complete,
+        )?;
+        while beside_backtick(h, h) {
+            h = step_back(text, start, content_start, h)?;
+        }
+        code.contains_cut(h).then(|| planned(Cut::hard(h)))
     }
 
     /// A cut inside an indented code block: at a line break of the code (the next piece

@@ -20,6 +20,7 @@ use super::cut::{
     joined_ws, shown_start,
 };
 use super::limits::{Limits, MIN_LINES, check_limit};
+use super::markdown::inline::SpanDelims;
 use super::markdown::{FenceMarker, MarkdownScanner};
 use super::metric::LengthMetric;
 use crate::Error;
@@ -157,6 +158,9 @@ impl PlatformSplitter {
     pub fn split_into(&self, text: &str, out: &mut Vec<Block>) {
         let mut scanner = MarkdownScanner::new();
         scanner.finish(text);
+        // The whole text is here: a backtick run or emphasis delimiter still open at its end
+        // is literal.
+        scanner.end_block(text);
         self.split_scanned(text, &scanner, out);
     }
 
@@ -171,6 +175,7 @@ impl PlatformSplitter {
         context.push_str(text);
         let mut scanner = MarkdownScanner::new();
         scanner.finish(&context);
+        scanner.end_block(&context);
         scanner.drain(open_line.len() + 1);
         let mut out = Vec::new();
         self.split_scanned(text, &scanner, &mut out);
@@ -278,7 +283,17 @@ impl<'a> SplitRun<'a, '_> {
                 .plan(start, reopen, 1, true)
                 .expect("a forced plan always has a cut");
             let cut = planned.cut;
-            self.emit(start, cut.end, cut.sep_end, planned.close.map(|f| f.marker));
+            let delims = match planned.next {
+                NextStart::Delims(d) => d,
+                _ => SpanDelims::NONE,
+            };
+            self.emit_with(
+                start,
+                cut.end,
+                cut.sep_end,
+                planned.close.map(|f| f.marker),
+                delims,
+            );
             self.reopen = planner.next_reopen(&planned);
             debug_assert!(planned.next != NextStart::Plain || self.reopen.is_none());
             start = self.begin(cut.sep_end, end);
@@ -332,8 +347,21 @@ impl<'a> SplitRun<'a, '_> {
     }
 
     fn emit(&mut self, start: usize, end: usize, sep_end: usize, close: Option<FenceMarker>) {
+        self.emit_with(start, end, sep_end, close, SpanDelims::NONE);
+    }
+
+    /// [`SplitRun::emit`], the piece ending with `delims` closed.
+    fn emit_with(
+        &mut self,
+        start: usize,
+        end: usize,
+        sep_end: usize,
+        close: Option<FenceMarker>,
+        delims: SpanDelims,
+    ) {
         let mut text = String::with_capacity(end - start + 16);
         build_piece(&self.text[start..end], self.reopen, close, &mut text);
+        delims.push_close(&mut text);
         let lead = if self.out.len() == self.first {
             self.text[self.lead.clone()].to_owned()
         } else {
@@ -352,7 +380,9 @@ impl<'a> SplitRun<'a, '_> {
             fence_closed: close.is_some(),
             table_header_repeated: matches!(self.reopen, Some(Reopen::Table { .. })),
             head_len: self.reopen.map_or(0, |r| r.cost(LengthMetric::Bytes)),
-            tail_len: close.map_or(0, |m| m.close_len() + 1),
+            tail_len: close.map_or(0, |m| m.close_len() + 1) + delims.len(),
+            spans_reopened: matches!(self.reopen, Some(Reopen::Delims(_))),
+            spans_closed: !delims.is_empty(),
         });
     }
 }

@@ -388,8 +388,40 @@ fn reopens(f: &Fence, source: &str, text: &str) -> bool {
 }
 
 /// Matches one send's text against `src` from `cursor` on (separator whitespace before it is
-/// skipped). Returns the span it shows.
+/// skipped), allowing synthetic inline delimiters at its edges: a cut inside an inline code
+/// span (or emphasis) closes it at the end of a send and reopens it at the start of the next
+/// (a run of backticks, `*`, `_` or `~` only, the closing runs the opening ones reversed
+/// where both are there). Returns the span it shows.
 fn match_send(
+    src: &Source,
+    cursor: usize,
+    text: &str,
+    rule: &Rule,
+) -> Result<(usize, usize), String> {
+    let exact = match_send_exact(src, cursor, text, rule);
+    if exact.is_ok() {
+        return exact;
+    }
+    let is_delim = |b: u8| matches!(b, b'`' | b'*' | b'_' | b'~');
+    let bytes = text.as_bytes();
+    let head_max = bytes.iter().take_while(|&&b| is_delim(b)).count();
+    let tail_max = bytes.iter().rev().take_while(|&&b| is_delim(b)).count();
+    for h in 0..=head_max.min(6) {
+        for t in 0..=tail_max.min(6) {
+            if h + t == 0 || h + t >= bytes.len() {
+                continue;
+            }
+            let body = &text[h..text.len() - t];
+            if let Ok(span) = match_send_exact(src, cursor, body, rule) {
+                return Ok(span);
+            }
+        }
+    }
+    exact
+}
+
+/// [`match_send`] without synthetic inline delimiters.
+fn match_send_exact(
     src: &Source,
     cursor: usize,
     text: &str,

@@ -479,9 +479,25 @@ pub(crate) fn check_blocks(text: &str, blocks: &[Block], e: Expect) -> Result<()
             .ok_or_else(|| format!("{}: source {:?} out of range", ctx(), b.source))?;
         rebuilt.push_str(source);
         rebuilt.push_str(&b.sep);
-        let from = synthetic_start(text, b).map_err(|err| format!("{}: {err}", ctx()))?;
+        let from = if b.spans_reopened {
+            // Reopened inline delimiters: backticks, `*`, `_`, `~` only.
+            let head = b.text.get(..b.head_len).unwrap_or("\u{0}");
+            if head.is_empty() || !head.bytes().all(|c| b"`*_~".contains(&c)) {
+                return Err(format!("{}: bad reopened delimiters {head:?}", ctx()));
+            }
+            b.head_len
+        } else {
+            synthetic_start(text, b).map_err(|err| format!("{}: {err}", ctx()))?
+        };
         let mut shown = &b.text[from..];
-        if b.fence_closed {
+        if b.spans_closed {
+            let cut = shown.len().saturating_sub(b.tail_len);
+            let tail = &shown[cut..];
+            if tail.is_empty() || !tail.bytes().all(|c| b"`*_~".contains(&c)) {
+                return Err(format!("{}: bad closing delimiters {tail:?}", ctx()));
+            }
+            shown = &shown[..cut];
+        } else if b.fence_closed {
             let nl = shown
                 .rfind('\n')
                 .ok_or_else(|| format!("{}: no closing line", ctx()))?;

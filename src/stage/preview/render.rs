@@ -31,6 +31,7 @@
 //! A long reply's updates cost O(window) each, not O(reply).
 
 use crate::stage::prefix::prefix_joiner;
+use crate::text::markdown::inline::SpanDelims;
 use crate::text::markdown::{FenceMarker, MarkdownScanner};
 use crate::text::metric::{LengthMetric, is_grapheme_boundary};
 
@@ -176,7 +177,13 @@ impl PreviewRenderer {
             let line = if m.len > 0 { m.close_len() + 1 } else { 0 };
             line + usize::from(own_line && self.cursor_units > 0)
         });
-        let fixed = quote_units + self.cursor_units + close_units;
+        // Outside a fence, inline code and emphasis still open at the end are closed for
+        // display (ASCII delimiters: as many units as bytes).
+        let heal = match close {
+            None => self.inline_open_at_end(answer, end),
+            Some(_) => SpanDelims::NONE,
+        };
+        let fixed = quote_units + self.cursor_units + close_units + heal.len();
         let joiner = prefix.and_then(|p| prefix_joiner(p, &answer[..end]).map(|j| (p, j)));
         let prefix_units = joiner.map_or(0, |(p, j)| metric.len(p) + j.len());
         let quote_len = out.len();
@@ -209,6 +216,7 @@ impl PreviewRenderer {
                 layout = Some(tail);
                 self.write_tail(answer, end, tail, out)
             };
+            heal.push_close(out);
             self.write_end(close, out);
             let len = metric.len(out);
             if len <= limit {
@@ -290,6 +298,29 @@ impl PreviewRenderer {
             None => None,
         }
         .or_else(|| own_line.then_some((NO_FENCE, true)))
+    }
+
+    /// The inline code span and the emphasis, strong emphasis and strikethrough still open
+    /// at the end of `answer[..end]` (SPEC §15, the healed tail): their closing delimiters,
+    /// shown before the cursor so that the text being written renders as it will. Nothing
+    /// while the text ends with a delimiter char (a closing run may be arriving), nor for a
+    /// run of three backticks or more (it would close as a fence line might).
+    fn inline_open_at_end(&self, answer: &str, end: usize) -> SpanDelims {
+        let ends_in_delims = answer.as_bytes()[..end]
+            .last()
+            .is_none_or(|b| matches!(b, b'*' | b'_' | b'~' | b'`'));
+        if ends_in_delims || end < self.base {
+            return SpanDelims::NONE;
+        }
+        let p = end - self.base;
+        let mut heal = self.scanner.emphasis_at(p);
+        if let Some(code) = self.scanner.code_at(p).filter(|c| c.end.is_none()) {
+            let mut run = SpanDelims::NONE;
+            if code.run >= 3 || !run.push(b'`', code.run) || !heal.extend(run) {
+                return SpanDelims::NONE;
+            }
+        }
+        heal
     }
 
     /// The cursor and the synthetic closing fence line.
@@ -440,7 +471,10 @@ impl PreviewRenderer {
         // Keep a byte before every position still asked about (a span that began in dropped
         // text starts at 0, and "inside" means after its start), like the crate's other
         // scanner users, and never cut through a backtick run the scanner may be counting.
-        let mut n = keep.min(self.scanner.line_start()).saturating_sub(1);
+        let mut n = self
+            .scanner
+            .drain_limit(keep.min(self.scanner.line_start()))
+            .saturating_sub(1);
         if n < DRAIN_BATCH {
             return;
         }

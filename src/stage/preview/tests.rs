@@ -531,3 +531,49 @@ fn a_window_never_moves_back_into_dropped_text() {
         }
     }
 }
+
+#[test]
+fn open_inline_code_and_emphasis_are_closed_before_the_cursor() {
+    let cases = [
+        ("Intro **bold wor", "Intro **bold wor**█"),
+        ("Run `cargo te", "Run `cargo te`█"),
+        ("A ~~gone and *it", "A ~~gone and *it*~~█"),
+        ("**Bold `co", "**Bold `co`**█"),
+        // Closed already, or a closing run arriving, or inside a fence: as it is.
+        ("Done **bold** here", "Done **bold** here█"),
+        ("Intro **bold wor*", "Intro **bold wor*█"),
+        ("snake_case and 2 * 3", "snake_case and 2 * 3█"),
+    ];
+    for (answer, shown) in cases {
+        let mut r = renderer(LengthMetric::Chars, 4000, Some("█"));
+        let (out, body) = render(&mut r, answer, "");
+        assert_eq!(out, shown, "{answer:?}");
+        assert_eq!(&out[..body], answer, "the delimiters are not content");
+    }
+    let mut r = renderer(LengthMetric::Chars, 4000, Some("█"));
+    let (out, _) = render(&mut r, "```\n**not bold", "");
+    assert_eq!(out, "```\n**not bold█\n```");
+}
+
+#[test]
+fn a_window_never_starts_at_a_tables_delimiter_row() {
+    // Tables of every length around the window's size: for some, the window's first choice
+    // falls in the header row and snaps to the line after it, the delimiter row.
+    let head = "| Item | Cost |\n|---|---|\n";
+    let mut first_rows = 0;
+    let intro = "An intro paragraph long enough to push the reply past the limit. ".repeat(8);
+    for rows in 150..260 {
+        let mut text = format!("{intro}\n\n{head}");
+        for i in 0..rows {
+            text.push_str(&format!("| row {i} | {i} |\n"));
+        }
+        let mut r = renderer(LengthMetric::Chars, 4000, Some("█"));
+        let (out, _) = render(&mut r, &text, "");
+        let Some(window) = out.strip_prefix("…\n") else {
+            continue;
+        };
+        assert!(!window.starts_with("|---"), "{rows}: {}", &window[..30]);
+        first_rows += usize::from(window.starts_with("| row 0 |"));
+    }
+    assert!(first_rows > 0, "no window started by the header");
+}

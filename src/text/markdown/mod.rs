@@ -32,6 +32,10 @@ use memchr::{memchr, memchr3_iter};
 pub(crate) use tables::TableSpan;
 use tables::{TableLine, TableState};
 
+pub(crate) mod inline;
+
+use inline::{InlineScanner, InlineSpan};
+
 /// Whether `indent` (spaces and tabs) makes an indented code line: four columns or more
 /// (a tab counts four).
 pub(crate) fn is_code_indent(indent: &str) -> bool {
@@ -198,6 +202,11 @@ impl FenceSpan {
 pub(crate) struct CodeSpan {
     /// The first byte of the opening backtick run.
     pub start: usize,
+    /// The length of the opening (and closing) backtick run.
+    pub run: usize,
+    /// A line ended while the span was open (it goes on over lines, or, while still open,
+    /// may be a stray backtick in a paragraph that goes on).
+    pub crossed_line: bool,
     /// Just past the closing run; `None` while no closing run has arrived (it may never:
     /// an unmatched run is literal text, decided when its block ends).
     pub end: Option<usize>,
@@ -287,6 +296,11 @@ pub(crate) struct MarkdownScanner {
     late_pairs: bool,
     /// GFM tables (see [`tables`]).
     tables: TableState,
+    /// Whether links, images, autolinks and URLs are read (see [`inline`]): for consumers
+    /// that cut; the tag and directive stages only ask about code.
+    reads_inline: bool,
+    /// The reader of links, images, autolinks and URLs, fed the paragraph text.
+    inline: InlineScanner,
 }
 
 impl Default for MarkdownScanner {
@@ -315,6 +329,8 @@ impl MarkdownScanner {
             newly_safe: None,
             late_pairs: false,
             tables: TableState::default(),
+            reads_inline: true,
+            inline: InlineScanner::new(),
         }
     }
 
@@ -326,6 +342,7 @@ impl MarkdownScanner {
     pub(crate) fn with_late_pairs() -> Self {
         MarkdownScanner {
             late_pairs: true,
+            reads_inline: false,
             ..Self::new()
         }
     }
@@ -347,6 +364,7 @@ impl MarkdownScanner {
         self.run = None;
         self.newly_safe = None;
         self.tables.reset();
+        self.inline.reset();
     }
 
     /// Returns, and forgets, the lowest position `p` such that some cut at or after `p`
@@ -356,13 +374,16 @@ impl MarkdownScanner {
     /// an indented code block ends. Streaming consumers use this to revisit candidates they
     /// skipped.
     pub(crate) fn take_newly_safe(&mut self) -> Option<usize> {
-        self.newly_safe.take()
+        match (self.newly_safe.take(), self.inline.take_newly_safe()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     /// Whether some cut turned safe since the last [`MarkdownScanner::take_newly_safe`]
     /// (without forgetting it).
     pub(crate) fn has_newly_safe(&self) -> bool {
-        self.newly_safe.is_some()
+        self.newly_safe.is_some() || self.inline.has_newly_safe()
     }
 
     fn mark_newly_safe(&mut self, from: usize) {
@@ -454,6 +475,26 @@ impl MarkdownScanner {
         c.contains_cut(p).then_some(c)
     }
 
+    /// The link, image, autolink or URL that a cut at `p` would fall inside, if any (one
+    /// still undecided counts: see [`inline`]).
+    #[inline]
+    pub(crate) fn inline_at(&self, p: usize) -> Option<InlineSpan> {
+        if !self.reads_inline {
+            return None;
+        }
+        self.inline.span_at(p)
+    }
+
+    /// The emphasis, strong emphasis and strikethrough delimiters a cut at `p` leaves open
+    /// before it, outermost first (see [`InlineScanner::emphasis_at`]).
+    #[inline]
+    pub(crate) fn emphasis_at(&self, p: usize) -> inline::SpanDelims {
+        if !self.reads_inline {
+            return inline::SpanDelims::NONE;
+        }
+        self.inline.emphasis_at(p)
+    }
+
     /// Whether `p` lies inside the current line while that line's kind is still undecided
     /// (it may be a fence line; it may end an inline code span; it may be indented code).
     pub(crate) fn in_undecided_fence_line(&self, p: usize) -> bool {
@@ -468,11 +509,19 @@ impl MarkdownScanner {
             && self.indented_at(p).is_none()
             && !self.in_undecided_fence_line(p)
             && !self.table_blocks_cut(p)
+            && self.inline_at(p).is_none()
     }
 
-    /// Whether a cut at `p` breaks no fence, no inline code span, no indented code block and
-    /// no undecided line (tables are ignored: for a row longer than a piece).
+    /// Whether a cut at `p` breaks no fence, no inline code span, no indented code block, no
+    /// undecided line and no link, image, autolink or URL (tables are ignored: for a row
+    /// longer than a piece).
     pub(crate) fn is_safe_cut_in_table(&self, p: usize) -> bool {
+        self.is_safe_cut_in_table_link(p) && self.inline_at(p).is_none()
+    }
+
+    /// [`MarkdownScanner::is_safe_cut_in_table`] with links, images, autolinks and URLs
+    /// ignored too: for a row longer than a piece whose window holds no cut outside them.
+    pub(crate) fn is_safe_cut_in_table_link(&self, p: usize) -> bool {
         self.fence_at(p).is_none()
             && self.code_at(p).is_none()
             && self.indented_at(p).is_none()
@@ -508,6 +557,17 @@ impl MarkdownScanner {
     /// (inline code spans are ignored: for a span longer than a piece).
     pub(crate) fn is_safe_cut_in_code_span(&self, p: usize) -> bool {
         self.fence_at(p).is_none()
+            && self.indented_at(p).is_none()
+            && !self.in_undecided_fence_line(p)
+            && !self.table_blocks_cut(p)
+            && self.inline_at(p).is_none()
+    }
+
+    /// Whether a cut at `p` breaks no code, no table and no undecided line (links, images,
+    /// autolinks and URLs are ignored: for a window that holds no cut outside them).
+    pub(crate) fn is_safe_cut_in_link(&self, p: usize) -> bool {
+        self.fence_at(p).is_none()
+            && self.code_at(p).is_none()
             && self.indented_at(p).is_none()
             && !self.in_undecided_fence_line(p)
             && !self.table_blocks_cut(p)
@@ -663,6 +723,15 @@ impl MarkdownScanner {
         &self.indented
     }
 
+    /// How many bytes (at most `n`) a consumer may drain from the front of its text: the
+    /// inline reading keeps what it still reads (see [`InlineScanner::keep_from`]).
+    pub(crate) fn drain_limit(&self, n: usize) -> usize {
+        match self.reads_inline {
+            true => self.inline.keep_from(n),
+            false => n,
+        }
+    }
+
     /// The consumer removed the first `n` bytes of its text: drop spans that ended there and
     /// shift the rest. A fence that straddles the cut keeps going, marked `continued`.
     pub(crate) fn drain(&mut self, n: usize) {
@@ -706,6 +775,7 @@ impl MarkdownScanner {
         self.newly_safe = self.newly_safe.map(|p| p.saturating_sub(n));
         self.pos = self.pos.saturating_sub(n);
         self.line_start = self.line_start.saturating_sub(n);
+        self.inline.drain(n);
     }
 
     /// Decides, from the start of a line, what kind of line it is. Returns false when the
@@ -821,10 +891,11 @@ impl MarkdownScanner {
                 self.pos += more;
                 if self.pos == bytes.len() {
                     self.run = Some((start, len + more));
+                    self.feed_inline(bytes, start);
                     return;
                 }
                 self.run = None;
-                self.on_run(start, len + more);
+                self.on_run(bytes, start, len + more);
                 continue;
             }
             // The next backtick or newline at or after `pos` (hits before it were inside a
@@ -835,6 +906,7 @@ impl MarkdownScanner {
                     self.line_blank = is_blank(&bytes[self.pos..]);
                 }
                 self.pos = bytes.len();
+                self.feed_inline(bytes, bytes.len());
                 return;
             };
             if self.line_blank {
@@ -842,6 +914,7 @@ impl MarkdownScanner {
             }
             if bytes[at] == b'\n' {
                 self.pos = at + 1;
+                self.feed_inline(bytes, at + 1);
                 self.end_text_line(bytes);
                 // Go on while the next line is ordinary text too.
                 if self.pos == bytes.len() || !self.scan_line_start(bytes) {
@@ -861,18 +934,40 @@ impl MarkdownScanner {
             self.pos = at;
             self.run = Some((at, 0));
         }
+        // A `|` ended the text: the inline reader reads up to it too, or a delimiter run
+        // after it would go unread while the text past it is planned.
+        self.feed_inline(bytes, self.pos);
+    }
+
+    /// Feeds the inline reader the paragraph text through `to`.
+    #[inline]
+    fn feed_inline(&mut self, bytes: &[u8], to: usize) {
+        if self.reads_inline {
+            self.inline.feed(bytes, to);
+        }
     }
 
     /// A complete backtick run at `start` of `len` backticks, outside fences.
-    fn on_run(&mut self, start: usize, len: usize) {
+    fn on_run(&mut self, bytes: &[u8], start: usize, len: usize) {
         if self.code_open_len == 0 {
-            self.codes.push(CodeSpan { start, end: None });
+            self.codes.push(CodeSpan {
+                start,
+                run: len,
+                crossed_line: false,
+                end: None,
+            });
             self.code_open_len = len;
+            if self.reads_inline {
+                self.inline.code_opens(bytes, start);
+            }
         } else if self.code_open_len == len {
             if let Some(c) = self.codes.last_mut() {
                 c.end = Some(start + len);
             }
             self.code_open_len = 0;
+            if self.reads_inline {
+                self.inline.code_closes(start + len);
+            }
         }
     }
 
@@ -893,6 +988,11 @@ impl MarkdownScanner {
     /// the open code span unmatched: its opening run is literal text. With `late_pairs`, the
     /// backtick runs after it in the block are then paired among themselves.
     fn drop_unclosed_code(&mut self, bytes: &[u8], block_end: usize) {
+        if self.reads_inline {
+            // Inline spans end with their block too.
+            self.inline.feed(bytes, block_end);
+            self.inline.end_block(block_end);
+        }
         if self.code_open_len != 0 {
             // An unmatched backtick run is literal text, not a span.
             if let Some(c) = self.codes.pop() {
@@ -929,6 +1029,8 @@ impl MarkdownScanner {
                 Some(end) => {
                     self.codes.push(CodeSpan {
                         start,
+                        run: after - start,
+                        crossed_line: memchr(b'\n', &bytes[start..end]).is_some(),
                         end: Some(end),
                     });
                     i = end;
@@ -939,6 +1041,11 @@ impl MarkdownScanner {
     }
 
     fn start_line(&mut self, at: usize) {
+        if self.code_open_len != 0
+            && let Some(c) = self.codes.last_mut()
+        {
+            c.crossed_line = true;
+        }
         self.line_start = at;
         self.mode = LineMode::Start;
         self.line_blank = true;
@@ -1025,7 +1132,7 @@ impl MarkdownScanner {
                     self.line_blank = true;
                     self.scan_text(&text.as_bytes()[..end]);
                     if let Some((start, len)) = self.run.take() {
-                        self.on_run(start, len);
+                        self.on_run(&text.as_bytes()[..end], start, len);
                     }
                     self.table_line_end(text.as_bytes(), end);
                     self.code_may_start = false;
@@ -1034,7 +1141,7 @@ impl MarkdownScanner {
             }
             LineMode::Text => {
                 if let Some((start, len)) = self.run.take() {
-                    self.on_run(start, len);
+                    self.on_run(&text.as_bytes()[..end], start, len);
                 }
                 self.table_line_end(text.as_bytes(), end);
                 if self.line_blank || self.heading {
@@ -1044,6 +1151,10 @@ impl MarkdownScanner {
             }
         }
         let next = if end < text.len() { end + 1 } else { end };
+        // Fence and indented code lines are not read for links; a URL ends with its line.
+        if self.reads_inline {
+            self.inline.skip_to(next);
+        }
         self.start_line(next);
     }
 }

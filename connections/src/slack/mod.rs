@@ -14,7 +14,8 @@
 //! profile's) `*bold*`, `<url|text>` links and `&`, `<`, `>` escaped by the renderer; in any
 //! other format its text escaped here. Either way a model's `<!channel>` or `<@U123>` shows
 //! as text and pings nobody. Draft previews streamed natively stay Markdown
-//! (`markdown_text`, which Slack's streaming methods read as Markdown), escaped the same way; a reply-to id becomes `thread_ts`. Media by URL is linked in the text (Slack
+//! (`markdown_text`, which Slack's streaming methods read as Markdown), escaped the same
+//! way. A reply-to id becomes `thread_ts`. Media by URL is linked in the text (Slack
 //! unfurls it); uploading local files (Slack's external-upload flow) is not supported: such
 //! a send is refused as permanent, saying which file.
 //!

@@ -12,8 +12,9 @@ use fake::telegram::{FakeTelegram, Fault};
 use fake::{PROSE, failure, prose, send, stream_words};
 use replystream::driver::{Driver, DriverOptions, StreamEvent};
 use replystream::{
-    ChannelProfile, Config, Entity, EntityKind, Format, HumanDelay, MessageKey, Payload,
-    PreviewMode, PreviewTransport, Rendered, ReplyTarget, SendOp, SendRequest,
+    ChannelProfile, Config, Entity, EntityKind, Format, HumanDelay, MessageKey, OwnedInput,
+    Payload, PreviewMode, PreviewTransport, ReasoningMode, Rendered, ReplyTarget, SendOp,
+    SendRequest,
 };
 use replystream_connections::sink::PlatformSink;
 use replystream_connections::telegram::Telegram;
@@ -805,4 +806,66 @@ fn reply_to_current_replies_to_the_message_the_host_named_and_only_in_its_stream
         ]
     );
     assert!(current.get(first.id()).is_none(), "forgotten once idle");
+}
+
+/// Reasoning shown: while the preview streams, Telegram shows it in an expandable quote
+/// above the answer; the reasoning's own message, sent at the end, is italic. Nothing
+/// shows the `**>`…`||` notation the preview's Markdown uses for it.
+#[test]
+fn reasoning_shows_in_an_expandable_quote_in_the_preview_and_italic_in_its_message() {
+    let fake = FakeTelegram::start(TOKEN, &["11"]);
+    let mut config = Config::for_channel(&ChannelProfile::by_name("telegram").unwrap());
+    config.reasoning = ReasoningMode::On;
+    config.preview = PreviewMode::Partial;
+    config.preview_throttle_ms = 50;
+    let driver = Driver::spawn(PlatformSink::new(bot(&fake)), DriverOptions::default());
+    let stream = driver.open("11", config, 7).unwrap();
+    let thinking = "Pools first; then sizes & timeouts.";
+    for word in thinking.split_inclusive(' ') {
+        stream.push(OwnedInput::ThinkingDelta(word.into())).unwrap();
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    stream.push(OwnedInput::ThinkingEnd).unwrap();
+    for word in "Use **one pool** per host.".split_inclusive(' ') {
+        stream.text(word).unwrap();
+        std::thread::sleep(Duration::from_millis(60));
+    }
+    stream.finish().unwrap();
+    assert!(driver.shutdown(Duration::from_secs(20)).is_clean());
+    let st = fake.state.lock().unwrap();
+    for (method, m) in &st.shown {
+        for raw in ["**", "||", "<b>", "&amp;"] {
+            assert!(
+                !m.text.contains(raw),
+                "{method} shows {raw:?}: {:?}",
+                m.text
+            );
+        }
+    }
+    let quoted = st.shown.iter().find(|(_, m)| {
+        m.styled("expandable_blockquote")
+            .iter()
+            .any(|q| q.contains("sizes & timeouts"))
+    });
+    assert!(
+        quoted.is_some(),
+        "no preview quoted the reasoning: {:?}",
+        st.shown
+    );
+    drop(st);
+    let msgs = fake.messages("11");
+    let reasoning = msgs
+        .iter()
+        .find(|m| m.text.contains("Pools first"))
+        .expect("the reasoning's message");
+    assert!(
+        reasoning
+            .styled("italic")
+            .iter()
+            .any(|i| i.contains("Pools first; then sizes & timeouts.")),
+        "{reasoning:?}"
+    );
+    let answer = msgs.iter().find(|m| m.text.contains("per host")).unwrap();
+    assert_eq!(answer.text, "Use one pool per host.");
+    assert_eq!(answer.styled("bold"), ["one pool"]);
 }

@@ -79,6 +79,9 @@ pub struct State {
     limited_until: Option<Instant>,
     /// Every call: method, chat, HTTP status, when.
     pub log: Vec<(String, String, u16, Instant)>,
+    /// Every text the chat showed, in order (a send, an edit, a draft): the method and the
+    /// message as shown (kind `text`, no file).
+    pub shown: Vec<(String, Message)>,
     /// Calls made while a rate limit was in force.
     pub early_calls: u32,
     pub latency: Duration,
@@ -302,6 +305,16 @@ fn answer(
             if text.trim().is_empty() && method != "sendMessageDraft" {
                 return error(400, "Bad Request: message text is empty");
             }
+            let seen = Message {
+                kind: "text".into(),
+                text: text.clone(),
+                spans: spans.clone(),
+                parse_mode: parse_mode.clone(),
+                file: None,
+                reply_to,
+                edits: 0,
+            };
+            st.shown.push((method.to_owned(), seen));
             match method {
                 "sendMessage" => {
                     let id = st.next_id;

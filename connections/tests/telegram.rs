@@ -13,8 +13,8 @@ use fake::{PROSE, failure, prose, send, stream_words};
 use replystream::driver::{Driver, DriverOptions, StreamEvent};
 use replystream::{
     ChannelProfile, Config, Entity, EntityKind, Format, HumanDelay, MessageKey, OwnedInput,
-    Payload, PreviewMode, PreviewTransport, ReasoningMode, Rendered, ReplyTarget, SendOp,
-    SendRequest,
+    Payload, PreviewMode, PreviewTransport, ReasoningMode, RenderOptions, Rendered, ReplyTarget,
+    SendOp, SendRequest, render,
 };
 use replystream_connections::sink::PlatformSink;
 use replystream_connections::telegram::Telegram;
@@ -868,4 +868,52 @@ fn reasoning_shows_in_an_expandable_quote_in_the_preview_and_italic_in_its_messa
     let answer = msgs.iter().find(|m| m.text.contains("per host")).unwrap();
     assert_eq!(answer.text, "Use one pool per host.");
     assert_eq!(answer.styled("bold"), ["one pool"]);
+}
+
+/// An uploaded file's caption goes in the multipart form: `parse_mode` as a field, or
+/// `caption_entities` as JSON text; a refused caption is sent once more as its visible text.
+#[test]
+fn an_uploaded_files_caption_carries_its_markup_in_the_form() {
+    let dir = std::env::temp_dir().join(format!("rs-conn-caption-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let photo = dir.join("chart.png");
+    std::fs::write(&photo, b"\x89PNG\r\n\x1a\n").unwrap();
+    let md = "**Q3** 📈 & more";
+    let payload = Payload {
+        text: md.into(),
+        media: vec![photo.to_string_lossy().into_owned()],
+        ..Payload::default()
+    };
+    let html = render(md, Format::TelegramHtml, &RenderOptions::default());
+    let entities = render(md, Format::TelegramEntities, &RenderOptions::default());
+    let broken = Rendered {
+        text: "<b>Q3</b> 📈 & more".into(), // a bare `&`: refused
+        entities: Vec::new(),
+    };
+    let cases = [
+        (Format::TelegramHtml, html),
+        (Format::TelegramEntities, entities),
+        (Format::TelegramHtml, broken),
+    ];
+    for (i, (format, rendered)) in cases.into_iter().enumerate() {
+        let fake = FakeTelegram::start(TOKEN, &["5"]);
+        let mut s = send(SendOp::CREATE, payload.clone(), None);
+        s.format = format;
+        s.rendered = Some(rendered);
+        assert!(bot(&fake).deliver("5", &s).is_delivered(), "case {i}");
+        let msgs = fake.messages("5");
+        assert_eq!(msgs.len(), 1, "case {i}: {msgs:?}");
+        assert_eq!(msgs[0].kind, "photo");
+        assert_eq!(
+            msgs[0].file.as_deref(),
+            Some("upload:chart.png:image/png:8")
+        );
+        assert_eq!(msgs[0].text, "Q3 📈 & more", "case {i}");
+        let bold: &[&str] = if i == 2 { &[] } else { &["Q3"] };
+        assert_eq!(msgs[0].styled("bold"), bold, "case {i}");
+        let statuses: Vec<u16> = fake.calls().iter().map(|c| c.2).collect();
+        let expected: &[u16] = if i == 2 { &[400, 200] } else { &[200] };
+        assert_eq!(statuses, expected, "case {i}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -517,3 +517,21 @@ fn post_renders_for_slack_as_mrkdwn() {
          `a&lt;b` and _new_ 漢字 👩‍👩‍👧\n\n```fn main() {}```"
     );
 }
+
+#[test]
+fn post_renders_for_discord_with_tables_as_code_and_mass_mentions_defused() {
+    let fake = FakeDiscord::start(DC_TOKEN, &["901"]);
+    let url = fake.url();
+    let reply = "**Hi** @here:\n\n| k | v |\n|---|---|\n| a | 1 |\n";
+    let args = ["-", "--to", "discord", "--chat", "901", "--api-url", &url];
+    let output = post(&args, &[("DISCORD_BOT_TOKEN", DC_TOKEN)], Some(reply));
+    let (out, err) = texts(&output);
+    assert_eq!(output.status.code(), Some(0), "{out}\n{err}");
+    let messages = fake.messages("901");
+    let contents: Vec<&str> = messages.iter().map(|m| m.content.as_str()).collect();
+    assert_eq!(
+        contents,
+        ["**Hi** @\u{200b}here:\n\n```\nk | v\n--|--\na | 1\n```"]
+    );
+    assert!(messages[0].pings.is_empty());
+}

@@ -466,3 +466,72 @@ fn an_unreachable_model_is_named_in_the_error() {
         );
     }
 }
+
+/// Markdown a chat must never show raw.
+const STYLED: &str = "**Done** & <b>sent</b>: see [the docs](https://example.com/?a=1&b=2), \
+`a<b` and *new* 漢字 👩‍👩‍👧\n\n```rust\nfn main() {}\n```\n";
+
+#[test]
+fn post_renders_for_telegram_as_html_or_entities_and_the_chat_shows_the_styles() {
+    for format in [None, Some("telegram-entities")] {
+        let fake = FakeTelegram::start(TG_TOKEN, &["31"]);
+        let url = fake.url();
+        let mut args = vec!["-", "--to", "telegram", "--chat", "31", "--api-url", &url];
+        if let Some(f) = format {
+            args.extend(["--format", f]);
+        }
+        let output = post(&args, &[("TELEGRAM_BOT_TOKEN", TG_TOKEN)], Some(STYLED));
+        let (out, err) = texts(&output);
+        assert_eq!(output.status.code(), Some(0), "{format:?}: {out}\n{err}");
+        let messages = fake.messages("31");
+        assert_eq!(messages.len(), 1, "{format:?}: {messages:?}");
+        let m = &messages[0];
+        let expected_mode = if format.is_some() { None } else { Some("HTML") };
+        assert_eq!(m.parse_mode.as_deref(), expected_mode);
+        assert_eq!(
+            m.text, "Done & <b>sent</b>: see the docs, a<b and new 漢字 👩‍👩‍👧\n\nfn main() {}",
+            "{format:?}"
+        );
+        assert_eq!(m.styled("bold"), ["Done"]);
+        assert_eq!(m.styled("text_link"), ["the docs"]);
+        assert_eq!(m.styled("code"), ["a<b"]);
+        assert_eq!(m.styled("italic"), ["new"]);
+        assert_eq!(m.styled("pre"), ["fn main() {}"]);
+    }
+}
+
+#[test]
+fn post_renders_for_slack_as_mrkdwn() {
+    let fake = FakeSlack::start(SL_TOKEN, &["C5"]);
+    let url = fake.url();
+    let args = ["-", "--to", "slack", "--chat", "C5", "--api-url", &url];
+    let output = post(&args, &[("SLACK_BOT_TOKEN", SL_TOKEN)], Some(STYLED));
+    let (out, err) = texts(&output);
+    assert_eq!(output.status.code(), Some(0), "{out}\n{err}");
+    let messages = fake.messages("C5");
+    assert_eq!(messages.len(), 1, "{messages:?}");
+    assert_eq!(messages[0].markup, "mrkdwn");
+    assert_eq!(
+        messages[0].raw,
+        "*Done* &amp; &lt;b&gt;sent&lt;/b&gt;: see <https://example.com/?a=1&amp;b=2|the docs>, \
+         `a&lt;b` and _new_ 漢字 👩‍👩‍👧\n\n```fn main() {}```"
+    );
+}
+
+#[test]
+fn post_renders_for_discord_with_tables_as_code_and_mass_mentions_defused() {
+    let fake = FakeDiscord::start(DC_TOKEN, &["901"]);
+    let url = fake.url();
+    let reply = "**Hi** @here:\n\n| k | v |\n|---|---|\n| a | 1 |\n";
+    let args = ["-", "--to", "discord", "--chat", "901", "--api-url", &url];
+    let output = post(&args, &[("DISCORD_BOT_TOKEN", DC_TOKEN)], Some(reply));
+    let (out, err) = texts(&output);
+    assert_eq!(output.status.code(), Some(0), "{out}\n{err}");
+    let messages = fake.messages("901");
+    let contents: Vec<&str> = messages.iter().map(|m| m.content.as_str()).collect();
+    assert_eq!(
+        contents,
+        ["**Hi** @\u{200b}here:\n\n```\nk | v\n--|--\na | 1\n```"]
+    );
+    assert!(messages[0].pings.is_empty());
+}

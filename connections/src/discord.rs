@@ -8,6 +8,10 @@
 //! | 5xx, network error | transient |
 //! | 400, 401, 403, 404 | permanent |
 //!
+//! The content is [`SendRequest::text`]: in the `discord` format (the Discord profile's),
+//! Markdown with tables as aligned code blocks and `@everyone` / `@here` defused; in any
+//! other format, that format's text as is.
+//!
 //! Every message is sent with `allowed_mentions: {"parse": []}` unless set otherwise: a
 //! model's `@everyone` or `<@id>` shows as text and pings nobody. When a reply leaves a
 //! channel's bucket empty (`X-RateLimit-Remaining: 0`), the next send to that channel waits
@@ -20,7 +24,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use replystream::{Payload, ReplyTarget, SendOp, SendRequest};
+use replystream::{ReplyTarget, SendOp, SendRequest};
 use serde_json::{Value, json};
 
 use crate::http::{Body, Http, HttpOptions, Reply};
@@ -106,9 +110,12 @@ impl Discord {
         Some(left.as_nanos().div_ceil(1_000_000) as u64)
     }
 
-    fn message_body(&self, payload: &Payload, with_reference: bool) -> Value {
+    /// The message: the send's text in its format (`discord`: Markdown with tables as code
+    /// blocks and mass mentions defused), the media URLs after it.
+    fn message_body(&self, send: &SendRequest, with_reference: bool) -> Value {
+        let payload = &send.payload;
         let mut body = json!({
-            "content": media::text_with_links(&payload.text, &payload.media),
+            "content": media::text_with_links(send.text(), &payload.media),
             "allowed_mentions": self.allowed_mentions,
         });
         if with_reference && let Some(ReplyTarget::Id(id)) = &payload.reply_to {
@@ -117,8 +124,9 @@ impl Discord {
         body
     }
 
-    fn create(&self, chat: &str, payload: &Payload) -> Outcome {
-        let body = self.message_body(payload, true);
+    fn create(&self, chat: &str, send: &SendRequest) -> Outcome {
+        let payload = &send.payload;
+        let body = self.message_body(send, true);
         let path = format!("/channels/{chat}/messages");
         let files: Vec<&str> = payload
             .media
@@ -158,7 +166,7 @@ impl Discord {
         let Some(id) = send.message_ref.as_deref() else {
             return Failure::permanent("edit: no Discord message id to edit").into();
         };
-        let body = self.message_body(&send.payload, false);
+        let body = self.message_body(send, false);
         let path = format!("/channels/{chat}/messages/{id}");
         match self.call("PATCH", &path, chat, Body::Json(&body)) {
             Ok(_) => Outcome::delivered(send.message_ref.clone()),
@@ -195,7 +203,7 @@ impl Platform for Discord {
             .into();
         }
         match send.op {
-            SendOp::Create { .. } => self.create(chat, &send.payload),
+            SendOp::Create { .. } => self.create(chat, send),
             SendOp::Edit { .. } => self.edit(chat, send),
             SendOp::Delete { .. } => self.delete(chat, send),
             _ => Failure::permanent(format!("discord has no {} operation", send.op.name())).into(),

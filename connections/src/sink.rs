@@ -196,12 +196,12 @@ impl Sink for PlatformSink {
         }
         self.pool.submit(
             chat,
-            Work::Send(Job {
+            Work::Send(Box::new(Job {
                 stream,
                 send,
                 current,
                 acks: acks.clone(),
-            }),
+            })),
         );
         Delivery::Pending
     }
@@ -236,7 +236,8 @@ impl Drop for PlatformSink {
 
 /// What a worker does for a chat: deliver a send, or tell the platform a turn ended.
 enum Work {
-    Send(Job),
+    /// Boxed: a send (with its rendered text) is far larger than the end marker.
+    Send(Box<Job>),
     Ended,
 }
 

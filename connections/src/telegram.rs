@@ -7,20 +7,27 @@
 //! | `ok: true` | delivered, `message_ref` = `result.message_id` |
 //! | 400 "message is not modified" (edit) | delivered: the message shows that text |
 //! | 400 "message to delete not found" (delete) | delivered: the message is gone |
-//! | 400 "can't parse entities" (with a parse mode) | sent again once as plain text |
+//! | 400 "can't parse entities" (HTML or entities) | sent again once as plain text: the visible text, no markup |
 //! | 429 with `parameters.retry_after` (seconds) | retry no earlier than that, in ms |
 //! | 5xx, network error | transient: the engine retries after its backoff |
 //! | 400 (chat not found, message is too long, ...), 401, 403 (bot blocked), 404 | permanent |
 //! | no valid URL (a chat id or API URL that cannot be written into one) | permanent |
 //!
 //! The chat key a stream is opened with is the `chat_id`: a number, or `@channelname`.
-//! Text goes out as the engine wrote it (Markdown, no `parse_mode`) unless a [`Renderer`]
-//! is set: that is the seam for the channel's format (HTML or entities).
+//!
+//! Text goes out in the send's format ([`SendRequest::format`]): `telegram-html` as
+//! [`SendRequest::text`] with `parse_mode=HTML`; `telegram-entities` as the plain text with an
+//! `entities` array (`caption_entities` for a caption); any other format (`markdown`, a send
+//! built by hand) as its text with no parse mode. Edits and drafts alike. Should Telegram
+//! refuse the markup ("can't parse entities"), the send goes once more as the text the user
+//! would have seen without its styling: the HTML's tags taken out and its `&lt;`, `&gt;`,
+//! `&amp;`, `&quot;` read back, or the entities' text without the entities. Not the
+//! Markdown: that would show `**` and fences, which no Telegram reader wants.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use replystream::{Payload, ReplyTarget, SendOp, SendRequest};
+use replystream::{Entity, Format, Payload, ReplyTarget, SendOp, SendRequest};
 use serde_json::{Value, json};
 
 use crate::http::{Body, Http, HttpOptions, Reply};
@@ -34,24 +41,207 @@ pub const DEFAULT_API_URL: &str = "https://api.telegram.org";
 /// The most UTF-16 units of a media caption, after entity parsing.
 pub const CAPTION_LIMIT: usize = 1024;
 
-/// Text in the form the API should read it: what to send and with which `parse_mode`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Rendered {
-    /// The text to send.
-    pub text: String,
-    /// `HTML`, `MarkdownV2`, or `None` for plain text.
-    pub parse_mode: Option<String>,
+/// A text in the form the API reads it: the text, and its parse mode or its entities.
+#[derive(Clone, Debug, PartialEq)]
+struct Outgoing {
+    text: String,
+    /// `HTML`, or `None`.
+    parse_mode: Option<&'static str>,
+    /// `telegram-entities`: the Bot API `MessageEntity` array.
+    entities: Option<Value>,
 }
 
-/// Turns the engine's Markdown into what the API reads. The default sends it as plain text.
-pub type Renderer = dyn Fn(&str) -> Rendered + Send + Sync;
+impl Outgoing {
+    fn styled(&self) -> bool {
+        self.parse_mode.is_some() || self.entities.is_some()
+    }
+
+    /// The same text as the user would see it, with no markup: for the one retry after
+    /// "can't parse entities".
+    fn plain(&self) -> Outgoing {
+        let text = match self.parse_mode {
+            Some(_) => html_visible_text(&self.text),
+            None => self.text.clone(),
+        };
+        Outgoing {
+            text,
+            parse_mode: None,
+            entities: None,
+        }
+    }
+
+    /// How many UTF-16 units Telegram counts: the text after entity parsing.
+    fn visible_len(&self) -> usize {
+        match self.parse_mode {
+            Some(_) => utf16_len(&html_visible_text(&self.text)),
+            None => utf16_len(&self.text),
+        }
+    }
+
+    /// Writes the text into `body` as `field` (`text` or `caption`), with its parse mode
+    /// or its entities (`entities` or `caption_entities`).
+    fn write(&self, body: &mut Value, field: &str) {
+        body[field] = Value::from(self.text.as_str());
+        if let Some(o) = body.as_object_mut() {
+            o.remove("parse_mode");
+            o.remove("entities");
+            o.remove("caption_entities");
+        }
+        if let Some(mode) = self.parse_mode {
+            body["parse_mode"] = Value::from(mode);
+        }
+        if let Some(entities) = &self.entities {
+            let name = if field == "caption" {
+                "caption_entities"
+            } else {
+                "entities"
+            };
+            body[name] = entities.clone();
+        }
+    }
+
+    /// The text without leading and trailing whitespace (a caption), entities moved along.
+    fn trimmed(self) -> Outgoing {
+        let start = self.text.len() - self.text.trim_start().len();
+        let kept = self.text.trim().to_owned();
+        let lead = utf16_len(&self.text[..start]);
+        let total = utf16_len(&kept);
+        let entities = self.entities.map(|list| {
+            let moved = list
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|e| {
+                    let offset = e.get("offset")?.as_u64()? as usize;
+                    let length = e.get("length")?.as_u64()? as usize;
+                    let from = offset.saturating_sub(lead).min(total);
+                    let to = (offset + length).saturating_sub(lead).min(total);
+                    (to > from).then(|| {
+                        let mut e = e.clone();
+                        e["offset"] = Value::from(from);
+                        e["length"] = Value::from(to - from);
+                        e
+                    })
+                })
+                .collect();
+            Value::Array(moved)
+        });
+        Outgoing {
+            text: kept,
+            parse_mode: self.parse_mode,
+            entities,
+        }
+    }
+}
+
+/// What `send` posts, in its format. Media URLs are not part of the text on Telegram
+/// (each goes as its own media message).
+fn outgoing(send: &SendRequest) -> Outgoing {
+    match send.format {
+        Format::TelegramHtml => Outgoing {
+            text: send.text().to_owned(),
+            parse_mode: Some("HTML"),
+            entities: None,
+        },
+        Format::TelegramEntities => Outgoing {
+            text: send.text().to_owned(),
+            parse_mode: None,
+            entities: Some(entities_json(send.entities())),
+        },
+        _ => Outgoing {
+            text: send.text().to_owned(),
+            parse_mode: None,
+            entities: None,
+        },
+    }
+}
+
+/// replystream's entities as Bot API `MessageEntity` objects.
+fn entities_json(entities: &[Entity]) -> Value {
+    entities
+        .iter()
+        .map(|e| {
+            let mut v = json!({ "type": e.kind.name(), "offset": e.offset, "length": e.length });
+            if let Some(url) = &e.url {
+                v["url"] = Value::from(url.as_str());
+            }
+            if let Some(language) = &e.language {
+                v["language"] = Value::from(language.as_str());
+            }
+            v
+        })
+        .collect()
+}
+
+/// The text a Telegram HTML message shows: the tags Telegram knows taken out, the four
+/// entities it names (`&lt;` `&gt;` `&amp;` `&quot;`) read back, anything else kept as
+/// written. For HTML Telegram refused, so a stray `<` that opens no known tag stays text.
+fn html_visible_text(html: &str) -> String {
+    const TAGS: [&str; 15] = [
+        "b",
+        "strong",
+        "i",
+        "em",
+        "u",
+        "ins",
+        "s",
+        "strike",
+        "del",
+        "code",
+        "pre",
+        "a",
+        "blockquote",
+        "tg-spoiler",
+        "span",
+    ];
+    let mut out = String::with_capacity(html.len());
+    let mut rest = html;
+    while let Some(i) = rest.find(['<', '&']) {
+        out.push_str(&rest[..i]);
+        rest = &rest[i..];
+        if rest.starts_with('<') {
+            let inner = rest[1..].strip_prefix('/').unwrap_or(&rest[1..]);
+            let name_end = inner
+                .find(|c: char| c == '>' || c.is_ascii_whitespace())
+                .unwrap_or(inner.len());
+            let known = TAGS.contains(&&inner[..name_end]);
+            match rest.find('>') {
+                Some(end) if known => rest = &rest[end + 1..],
+                _ => {
+                    out.push('<');
+                    rest = &rest[1..];
+                }
+            }
+            continue;
+        }
+        let entity = [
+            ("&lt;", '<'),
+            ("&gt;", '>'),
+            ("&amp;", '&'),
+            ("&quot;", '"'),
+        ]
+        .into_iter()
+        .find(|(name, _)| rest.starts_with(name));
+        match entity {
+            Some((name, c)) => {
+                out.push(c);
+                rest = &rest[name.len()..];
+            }
+            None => {
+                out.push('&');
+                rest = &rest[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
 
 /// A Telegram bot. See the module docs for how answers are read.
 pub struct Telegram {
     http: Http,
     /// `{api_url}/bot{token}`.
     base: String,
-    renderer: Option<Box<Renderer>>,
     /// Media sends that failed part-way: how many entries of the payload already arrived,
     /// so a retry of the same send does not post them twice.
     progress: Mutex<HashMap<(String, u64), (Payload, usize)>>,
@@ -69,26 +259,7 @@ impl Telegram {
         Telegram {
             http: Http::new(http, token),
             base: format!("{}/bot{token}", api_url.trim_end_matches('/')),
-            renderer: None,
             progress: Mutex::new(HashMap::new()),
-        }
-    }
-
-    /// Renders text with `renderer` before sending (HTML or MarkdownV2). Should the API
-    /// refuse the result ("can't parse entities"), the text is sent once more, plain.
-    #[must_use]
-    pub fn with_renderer(
-        mut self,
-        renderer: impl Fn(&str) -> Rendered + Send + Sync + 'static,
-    ) -> Telegram {
-        self.renderer = Some(Box::new(renderer));
-        self
-    }
-
-    fn render(&self, text: &str) -> Rendered {
-        match &self.renderer {
-            Some(r) => r(text),
-            None => plain(text),
         }
     }
 
@@ -102,36 +273,29 @@ impl Telegram {
         read_reply(method, &reply)
     }
 
-    /// Calls a text method, and once more without a parse mode when the API cannot parse
-    /// the rendered text.
+    /// Calls a text method with `text` as `field` (`text` or `caption`), and once more as
+    /// plain text when the API cannot parse its markup.
     fn call_text(
         &self,
         method: &str,
         mut body: Value,
-        text: &str,
-        text_field: &str,
+        text: &Outgoing,
+        field: &str,
     ) -> Result<Value, Refusal> {
-        let rendered = self.render(text);
-        body[text_field] = Value::from(rendered.text);
-        if let Some(mode) = &rendered.parse_mode {
-            body["parse_mode"] = Value::from(mode.as_str());
-        }
+        text.write(&mut body, field);
         match self.call(method, Body::Json(&body)) {
-            Err(Refusal::Api(e)) if rendered.parse_mode.is_some() && e.cannot_parse() => {
-                body[text_field] = Value::from(text);
-                if let Some(o) = body.as_object_mut() {
-                    o.remove("parse_mode");
-                }
+            Err(Refusal::Api(e)) if text.styled() && e.cannot_parse() => {
+                text.plain().write(&mut body, field);
                 self.call(method, Body::Json(&body))
             }
             other => other,
         }
     }
 
-    fn create_text(&self, chat: &str, payload: &Payload) -> Outcome {
+    fn create_text(&self, chat: &str, send: &SendRequest) -> Outcome {
         let mut body = json!({ "chat_id": chat_id(chat) });
-        reply_parameters(&mut body, payload);
-        match self.call_text("sendMessage", body, &payload.text, "text") {
+        reply_parameters(&mut body, &send.payload);
+        match self.call_text("sendMessage", body, &outgoing(send), "text") {
             Ok(result) => Outcome::delivered(message_id(&result)),
             Err(e) => e.into_outcome(),
         }
@@ -146,7 +310,7 @@ impl Telegram {
             return Failure::permanent("edit: no Telegram message id to edit").into();
         };
         let body = json!({ "chat_id": chat_id(chat), "message_id": id });
-        match self.call_text("editMessageText", body, &send.payload.text, "text") {
+        match self.call_text("editMessageText", body, &outgoing(send), "text") {
             Ok(_) => Outcome::delivered(send.message_ref.clone()),
             Err(Refusal::Api(e)) if e.description.contains("message is not modified") => {
                 Outcome::delivered(send.message_ref.clone())
@@ -174,10 +338,10 @@ impl Telegram {
         }
     }
 
-    fn draft(&self, chat: &str, key: u32, text: &str) -> Outcome {
+    fn draft(&self, chat: &str, key: u32, send: &SendRequest) -> Outcome {
         // Draft ids must be non-zero; the engine's keys start at 0.
         let body = json!({ "chat_id": chat_id(chat), "draft_id": u64::from(key) + 1 });
-        match self.call_text("sendMessageDraft", body, text, "text") {
+        match self.call_text("sendMessageDraft", body, &outgoing(send), "text") {
             Ok(_) => Outcome::delivered(None),
             Err(e) => e.into_outcome(),
         }
@@ -194,21 +358,21 @@ impl Telegram {
                 .filter(|(p, _)| p == payload)
                 .map_or(0, |(_, n)| *n)
         };
-        let text = payload.text.trim();
-        let caption_fits = !text.is_empty() && utf16_len(&self.render(text).text) <= CAPTION_LIMIT;
+        let text = outgoing(send).trimmed();
+        let caption_fits = !text.text.is_empty() && text.visible_len() <= CAPTION_LIMIT;
         // Steps: 0 is the separate text message (when there is one), then one per entry.
-        let separate_text = !text.is_empty() && !caption_fits;
+        let separate_text = !text.text.is_empty() && !caption_fits;
         let steps = payload.media.len() + usize::from(separate_text);
         let mut last_id = None;
         while done < steps {
             let result = if separate_text && done == 0 {
                 let mut body = json!({ "chat_id": chat_id(chat) });
                 reply_parameters(&mut body, payload);
-                self.call_text("sendMessage", body, text, "text")
+                self.call_text("sendMessage", body, &text, "text")
             } else {
                 let index = done - usize::from(separate_text);
                 let first = index == 0;
-                let caption = (first && caption_fits).then_some(text);
+                let caption = (first && caption_fits).then_some(&text);
                 self.send_one_media(chat, payload, &payload.media[index], caption, first)
             };
             match result {
@@ -243,7 +407,7 @@ impl Telegram {
         chat: &str,
         payload: &Payload,
         entry: &str,
-        caption: Option<&str>,
+        caption: Option<&Outgoing>,
         first: bool,
     ) -> Result<Value, Refusal> {
         let (method, field) = match media::kind(entry) {
@@ -267,35 +431,29 @@ impl Telegram {
             }
             Source::File(path) => {
                 let (name, bytes) = media::read_file(path).map_err(Refusal::Failed)?;
-                let upload = |caption: Option<Rendered>| {
+                let upload = |caption: Option<&Outgoing>| {
+                    let mut fields = body.clone();
+                    if let Some(c) = caption {
+                        c.write(&mut fields, "caption");
+                    }
                     let mut form = Form::new();
-                    for (k, v) in body.as_object().into_iter().flatten() {
+                    for (k, v) in fields.as_object().into_iter().flatten() {
                         match v {
                             Value::String(s) => form.text(k, s),
                             other => form.text(k, &other.to_string()),
-                        }
-                    }
-                    if let Some(c) = &caption {
-                        form.text("caption", &c.text);
-                        if let Some(mode) = &c.parse_mode {
-                            form.text("parse_mode", mode);
                         }
                     }
                     form.file(field, &name, media::content_type(&name), &bytes);
                     self.call(method, Body::Multipart(&form))
                 };
                 match caption {
-                    None => upload(None),
-                    Some(c) => {
-                        let rendered = self.render(c);
-                        let styled = rendered.parse_mode.is_some();
-                        match upload(Some(rendered)) {
-                            Err(Refusal::Api(e)) if styled && e.cannot_parse() => {
-                                upload(Some(plain(c)))
-                            }
-                            other => other,
+                    Some(c) => match upload(Some(c)) {
+                        Err(Refusal::Api(e)) if c.styled() && e.cannot_parse() => {
+                            upload(Some(&c.plain()))
                         }
-                    }
+                        other => other,
+                    },
+                    None => upload(None),
                 }
             }
         }
@@ -362,26 +520,17 @@ impl Platform for Telegram {
 
     fn deliver(&self, chat: &str, send: &SendRequest) -> Outcome {
         match send.op {
-            SendOp::Create { .. } if send.payload.media.is_empty() => {
-                self.create_text(chat, &send.payload)
-            }
+            SendOp::Create { .. } if send.payload.media.is_empty() => self.create_text(chat, send),
             SendOp::Create { .. } => self.create_media(chat, send),
             SendOp::Edit { .. } => self.edit(chat, send),
             SendOp::Delete { .. } => self.delete(chat, send),
-            SendOp::Draft { key } => self.draft(chat, key.0, &send.payload.text),
+            SendOp::Draft { key } => self.draft(chat, key.0, send),
             _ => Failure::permanent(format!(
                 "telegram: unsupported operation {}",
                 send.op.name()
             ))
             .into(),
         }
-    }
-}
-
-fn plain(text: &str) -> Rendered {
-    Rendered {
-        text: text.to_owned(),
-        parse_mode: None,
     }
 }
 

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use fake::discord::FakeDiscord;
 use fake::{failure, prose, send, stream_words};
 use replystream::driver::{Driver, DriverOptions};
-use replystream::{ChannelProfile, Config, MessageKey, Payload, ReplyTarget, SendOp};
+use replystream::{ChannelProfile, Config, Format, MessageKey, Payload, ReplyTarget, SendOp};
 use replystream_connections::discord::Discord;
 use replystream_connections::sink::PlatformSink;
 use replystream_connections::{HttpOptions, Outcome, Platform};
@@ -173,4 +173,31 @@ fn a_request_that_makes_no_valid_url_is_a_permanent_failure() {
     // A server that is not there is still worth a retry.
     let gone = Discord::with_options(TOKEN, "http://127.0.0.1:9", &HttpOptions::default());
     assert!(!failure(gone.deliver("1", &hi)).permanent);
+}
+
+/// The Discord profile's format reaches the channel: a table (which Discord does not draw)
+/// arrives as an aligned code block, `@everyone` from the model is defused in the text
+/// itself (a zero-width space after the `@`) on top of `allowed_mentions`, and the rest of
+/// the Markdown (which Discord draws) is kept as written.
+#[test]
+fn the_discord_format_reaches_the_channel_tables_as_code_and_mass_mentions_defused() {
+    let fake = FakeDiscord::start(TOKEN, &["77"]);
+    let config = Config::for_channel(&ChannelProfile::by_name("discord").unwrap());
+    assert_eq!(config.format, Format::Discord);
+    let md =
+        "**Scores** for @everyone:\n\n| name | pts |\n|---|--:|\n| Zoë | 7 |\n| Al | 12 |\n\nDone.";
+    let driver = Driver::spawn(PlatformSink::new(bot(&fake)), DriverOptions::default());
+    stream_words(&driver, "77", config, md, Duration::ZERO);
+    assert!(driver.shutdown(Duration::from_secs(20)).is_clean());
+    let msgs = fake.messages("77");
+    let content: String = msgs
+        .iter()
+        .map(|m| m.content.as_str())
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    assert_eq!(
+        content,
+        "**Scores** for @\u{200b}everyone:\n\n```\nname | pts\n-----|----\nZoë  |   7\nAl   |  12\n```\n\nDone."
+    );
+    assert!(msgs.iter().all(|m| m.pings.is_empty()), "{msgs:?}");
 }

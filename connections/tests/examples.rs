@@ -71,9 +71,10 @@ fn the_discord_example_posts_the_models_answer_and_exits_0() {
     assert!(out.ends_with("delivered\n"), "{out}");
     let messages = discord.messages("900");
     let contents: Vec<&str> = messages.iter().map(|m| m.content.as_str()).collect();
+    // The discord format defuses the model's `@everyone` in the text (a zero-width space).
     assert_eq!(
         contents,
-        ["Hello from the model, @everyone: caf\u{e9} \u{1F30A}."]
+        ["Hello from the model, @\u{200b}everyone: caf\u{e9} \u{1F30A}."]
     );
     assert!(messages[0].pings.is_empty(), "{messages:?}");
 }

@@ -9,7 +9,7 @@ use fake::slack::{FakeSlack, Fault, Message};
 use fake::{failure, prose, send, stream_words};
 use replystream::driver::{Driver, DriverOptions, StreamEvent};
 use replystream::{
-    AbortReason, ChannelProfile, Config, MessageKey, OwnedInput, Payload, PreviewMode,
+    AbortReason, ChannelProfile, Config, Format, MessageKey, OwnedInput, Payload, PreviewMode,
     PreviewTransport, ReasoningMode, ReplyTarget, SendId, SendKind, SendOp, SendRequest,
 };
 use replystream_connections::sink::PlatformSink;
@@ -471,4 +471,98 @@ fn a_cancelled_turn_does_not_leave_its_preview_streaming() {
         fake.calls().last().map(|c| c.0.as_str()),
         Some("chat.stopStream")
     );
+}
+
+/// A reply with Markdown a Slack user must not see raw, and a ping a model must not make.
+const STYLED: &str =
+    "**Done** & <!channel>: see [the docs](https://example.com/a?b=1&c=2) and `x`, ~~old~~ *new*.";
+
+/// What Slack shows for `STYLED`, in mrkdwn, written by hand.
+const STYLED_MRKDWN: &str = "*Done* &amp; &lt;!channel&gt;: see \
+<https://example.com/a?b=1&amp;c=2|the docs> and `x`, ~old~ _new_.";
+
+/// Slack's rule for mrkdwn: `<` and `>` only around a link or mention, `&` only as one of
+/// the three entities.
+fn bare_control_characters(mrkdwn: &str) -> Vec<String> {
+    let mut bad = Vec::new();
+    let mut rest = mrkdwn;
+    while let Some(i) = rest.find(['<', '>', '&']) {
+        rest = &rest[i..];
+        if rest.starts_with('<') {
+            match rest.find('>') {
+                Some(end) if rest[1..end].starts_with("http") && !rest[1..end].contains('<') => {
+                    rest = &rest[end + 1..];
+                }
+                _ => {
+                    bad.push(rest.chars().take(12).collect());
+                    rest = &rest[1..];
+                }
+            }
+        } else if rest.starts_with('&') {
+            let entity = ["&amp;", "&lt;", "&gt;"]
+                .iter()
+                .find(|e| rest.starts_with(**e));
+            if entity.is_none() {
+                bad.push(rest.chars().take(12).collect());
+            }
+            rest = &rest[1..];
+        } else {
+            bad.push(rest.chars().take(12).collect());
+            rest = &rest[1..];
+        }
+    }
+    bad
+}
+
+#[test]
+fn the_slack_profile_posts_mrkdwn_and_nothing_shows_raw_or_pings() {
+    let fake = FakeSlack::start(TOKEN, &["C9"]);
+    let config = Config::for_channel(&ChannelProfile::by_name("slack").unwrap());
+    assert_eq!(config.format, Format::SlackMrkdwn);
+    let driver = Driver::spawn(PlatformSink::new(bot(&fake)), DriverOptions::default());
+    stream_words(&driver, "C9", config, STYLED, Duration::ZERO);
+    assert!(driver.shutdown(Duration::from_secs(20)).is_clean());
+    let msgs = fake.messages("C9");
+    assert_eq!(msgs.len(), 1, "{msgs:?}");
+    assert_eq!(msgs[0].markup, "mrkdwn");
+    assert_eq!(msgs[0].raw, STYLED_MRKDWN);
+    assert_eq!(bare_control_characters(&msgs[0].raw), Vec::<String>::new());
+    assert!(msgs[0].pings.is_empty(), "{msgs:?}");
+}
+
+#[test]
+fn a_posted_preview_is_mrkdwn_and_a_native_stream_is_markdown() {
+    // No thread to stream in: the preview is a posted message, edited into the final.
+    let fake = FakeSlack::start(TOKEN, &["C1"]);
+    let driver = Driver::spawn(PlatformSink::new(bot(&fake)), DriverOptions::default());
+    stream_words(
+        &driver,
+        "C1",
+        streaming_config(),
+        STYLED,
+        Duration::from_millis(40),
+    );
+    assert!(driver.shutdown(Duration::from_secs(20)).is_clean());
+    let msgs = fake.messages("C1");
+    assert_eq!(msgs.len(), 1, "{msgs:?}");
+    assert!(!msgs[0].streamed);
+    assert_eq!(
+        (msgs[0].markup, msgs[0].raw.as_str()),
+        ("mrkdwn", STYLED_MRKDWN)
+    );
+    assert!(msgs[0].pings.is_empty());
+    // In a thread: Slack's streaming methods read Markdown, so the stream carries Markdown
+    // (`&`, `<` and `>` escaped all the same), and the final goes into it.
+    let fake = FakeSlack::start(TOKEN, &["C2"]);
+    stream_reply(&fake, "C2", streaming_config(), STYLED, 40);
+    let msgs = fake.messages("C2");
+    assert_eq!(msgs.len(), 1, "{msgs:?}");
+    assert!(msgs[0].streamed);
+    assert_eq!(msgs[0].markup, "markdown");
+    assert_eq!(
+        msgs[0].raw,
+        "**Done** &amp; &lt;!channel&gt;: see [the docs](https://example.com/a?b=1&amp;c=2) \
+         and `x`, ~~old~~ *new*."
+    );
+    assert!(msgs[0].pings.is_empty());
 }

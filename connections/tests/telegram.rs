@@ -12,10 +12,12 @@ use fake::telegram::{FakeTelegram, Fault};
 use fake::{PROSE, failure, prose, send, stream_words};
 use replystream::driver::{Driver, DriverOptions, StreamEvent};
 use replystream::{
-    ChannelProfile, Config, HumanDelay, MessageKey, Payload, PreviewMode, ReplyTarget, SendOp,
+    ChannelProfile, Config, Entity, EntityKind, Format, HumanDelay, MessageKey, OwnedInput,
+    Payload, PreviewMode, PreviewTransport, ReasoningMode, RenderOptions, Rendered, ReplyTarget,
+    SendOp, SendRequest, render,
 };
 use replystream_connections::sink::PlatformSink;
-use replystream_connections::telegram::{Rendered, Telegram};
+use replystream_connections::telegram::Telegram;
 use replystream_connections::{HttpOptions, Outcome, Platform};
 
 const TOKEN: &str = "123456:SECRET-token_value";
@@ -270,33 +272,225 @@ fn a_rate_limit_part_way_through_media_does_not_post_the_first_part_twice() {
     assert_eq!(fake.state.lock().unwrap().early_calls, 0);
 }
 
+/// A send built by hand whose text to post is `rendered`, in `format`.
+fn rendered_send(op: SendOp, markdown: &str, format: Format, rendered: Rendered) -> SendRequest {
+    let mut s = send(op, Payload::text(markdown), None);
+    s.format = format;
+    s.rendered = Some(rendered);
+    s
+}
+
 #[test]
-fn rendered_text_that_telegram_cannot_parse_is_sent_once_more_as_plain_text() {
+fn html_that_telegram_cannot_parse_is_sent_once_more_as_its_visible_text() {
     let fake = FakeTelegram::start(TOKEN, &["3"]);
-    // A deliberately naive renderer: bold everything, escape nothing.
-    let tg = bot(&fake).with_renderer(|md| Rendered {
-        text: format!("<b>{md}</b>"),
-        parse_mode: Some("HTML".into()),
-    });
-    assert!(
-        tg.deliver("3", &send(SendOp::CREATE, Payload::text("fine text"), None))
-            .is_delivered()
+    let tg = bot(&fake);
+    let fine = Rendered {
+        text: "<b>fine</b> &amp; text".into(),
+        entities: Vec::new(),
+    };
+    let s = rendered_send(
+        SendOp::CREATE,
+        "**fine** & text",
+        Format::TelegramHtml,
+        fine,
     );
-    assert!(
-        tg.deliver("3", &send(SendOp::CREATE, Payload::text("a < b & c"), None))
-            .is_delivered()
+    assert!(tg.deliver("3", &s).is_delivered());
+    // Not HTML Telegram reads: a bare `<` inside the bold (a renderer bug, say). The `<`
+    // is no tag Telegram knows, so the plain retry shows it as written.
+    let broken = Rendered {
+        text: "<b>a < b &amp; c</b>".into(),
+        entities: Vec::new(),
+    };
+    let s = rendered_send(
+        SendOp::CREATE,
+        "**a < b & c**",
+        Format::TelegramHtml,
+        broken,
     );
+    assert!(tg.deliver("3", &s).is_delivered());
     let msgs = fake.messages("3");
-    assert_eq!(
-        (msgs[0].text.as_str(), msgs[0].parse_mode.as_deref()),
-        ("fine text", Some("HTML"))
-    );
-    assert_eq!(
-        (msgs[1].text.as_str(), msgs[1].parse_mode.as_deref()),
-        ("a < b & c", None)
-    );
+    assert_eq!(msgs[0].text, "fine & text");
+    assert_eq!(msgs[0].styled("bold"), ["fine"]);
+    assert_eq!(msgs[0].parse_mode.as_deref(), Some("HTML"));
+    // The retry shows what the HTML meant, unstyled: no tags, no Markdown stars.
+    assert_eq!(msgs[1].text, "a < b & c");
+    assert!(msgs[1].spans.is_empty());
+    assert_eq!(msgs[1].parse_mode, None);
     let statuses: Vec<u16> = fake.calls().iter().map(|c| c.2).collect();
     assert_eq!(statuses, [200, 400, 200], "one refusal, one plain retry");
+}
+
+#[test]
+fn entities_telegram_refuses_are_sent_once_more_without_them() {
+    let fake = FakeTelegram::start(TOKEN, &["3"]);
+    let tg = bot(&fake);
+    let entity = |offset, length| Entity {
+        kind: EntityKind::Bold,
+        offset,
+        length,
+        url: None,
+        language: None,
+    };
+    // "👍 ok": the emoji is two UTF-16 units; bold over "ok" is at 3+2.
+    let good = Rendered {
+        text: "👍 ok".into(),
+        entities: vec![entity(3, 2)],
+    };
+    let s = rendered_send(SendOp::CREATE, "👍 **ok**", Format::TelegramEntities, good);
+    assert!(tg.deliver("3", &s).is_delivered());
+    // Past the end of the text (5 units).
+    let bad = Rendered {
+        text: "👍 ok".into(),
+        entities: vec![entity(3, 3)],
+    };
+    let s = rendered_send(SendOp::CREATE, "👍 **ok**", Format::TelegramEntities, bad);
+    assert!(tg.deliver("3", &s).is_delivered());
+    let msgs = fake.messages("3");
+    assert_eq!(msgs[0].styled("bold"), ["ok"]);
+    assert_eq!((msgs[1].text.as_str(), msgs[1].spans.len()), ("👍 ok", 0));
+    let statuses: Vec<u16> = fake.calls().iter().map(|c| c.2).collect();
+    assert_eq!(statuses, [200, 400, 200]);
+}
+
+/// A reply with every kind of markup the formats carry, and hard text around it.
+const STYLED: &str = "**Done** & <b>sent</b>: see [the docs](https://example.com/a?b=1&c=2) \
+and `a<b`, ~~old~~ *new* 👩‍👩‍👧 中文\r\n\r\n```rust\nfn main() {}\n```\n\n> quoted\n";
+
+/// Checks what the chat shows for `STYLED`, whatever Telegram format carried it.
+fn assert_styled_reply_shows_right(msg: &fake::telegram::Message) {
+    let text = &msg.text;
+    for raw in ["**", "~~", "](", "```", "<b>Done", "&amp;", "&lt;"] {
+        assert!(!text.contains(raw), "raw markup {raw:?} shows: {text:?}");
+    }
+    assert!(
+        text.starts_with("Done & <b>sent</b>: see the docs and a<b, old new 👩‍👩‍👧 中文"),
+        "{text:?}"
+    );
+    assert_eq!(msg.styled("bold"), ["Done"]);
+    assert_eq!(msg.styled("italic"), ["new"]);
+    assert_eq!(msg.styled("strikethrough"), ["old"]);
+    assert_eq!(msg.styled("code"), ["a<b"]);
+    assert_eq!(msg.styled("text_link"), ["the docs"]);
+    let link = msg.spans.iter().find(|s| s.kind == "text_link").unwrap();
+    assert_eq!(link.url.as_deref(), Some("https://example.com/a?b=1&c=2"));
+    let pre = msg.spans.iter().find(|s| s.kind == "pre").unwrap();
+    assert_eq!(msg.styled("pre")[0].trim_end(), "fn main() {}");
+    assert_eq!(pre.language.as_deref(), Some("rust"));
+    assert_eq!(msg.styled("blockquote")[0].trim_end(), "quoted");
+}
+
+/// Streams `STYLED` into `chat` as one final, through a real driver and the sink.
+fn stream_styled(fake: &FakeTelegram, chat: &str, config: Config) {
+    let driver = Driver::spawn(PlatformSink::new(bot(fake)), DriverOptions::default());
+    stream_words(&driver, chat, config, STYLED, Duration::ZERO);
+    let report = driver.shutdown(Duration::from_secs(20));
+    assert!(report.is_clean(), "{report:?}");
+}
+
+#[test]
+fn the_telegram_profile_posts_html_and_the_chat_shows_the_styles() {
+    let fake = FakeTelegram::start(TOKEN, &["7"]);
+    let config = Config::for_channel(&ChannelProfile::by_name("telegram").unwrap());
+    assert_eq!(config.format, Format::TelegramHtml);
+    stream_styled(&fake, "7", config);
+    let msgs = fake.messages("7");
+    assert_eq!(msgs.len(), 1, "{msgs:?}");
+    assert_eq!(msgs[0].parse_mode.as_deref(), Some("HTML"));
+    assert_styled_reply_shows_right(&msgs[0]);
+}
+
+#[test]
+fn the_entities_format_posts_text_and_entities_and_the_chat_shows_the_same() {
+    let fake = FakeTelegram::start(TOKEN, &["7", "8"]);
+    let mut config = Config::for_channel(&ChannelProfile::by_name("telegram").unwrap());
+    stream_styled(&fake, "7", config.clone());
+    config.format = Format::TelegramEntities;
+    stream_styled(&fake, "8", config);
+    let (html, entities) = (&fake.messages("7")[0], &fake.messages("8")[0]);
+    assert_eq!(entities.parse_mode, None);
+    assert_styled_reply_shows_right(entities);
+    // The same message either way: text and spans.
+    assert_eq!(entities.text, html.text);
+    assert_eq!(entities.spans, html.spans);
+}
+
+#[test]
+fn a_markdown_format_goes_without_a_parse_mode_as_written() {
+    let fake = FakeTelegram::start(TOKEN, &["7"]);
+    let mut config = Config::for_channel(&ChannelProfile::by_name("telegram").unwrap());
+    config.format = Format::Markdown;
+    assert!(config.validate().is_ok());
+    stream_styled(&fake, "7", config);
+    let msgs = fake.messages("7");
+    assert_eq!(msgs[0].parse_mode, None);
+    assert_eq!(msgs[0].text, STYLED.trim_end());
+}
+
+#[test]
+fn previews_and_drafts_are_styled_as_they_grow() {
+    for transport in [PreviewTransport::Edit, PreviewTransport::Draft] {
+        let fake = FakeTelegram::start(TOKEN, &["9"]);
+        let mut config = Config::for_channel(&ChannelProfile::by_name("telegram").unwrap());
+        config.preview = PreviewMode::Partial;
+        config.preview_transport = transport;
+        config.preview_throttle_ms = 50;
+        let driver = Driver::spawn(PlatformSink::new(bot(&fake)), DriverOptions::default());
+        let stream = driver.open("9", config, 7).unwrap();
+        stream.text("**Bold start** and `code` ").unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        stream.text("then *more*").unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        stream.finish().unwrap();
+        assert!(driver.shutdown(Duration::from_secs(20)).is_clean());
+        let msgs = fake.messages("9");
+        assert_eq!(msgs.len(), 1, "{transport:?}: {msgs:?}");
+        assert_eq!(msgs[0].text, "Bold start and code then more");
+        assert_eq!(msgs[0].styled("bold"), ["Bold start"]);
+        assert_eq!(msgs[0].styled("code"), ["code"]);
+        assert_eq!(msgs[0].styled("italic"), ["more"]);
+        let methods = fake.methods();
+        let preview_method = match transport {
+            PreviewTransport::Draft => "sendMessageDraft",
+            _ => "editMessageText",
+        };
+        assert!(
+            methods.iter().any(|m| m == preview_method),
+            "{transport:?}: {methods:?}"
+        );
+        // Every preview went out as HTML and was shown without raw markup.
+        assert!(
+            fake.calls().iter().all(|c| c.2 == 200),
+            "{transport:?}: {:?}",
+            fake.calls()
+        );
+        for draft in fake.drafts("9").values() {
+            assert!(!draft.contains("**") && !draft.contains("<b>"), "{draft:?}");
+        }
+    }
+}
+
+#[test]
+fn a_caption_is_styled_and_its_entities_follow_the_trimmed_text() {
+    let md = "  **Look**: `cat.png`  \nMEDIA: https://e.com/cat.png\n";
+    for format in [Format::TelegramHtml, Format::TelegramEntities] {
+        let fake = FakeTelegram::start(TOKEN, &["5"]);
+        let mut config = Config::for_channel(&ChannelProfile::by_name("telegram").unwrap());
+        config.format = format;
+        stream_styled_text(&fake, "5", config, md);
+        let msgs = fake.messages("5");
+        assert_eq!(msgs.len(), 1, "{format:?}: {msgs:?}");
+        assert_eq!(msgs[0].kind, "photo");
+        assert_eq!(msgs[0].text, "Look: cat.png");
+        assert_eq!(msgs[0].styled("bold"), ["Look"], "{format:?}");
+        assert_eq!(msgs[0].styled("code"), ["cat.png"], "{format:?}");
+    }
+}
+
+fn stream_styled_text(fake: &FakeTelegram, chat: &str, config: Config, text: &str) {
+    let driver = Driver::spawn(PlatformSink::new(bot(fake)), DriverOptions::default());
+    stream_words(&driver, chat, config, text, Duration::ZERO);
+    let report = driver.shutdown(Duration::from_secs(20));
+    assert!(report.is_clean(), "{report:?}");
 }
 
 fn block_config() -> Config {
@@ -606,9 +800,120 @@ fn reply_to_current_replies_to_the_message_the_host_named_and_only_in_its_stream
     assert_eq!(
         got,
         [
-            ("Yes: 漢字, 👩‍👩‍👧 and\r\nmore.", Some(4711)),
+            // Rendered to Telegram HTML, a CRLF line break is a line break.
+            ("Yes: 漢字, 👩‍👩‍👧 and\nmore.", Some(4711)),
             ("Second turn.", None)
         ]
     );
     assert!(current.get(first.id()).is_none(), "forgotten once idle");
+}
+
+/// Reasoning shown: while the preview streams, Telegram shows it in an expandable quote
+/// above the answer; the reasoning's own message, sent at the end, is italic. Nothing
+/// shows the `**>`…`||` notation the preview's Markdown uses for it.
+#[test]
+fn reasoning_shows_in_an_expandable_quote_in_the_preview_and_italic_in_its_message() {
+    let fake = FakeTelegram::start(TOKEN, &["11"]);
+    let mut config = Config::for_channel(&ChannelProfile::by_name("telegram").unwrap());
+    config.reasoning = ReasoningMode::On;
+    config.preview = PreviewMode::Partial;
+    config.preview_throttle_ms = 50;
+    let driver = Driver::spawn(PlatformSink::new(bot(&fake)), DriverOptions::default());
+    let stream = driver.open("11", config, 7).unwrap();
+    let thinking = "Pools first; then sizes & timeouts.";
+    for word in thinking.split_inclusive(' ') {
+        stream.push(OwnedInput::ThinkingDelta(word.into())).unwrap();
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    stream.push(OwnedInput::ThinkingEnd).unwrap();
+    for word in "Use **one pool** per host.".split_inclusive(' ') {
+        stream.text(word).unwrap();
+        std::thread::sleep(Duration::from_millis(60));
+    }
+    stream.finish().unwrap();
+    assert!(driver.shutdown(Duration::from_secs(20)).is_clean());
+    let st = fake.state.lock().unwrap();
+    for (method, m) in &st.shown {
+        for raw in ["**", "||", "<b>", "&amp;"] {
+            assert!(
+                !m.text.contains(raw),
+                "{method} shows {raw:?}: {:?}",
+                m.text
+            );
+        }
+    }
+    let quoted = st.shown.iter().find(|(_, m)| {
+        m.styled("expandable_blockquote")
+            .iter()
+            .any(|q| q.contains("sizes & timeouts"))
+    });
+    assert!(
+        quoted.is_some(),
+        "no preview quoted the reasoning: {:?}",
+        st.shown
+    );
+    drop(st);
+    let msgs = fake.messages("11");
+    let reasoning = msgs
+        .iter()
+        .find(|m| m.text.contains("Pools first"))
+        .expect("the reasoning's message");
+    assert!(
+        reasoning
+            .styled("italic")
+            .iter()
+            .any(|i| i.contains("Pools first; then sizes & timeouts.")),
+        "{reasoning:?}"
+    );
+    let answer = msgs.iter().find(|m| m.text.contains("per host")).unwrap();
+    assert_eq!(answer.text, "Use one pool per host.");
+    assert_eq!(answer.styled("bold"), ["one pool"]);
+}
+
+/// An uploaded file's caption goes in the multipart form: `parse_mode` as a field, or
+/// `caption_entities` as JSON text; a refused caption is sent once more as its visible text.
+#[test]
+fn an_uploaded_files_caption_carries_its_markup_in_the_form() {
+    let dir = std::env::temp_dir().join(format!("rs-conn-caption-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let photo = dir.join("chart.png");
+    std::fs::write(&photo, b"\x89PNG\r\n\x1a\n").unwrap();
+    let md = "**Q3** 📈 & more";
+    let payload = Payload {
+        text: md.into(),
+        media: vec![photo.to_string_lossy().into_owned()],
+        ..Payload::default()
+    };
+    let html = render(md, Format::TelegramHtml, &RenderOptions::default());
+    let entities = render(md, Format::TelegramEntities, &RenderOptions::default());
+    let broken = Rendered {
+        text: "<b>Q3</b> 📈 & more".into(), // a bare `&`: refused
+        entities: Vec::new(),
+    };
+    let cases = [
+        (Format::TelegramHtml, html),
+        (Format::TelegramEntities, entities),
+        (Format::TelegramHtml, broken),
+    ];
+    for (i, (format, rendered)) in cases.into_iter().enumerate() {
+        let fake = FakeTelegram::start(TOKEN, &["5"]);
+        let mut s = send(SendOp::CREATE, payload.clone(), None);
+        s.format = format;
+        s.rendered = Some(rendered);
+        assert!(bot(&fake).deliver("5", &s).is_delivered(), "case {i}");
+        let msgs = fake.messages("5");
+        assert_eq!(msgs.len(), 1, "case {i}: {msgs:?}");
+        assert_eq!(msgs[0].kind, "photo");
+        assert_eq!(
+            msgs[0].file.as_deref(),
+            Some("upload:chart.png:image/png:8")
+        );
+        assert_eq!(msgs[0].text, "Q3 📈 & more", "case {i}");
+        let bold: &[&str] = if i == 2 { &[] } else { &["Q3"] };
+        assert_eq!(msgs[0].styled("bold"), bold, "case {i}");
+        let statuses: Vec<u16> = fake.calls().iter().map(|c| c.2).collect();
+        let expected: &[u16] = if i == 2 { &[400, 200] } else { &[200] };
+        assert_eq!(statuses, expected, "case {i}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }

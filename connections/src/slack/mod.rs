@@ -9,9 +9,13 @@
 //! | 5xx, network error, `ok: false` with `ratelimited`, `internal_error`, `fatal_error`, `service_unavailable`, `request_timeout` | transient |
 //! | any other `ok: false` (`channel_not_found`, `not_in_channel`, `invalid_auth`, `msg_too_long`, ...) | permanent |
 //!
-//! The chat key is the channel id. Text goes out as the engine wrote it (Slack reads it as
-//! mrkdwn) with `&`, `<` and `>` escaped as Slack asks, so a model's `<!channel>` or
-//! `<@U123>` shows as text and pings nobody; a reply-to id becomes `thread_ts`. Media by URL is linked in the text (Slack
+//! The chat key is the channel id. A posted or edited message's `text` is
+//! [`SendRequest::text`] with `mrkdwn: true`: in the `slack-mrkdwn` format (the Slack
+//! profile's) `*bold*`, `<url|text>` links and `&`, `<`, `>` escaped by the renderer; in any
+//! other format its text escaped here. Either way a model's `<!channel>` or `<@U123>` shows
+//! as text and pings nobody. Draft previews streamed natively stay Markdown
+//! (`markdown_text`, which Slack's streaming methods read as Markdown), escaped the same
+//! way. A reply-to id becomes `thread_ts`. Media by URL is linked in the text (Slack
 //! unfurls it); uploading local files (Slack's external-upload flow) is not supported: such
 //! a send is refused as permanent, saying which file.
 //!
@@ -24,7 +28,7 @@
 //! `chat.update` when a new preview text does not extend the streamed one, is in the
 //! `stream` module's source docs; the README's "Connect it to a chat" has the summary.
 
-use replystream::{Lane, Payload, ReplyTarget, SendKind, SendOp, SendRequest};
+use replystream::{Format, Lane, ReplyTarget, SendKind, SendOp, SendRequest};
 use serde_json::{Value, json};
 
 mod stream;
@@ -123,7 +127,8 @@ impl Slack {
         .into())
     }
 
-    fn create(&self, chat: &str, kind: SendKind, payload: &Payload) -> Outcome {
+    fn create(&self, chat: &str, send: &SendRequest) -> Outcome {
+        let (kind, payload) = (send.kind, &send.payload);
         if let Some(file) = payload
             .media
             .iter()
@@ -134,16 +139,19 @@ impl Slack {
             ))
             .into();
         }
-        let text = stream::final_text(payload);
+        let texts = stream::Texts {
+            markdown: stream::final_text(payload),
+            mrkdwn: posted_text(send),
+        };
         // The reasoning, delivered as its own message, is not the reply the preview showed.
         if kind == SendKind::Final
             && payload.lane != Lane::Reasoning
             && self.previews.has(chat)
-            && let Some(outcome) = self.finish_into_preview(chat, &text)
+            && let Some(outcome) = self.finish_into_preview(chat, &texts)
         {
             return outcome;
         }
-        let mut body = json!({ "channel": chat, "text": text });
+        let mut body = json!({ "channel": chat, "text": texts.mrkdwn, "mrkdwn": true });
         if let Some(ReplyTarget::Id(ts)) = &payload.reply_to {
             body["thread_ts"] = Value::from(ts.as_str());
         }
@@ -157,11 +165,7 @@ impl Slack {
         let Some(ts) = send.message_ref.as_deref() else {
             return Failure::permanent("edit: no Slack message ts to edit").into();
         };
-        let text = escape(&media::text_with_links(
-            &send.payload.text,
-            &send.payload.media,
-        ));
-        let body = json!({ "channel": chat, "ts": ts, "text": text });
+        let body = json!({ "channel": chat, "ts": ts, "text": posted_text(send), "mrkdwn": true });
         match self.call("chat.update", &body) {
             Ok(_) => Outcome::delivered(send.message_ref.clone()),
             Err(o) => o,
@@ -202,13 +206,32 @@ impl Platform for Slack {
     /// the turn answers (`current`), if known: Slack streams only in threads.
     fn deliver_answering(&self, chat: &str, current: Option<&str>, send: &SendRequest) -> Outcome {
         match send.op {
-            SendOp::Create { .. } => self.create(chat, send.kind, &send.payload),
+            SendOp::Create { .. } => self.create(chat, send),
             SendOp::Draft { .. } => self.draft(chat, current, send),
             SendOp::Edit { .. } => self.edit(chat, send),
             SendOp::Delete { .. } => self.delete(chat, send),
             _ => Failure::permanent(format!("slack has no {} operation", send.op.name())).into(),
         }
     }
+}
+
+/// What a posted message's `text` holds: the send's text in mrkdwn (as rendered with the
+/// `slack-mrkdwn` format, which escapes what it must; any other format's text escaped
+/// here), then the media URLs, escaped, one a line.
+fn posted_text(send: &SendRequest) -> String {
+    let mut text = if send.format == Format::SlackMrkdwn {
+        send.text().to_owned()
+    } else {
+        escape(send.text())
+    };
+    let links = escape(&media::text_with_links("", &send.payload.media));
+    if !links.is_empty() {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&links);
+    }
+    text
 }
 
 /// Slack's three control characters as entities: `<...>` would otherwise be read as a

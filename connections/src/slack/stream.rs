@@ -34,7 +34,7 @@ use std::sync::{Mutex, MutexGuard};
 use replystream::{ReplyTarget, SendRequest};
 use serde_json::{Value, json};
 
-use super::{Slack, escape};
+use super::{Slack, escape, posted_text};
 use crate::{Failure, Outcome, media};
 
 /// Slack's answer when a stream was stopped already.
@@ -50,6 +50,24 @@ pub(super) struct Live {
     streaming: bool,
     /// The message was started as a stream (its text is markdown), not posted.
     markdown: bool,
+}
+
+/// One text in the two forms a Slack message can take: Markdown (escaped) for a stream's
+/// `markdown_text`, which Slack reads as Markdown, and mrkdwn for a posted message's `text`.
+pub(super) struct Texts {
+    pub(super) markdown: String,
+    pub(super) mrkdwn: String,
+}
+
+impl Texts {
+    /// The form for a message that was started as a stream (`markdown`) or posted.
+    fn pick(&self, markdown: bool) -> &str {
+        if markdown {
+            &self.markdown
+        } else {
+            &self.mrkdwn
+        }
+    }
 }
 
 /// The previews of every chat, by chat. A chat's entry is taken out while a call for it is
@@ -89,7 +107,10 @@ impl Previews {
 impl Slack {
     /// One preview update (a `Draft`).
     pub(super) fn draft(&self, chat: &str, current: Option<&str>, send: &SendRequest) -> Outcome {
-        let text = self.draft_text(&send.payload.text);
+        let text = Texts {
+            markdown: self.draft_text(&send.payload.text),
+            mrkdwn: self.draft_mrkdwn(send),
+        };
         let known = self.previews.take(chat);
         let live = match (send.message_ref.as_deref(), known) {
             (None, _) => return self.start(chat, current, send, text),
@@ -126,13 +147,25 @@ impl Slack {
         escape(text)
     }
 
+    /// A draft as a posted message shows it: the send's text in its format (mrkdwn), the
+    /// cursor taken off the end.
+    fn draft_mrkdwn(&self, send: &SendRequest) -> String {
+        let mut text = posted_text(send);
+        if let Some(c) = self.cursor.as_deref().filter(|c| !c.is_empty()) {
+            let kept = text.trim_end();
+            let kept = kept.strip_suffix(c).unwrap_or(kept).trim_end().len();
+            text.truncate(kept);
+        }
+        text
+    }
+
     /// The first update of a preview: a stream in the thread it replies to, or a message.
     fn start(
         &self,
         chat: &str,
         current: Option<&str>,
         send: &SendRequest,
-        text: String,
+        texts: Texts,
     ) -> Outcome {
         let thread = match &send.payload.reply_to {
             Some(ReplyTarget::Id(ts)) => Some(ts.as_str()),
@@ -140,6 +173,7 @@ impl Slack {
         };
         let (method, body, markdown) = match thread {
             Some(thread_ts) => {
+                let text = &texts.markdown;
                 let mut body = json!({ "channel": chat, "thread_ts": thread_ts });
                 if !text.is_empty() {
                     body["markdown_text"] = Value::from(text.as_str());
@@ -152,7 +186,7 @@ impl Slack {
             }
             None => (
                 "chat.postMessage",
-                json!({ "channel": chat, "text": text }),
+                json!({ "channel": chat, "text": texts.mrkdwn, "mrkdwn": true }),
                 false,
             ),
         };
@@ -167,7 +201,7 @@ impl Slack {
             chat,
             Live {
                 ts: ts.to_owned(),
-                shown: text,
+                shown: texts.pick(markdown).to_owned(),
                 streaming: markdown,
                 markdown,
             },
@@ -177,7 +211,8 @@ impl Slack {
 
     /// Shows `text` in the preview `live`: appended to the stream when it extends what the
     /// stream shows, otherwise by stopping the stream and editing the message.
-    fn advance(&self, chat: &str, mut live: Live, text: &str) -> Outcome {
+    fn advance(&self, chat: &str, mut live: Live, texts: &Texts) -> Outcome {
+        let text = texts.pick(live.markdown);
         let ts = live.ts.clone();
         if live.streaming
             && let Some(delta) = text.strip_prefix(live.shown.as_str())
@@ -254,8 +289,9 @@ impl Slack {
 
     /// The first final create of a chat that has a preview: the final goes into it.
     /// `None` when the chat has no preview (post the final as usual).
-    pub(super) fn finish_into_preview(&self, chat: &str, text: &str) -> Option<Outcome> {
+    pub(super) fn finish_into_preview(&self, chat: &str, texts: &Texts) -> Option<Outcome> {
         let mut live = self.previews.take(chat)?;
+        let text = texts.pick(live.markdown);
         let ts = live.ts.clone();
         if live.streaming
             && let Some(delta) = text.strip_prefix(live.shown.as_str())
@@ -313,7 +349,7 @@ fn is_error(outcome: &Outcome, error: &str) -> bool {
     matches!(outcome, Outcome::Failed(f) if f.reason.ends_with(&format!(" {error}")))
 }
 
-/// The text a final create shows, as sent.
+/// The text a final create shows in a stream (Markdown, escaped), as sent.
 pub(super) fn final_text(payload: &replystream::Payload) -> String {
     escape(&media::text_with_links(&payload.text, &payload.media))
 }

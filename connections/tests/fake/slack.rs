@@ -15,6 +15,11 @@ use super::{Request, Response, Server, serve};
 pub struct Message {
     /// The text as users see it (entities decoded).
     pub text: String,
+    /// The text as sent, markup and entities included (a stream's pieces joined).
+    pub raw: String,
+    /// How Slack reads `raw`: `markdown` (`markdown_text`), `mrkdwn` (`text` with
+    /// `mrkdwn` on, Slack's default) or `plain` (`mrkdwn: false`).
+    pub markup: &'static str,
     /// Whom it pinged: `<!channel>`, `<!here>`, `<!everyone>`, `<@U...>` in the raw text.
     pub pings: Vec<String>,
     pub thread_ts: Option<String>,
@@ -173,6 +178,11 @@ fn carry_out(st: &mut State, req: &Request) -> Response {
     let markdown = body["markdown_text"].as_str();
     let raw = markdown.or(body["text"].as_str()).unwrap_or("").to_owned();
     let pings = pings(&raw);
+    let markup = match (markdown.is_some(), body["mrkdwn"].as_bool()) {
+        (true, _) => "markdown",
+        (false, Some(false)) => "plain",
+        (false, _) => "mrkdwn",
+    };
     let text = raw
         .replace("&lt;", "<")
         .replace("&gt;", ">")
@@ -193,6 +203,8 @@ fn carry_out(st: &mut State, req: &Request) -> Response {
             st.next_ts += 1;
             let message = Message {
                 text,
+                raw,
+                markup,
                 pings,
                 thread_ts,
                 edits: 0,
@@ -219,6 +231,7 @@ fn carry_out(st: &mut State, req: &Request) -> Response {
             }
             if !text.is_empty() {
                 m.text.push_str(&text);
+                m.raw.push_str(&raw);
                 m.pings.extend(pings);
                 m.appends += u32::from(append);
             }
@@ -233,6 +246,8 @@ fn carry_out(st: &mut State, req: &Request) -> Response {
             st.next_ts += 1;
             let message = Message {
                 text,
+                raw,
+                markup,
                 pings,
                 thread_ts,
                 edits: 0,
@@ -250,6 +265,8 @@ fn carry_out(st: &mut State, req: &Request) -> Response {
             Some(m) if m.streaming => not_ok("cant_update_message"),
             Some(m) => {
                 m.text = text;
+                m.raw = raw;
+                m.markup = markup;
                 m.pings.extend(pings);
                 m.edits += 1;
                 Response::json(200, &json!({ "ok": true, "channel": channel, "ts": ts }))

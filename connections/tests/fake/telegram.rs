@@ -1,7 +1,9 @@
 //! A fake Telegram Bot API: chats with messages, drafts and files; the documented limits
 //! (4096 UTF-16 units of text and 1024 of caption, after entity parsing), HTML parse mode
-//! with its refusals, "message is not modified", 429 with `parameters.retry_after`, bots
-//! blocked (403) and chats not found.
+//! and `entities` / `caption_entities` read with Telegram's rules and their refusals ("can't
+//! parse entities"), "message is not modified", 429 with `parameters.retry_after`, bots
+//! blocked (403) and chats not found. Each message keeps what the chat shows: the visible
+//! text and its styled spans.
 
 use std::collections::{BTreeMap, HashMap, HashSet, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -18,12 +20,37 @@ pub struct Message {
     pub kind: String,
     /// The text or caption, as the user sees it (entities parsed away).
     pub text: String,
+    /// How it shows: bold, code, links... (from the HTML tags or the entities).
+    pub spans: Vec<Span>,
     /// The parse mode it was sent with.
     pub parse_mode: Option<String>,
     /// The file: a URL, or an uploaded file's name and size.
     pub file: Option<String>,
     pub reply_to: Option<i64>,
     pub edits: u32,
+}
+
+/// A styled span of a message, in UTF-16 units of its visible text, as Telegram keeps it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Span {
+    /// The Bot API entity type: `bold`, `italic`, `code`, `pre`, `text_link`, ...
+    pub kind: String,
+    pub offset: usize,
+    pub length: usize,
+    pub url: Option<String>,
+    pub language: Option<String>,
+}
+
+impl Message {
+    /// The visible text each span of `kind` covers, in order.
+    pub fn styled(&self, kind: &str) -> Vec<String> {
+        let units: Vec<u16> = self.text.encode_utf16().collect();
+        self.spans
+            .iter()
+            .filter(|s| s.kind == kind)
+            .map(|s| String::from_utf16(&units[s.offset..s.offset + s.length]).unwrap())
+            .collect()
+    }
 }
 
 /// A fault to inject into the next call of a method.
@@ -52,6 +79,9 @@ pub struct State {
     limited_until: Option<Instant>,
     /// Every call: method, chat, HTTP status, when.
     pub log: Vec<(String, String, u16, Instant)>,
+    /// Every text the chat showed, in order (a send, an edit, a draft): the method and the
+    /// message as shown (kind `text`, no file).
+    pub shown: Vec<(String, Message)>,
     /// Calls made while a rate limit was in force.
     pub early_calls: u32,
     pub latency: Duration,
@@ -265,7 +295,7 @@ fn answer(
     match method {
         "sendMessage" | "editMessageText" | "sendMessageDraft" => {
             let raw = text_of(fields.get("text")).unwrap_or_default();
-            let text = match parse(&raw, parse_mode.as_deref()) {
+            let (text, spans) = match shown(&raw, parse_mode.as_deref(), fields.get("entities")) {
                 Ok(t) => t,
                 Err(e) => return error(400, &format!("Bad Request: can't parse entities: {e}")),
             };
@@ -275,6 +305,16 @@ fn answer(
             if text.trim().is_empty() && method != "sendMessageDraft" {
                 return error(400, "Bad Request: message text is empty");
             }
+            let seen = Message {
+                kind: "text".into(),
+                text: text.clone(),
+                spans: spans.clone(),
+                parse_mode: parse_mode.clone(),
+                file: None,
+                reply_to,
+                edits: 0,
+            };
+            st.shown.push((method.to_owned(), seen));
             match method {
                 "sendMessage" => {
                     let id = st.next_id;
@@ -282,6 +322,7 @@ fn answer(
                     let message = Message {
                         kind: "text".into(),
                         text: text.clone(),
+                        spans,
                         parse_mode,
                         file: None,
                         reply_to,
@@ -298,13 +339,14 @@ fn answer(
                     let Some(m) = st.chats.get_mut(chat).unwrap().get_mut(&id) else {
                         return error(400, "Bad Request: message to edit not found");
                     };
-                    if m.text == text && m.parse_mode == parse_mode {
+                    if m.text == text && m.spans == spans {
                         return error(
                             400,
                             "Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message",
                         );
                     }
                     m.text = text.clone();
+                    m.spans = spans;
                     m.parse_mode = parse_mode;
                     m.edits += 1;
                     ok(json!({ "message_id": id, "text": text }))
@@ -345,10 +387,13 @@ fn answer(
                 _ => return error(400, "Bad Request: there is no file in the request"),
             };
             let raw = text_of(fields.get("caption")).unwrap_or_default();
-            let caption = match parse(&raw, parse_mode.as_deref()) {
-                Ok(t) => t,
-                Err(e) => return error(400, &format!("Bad Request: can't parse entities: {e}")),
-            };
+            let (caption, spans) =
+                match shown(&raw, parse_mode.as_deref(), fields.get("caption_entities")) {
+                    Ok(t) => t,
+                    Err(e) => {
+                        return error(400, &format!("Bad Request: can't parse entities: {e}"));
+                    }
+                };
             if caption.encode_utf16().count() > 1024 {
                 return error(400, "Bad Request: message caption is too long");
             }
@@ -357,6 +402,7 @@ fn answer(
             let message = Message {
                 kind: field,
                 text: caption,
+                spans,
                 parse_mode,
                 file: Some(file),
                 reply_to,
@@ -381,49 +427,143 @@ fn rate_limited(secs: u64) -> Response {
     )
 }
 
-/// The text a user sees: HTML tags parsed away (refusing what Telegram refuses), or the
-/// text as it is without a parse mode.
-pub fn parse(raw: &str, mode: Option<&str>) -> Result<String, String> {
-    match mode {
-        None => Ok(raw.to_owned()),
-        Some("HTML") => parse_html(raw),
-        Some(other) => Err(format!("unsupported parse mode {other}")),
+/// What a message shows: its visible text and spans, from HTML (`parse_mode=HTML`), from
+/// `entities` (a JSON array, or its text in a multipart form), or the text as it is. Both
+/// at once is refused, as Telegram ignores one of them and a test should not rely on which.
+pub fn shown(
+    raw: &str,
+    mode: Option<&str>,
+    entities: Option<&Value>,
+) -> Result<(String, Vec<Span>), String> {
+    let entities = match entities {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) => {
+            Some(serde_json::from_str::<Value>(s).map_err(|e| format!("bad entities JSON: {e}"))?)
+        }
+        Some(other) => Some(other.clone()),
+    };
+    match (mode, entities) {
+        (None, None) => Ok((raw.to_owned(), Vec::new())),
+        (None, Some(list)) => Ok((raw.to_owned(), read_entities(raw, &list)?)),
+        (Some("HTML"), None) => parse_html(raw),
+        (Some(_), Some(_)) => Err("both a parse mode and entities".into()),
+        (Some(other), None) => Err(format!("unsupported parse mode {other}")),
     }
 }
 
-fn parse_html(raw: &str) -> Result<String, String> {
-    const TAGS: &[&str] = &[
-        "b",
-        "strong",
-        "i",
-        "em",
-        "u",
-        "ins",
-        "s",
-        "strike",
-        "del",
-        "code",
-        "pre",
-        "a",
-        "tg-spoiler",
-        "span",
-        "blockquote",
-    ];
+/// The text a user sees, with no spans (drafts, tests of the refusal).
+pub fn parse(raw: &str, mode: Option<&str>) -> Result<String, String> {
+    shown(raw, mode, None).map(|(text, _)| text)
+}
+
+const ENTITY_TYPES: &[&str] = &[
+    "bold",
+    "italic",
+    "underline",
+    "strikethrough",
+    "spoiler",
+    "code",
+    "pre",
+    "text_link",
+    "blockquote",
+    "expandable_blockquote",
+];
+
+/// Checks `entities` against `text` as Telegram does: known types, offsets and lengths in
+/// UTF-16 units within the text and not inside a surrogate pair, a URL on each text link.
+fn read_entities(text: &str, list: &Value) -> Result<Vec<Span>, String> {
+    let units: Vec<u16> = text.encode_utf16().collect();
+    let inside_pair =
+        |at: usize| at > 0 && at < units.len() && (0xDC00..0xE000).contains(&units[at]);
+    let mut spans = Vec::new();
+    for e in list.as_array().ok_or("entities is not an array")? {
+        let kind = e
+            .get("type")
+            .and_then(Value::as_str)
+            .ok_or("entity without a type")?;
+        if !ENTITY_TYPES.contains(&kind) {
+            return Err(format!("unsupported entity type \"{kind}\""));
+        }
+        let offset = e
+            .get("offset")
+            .and_then(Value::as_u64)
+            .ok_or("entity without an offset")? as usize;
+        let length = e
+            .get("length")
+            .and_then(Value::as_u64)
+            .ok_or("entity without a length")? as usize;
+        if length == 0 || offset + length > units.len() {
+            return Err(format!(
+                "entity {kind} at {offset}+{length} is outside the text of {} units",
+                units.len()
+            ));
+        }
+        if inside_pair(offset) || inside_pair(offset + length) {
+            return Err(format!(
+                "entity {kind} at {offset}+{length} splits a character"
+            ));
+        }
+        let url = e.get("url").and_then(Value::as_str).map(str::to_owned);
+        if kind == "text_link" && url.is_none() {
+            return Err("text_link entity without a url".into());
+        }
+        let language = e.get("language").and_then(Value::as_str).map(str::to_owned);
+        spans.push(Span {
+            kind: kind.to_owned(),
+            offset,
+            length,
+            url: if kind == "text_link" { url } else { None },
+            language: if kind == "pre" { language } else { None },
+        });
+    }
+    Ok(spans)
+}
+
+/// One open HTML tag: its name, the entity it makes, where its text starts.
+struct Open {
+    tag: String,
+    span: Option<Span>,
+}
+
+/// Telegram's HTML: only its tags, each closed in order, attributes quoted, `<`, `>` and
+/// `&` written as entities (`&lt;` `&gt;` `&amp;` `&quot;` and numeric ones), nothing else.
+fn parse_html(raw: &str) -> Result<(String, Vec<Span>), String> {
     let mut out = String::new();
-    let mut open: Vec<String> = Vec::new();
+    let mut len = 0usize; // UTF-16 units of `out`
+    let mut open: Vec<Open> = Vec::new();
+    let mut spans = Vec::new();
     let mut rest = raw;
-    while let Some(i) = rest.find(['<', '&']) {
-        out.push_str(&rest[..i]);
+    let push = |out: &mut String, len: &mut usize, text: &str| {
+        out.push_str(text);
+        *len += text.encode_utf16().count();
+    };
+    while let Some(i) = rest.find(['<', '&', '>']) {
+        push(&mut out, &mut len, &rest[..i]);
         rest = &rest[i..];
+        if rest.starts_with('>') {
+            return Err("unexpected \">\" outside a tag".into());
+        }
         if rest.starts_with('&') {
             let end = rest.find(';').ok_or("unclosed character entity")?;
-            out.push(match &rest[1..end] {
+            let name = &rest[1..end];
+            let c = match name {
                 "lt" => '<',
                 "gt" => '>',
                 "amp" => '&',
                 "quot" => '"',
+                n if n.starts_with('#') => {
+                    let code = match n[1..].strip_prefix(['x', 'X']) {
+                        Some(hex) => u32::from_str_radix(hex, 16),
+                        None => n[1..].parse(),
+                    };
+                    code.ok()
+                        .and_then(char::from_u32)
+                        .ok_or(format!("bad character entity &{n};"))?
+                }
                 e => return Err(format!("unsupported character entity &{e};")),
-            });
+            };
+            let mut buf = [0u8; 4];
+            push(&mut out, &mut len, c.encode_utf8(&mut buf));
             rest = &rest[end + 1..];
             continue;
         }
@@ -431,23 +571,117 @@ fn parse_html(raw: &str) -> Result<String, String> {
         let tag = &rest[1..end];
         rest = &rest[end + 1..];
         if let Some(name) = tag.strip_prefix('/') {
+            let name = name.trim();
             match open.pop() {
-                Some(o) if o == name.trim() => {}
+                Some(o) if o.tag == name => {
+                    if let Some(mut span) = o.span {
+                        span.length = len - span.offset;
+                        if span.length > 0 {
+                            spans.push(span);
+                        }
+                    }
+                }
                 _ => return Err(format!("unexpected end tag </{name}>")),
             }
-        } else {
-            let name = tag.split_whitespace().next().unwrap_or("");
-            if !TAGS.contains(&name) {
-                return Err(format!("unsupported start tag \"{name}\""));
-            }
-            open.push(name.to_owned());
+            continue;
         }
+        let (name, attrs) = tag_parts(tag)?;
+        let attr = |a: &str| attrs.iter().find(|(k, _)| k == a).map(|(_, v)| v.clone());
+        let in_pre = open.iter().any(|o| o.tag == "pre");
+        let kind = match name.as_str() {
+            "b" | "strong" => Some("bold"),
+            "i" | "em" => Some("italic"),
+            "u" | "ins" => Some("underline"),
+            "s" | "strike" | "del" => Some("strikethrough"),
+            "tg-spoiler" => Some("spoiler"),
+            "span" if attr("class").as_deref() == Some("tg-spoiler") => Some("spoiler"),
+            // `<pre><code class="language-x">`: one pre entity with a language.
+            "code" if in_pre => None,
+            "code" => Some("code"),
+            "pre" => Some("pre"),
+            "a" => Some("text_link"),
+            "blockquote" if attrs.iter().any(|(k, _)| k == "expandable") => {
+                Some("expandable_blockquote")
+            }
+            "blockquote" => Some("blockquote"),
+            other => return Err(format!("unsupported start tag \"{other}\"")),
+        };
+        if name == "code" && in_pre {
+            let language =
+                attr("class").and_then(|c| c.strip_prefix("language-").map(str::to_owned));
+            if let Some(pre) = open.iter_mut().rev().find(|o| o.tag == "pre")
+                && let Some(span) = &mut pre.span
+                && language.is_some()
+            {
+                span.language = language;
+            }
+        }
+        if name == "a" && attr("href").is_none() {
+            return Err("a link without an href".into());
+        }
+        if name == "blockquote" && open.iter().any(|o| o.tag == "blockquote") {
+            return Err("a blockquote inside a blockquote".into());
+        }
+        open.push(Open {
+            tag: name.clone(),
+            span: kind.map(|k| Span {
+                kind: k.to_owned(),
+                offset: len,
+                length: 0,
+                url: if name == "a" { attr("href") } else { None },
+                language: None,
+            }),
+        });
     }
-    out.push_str(rest);
+    push(&mut out, &mut len, rest);
     match open.pop() {
         Some(o) => Err(format!(
-            "can't find end tag corresponding to start tag \"{o}\""
+            "can't find end tag corresponding to start tag \"{}\"",
+            o.tag
         )),
-        None => Ok(out),
+        None => {
+            spans.sort_by_key(|s| (s.offset, std::cmp::Reverse(s.length)));
+            Ok((out, spans))
+        }
     }
+}
+
+/// A start tag's name and attributes; an attribute value must be quoted (`"` or `'`) and
+/// may hold `&quot;`; a bare attribute (`expandable`) has an empty value.
+fn tag_parts(tag: &str) -> Result<(String, Vec<(String, String)>), String> {
+    let tag = tag.trim();
+    let name_end = tag.find(char::is_whitespace).unwrap_or(tag.len());
+    let name = tag[..name_end].to_ascii_lowercase();
+    if name.is_empty() {
+        return Err("empty tag".into());
+    }
+    let mut attrs = Vec::new();
+    let mut rest = tag[name_end..].trim_start();
+    while !rest.is_empty() {
+        let key_end = rest
+            .find(|c: char| c == '=' || c.is_whitespace())
+            .unwrap_or(rest.len());
+        let key = rest[..key_end].to_ascii_lowercase();
+        rest = rest[key_end..].trim_start();
+        let Some(after) = rest.strip_prefix('=') else {
+            attrs.push((key, String::new()));
+            continue;
+        };
+        let after = after.trim_start();
+        let quote = after.chars().next().filter(|c| *c == '"' || *c == '\'');
+        let Some(q) = quote else {
+            return Err(format!("unquoted value of attribute {key}"));
+        };
+        let close = after[1..]
+            .find(q)
+            .ok_or(format!("unclosed value of attribute {key}"))?;
+        let value = after[1..1 + close]
+            .replace("&quot;", "\"")
+            .replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&amp;", "&");
+        attrs.push((key, value));
+        rest = after[close + 2..].trim_start();
+    }
+    Ok((name, attrs))
 }

@@ -240,6 +240,9 @@ export interface Block {
   readonly fenceReopened: boolean;
   readonly fenceClosed: boolean;
   readonly indentReopened: boolean;
+  /** The piece starts with a table's header and delimiter rows again (a table cut between
+   * two rows goes on). */
+  readonly tableHeaderRepeated: boolean;
   /** The UTF-16 range of `text` that is source. */
   readonly sourceInText: readonly [number, number];
   /** `text.slice(...sourceInText)`: over all pieces, lead + sourceText + sep is the input. */

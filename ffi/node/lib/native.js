@@ -96,6 +96,7 @@ const BlockRecord = koffi.struct('replystream_block', {
   indent_reopened: 'bool',
   source_in_text_start: 'size_t',
   source_in_text_end: 'size_t',
+  table_header_repeated: 'bool',
 });
 
 const UndeliveredRecord = koffi.struct('replystream_undelivered', {

@@ -64,6 +64,7 @@ function cut(func, text, channel, options) {
         fenceReopened: r.fence_reopened,
         fenceClosed: r.fence_closed,
         indentReopened: r.indent_reopened,
+        tableHeaderRepeated: r.table_header_repeated,
         sourceInText: Object.freeze([inStart, inEnd]),
         sourceText: shownText.slice(inStart, inEnd),
       });

@@ -40,7 +40,7 @@ function checkPieces(blocks, text) {
     assert.equal(text.slice(b.start, b.end), b.sourceText);
     assert.equal(b.text.slice(start, end), b.sourceText);
     at = b.end + b.sep.length;
-    assert.equal(start > 0, b.fenceReopened || b.indentReopened);
+    assert.equal(start > 0, b.fenceReopened || b.indentReopened || b.tableHeaderRepeated);
     assert.equal(end < b.text.length, b.fenceClosed);
     if (b.indentReopened) assert.deepEqual([start, b.text.slice(0, 4)], [4, '    ']);
   }
@@ -51,7 +51,7 @@ function check(blocks, text, limit, units) {
   for (const b of blocks) {
     assert.ok(units(b.text) <= limit, `${units(b.text)} > ${limit}: ${JSON.stringify(b.text)}`);
     assert.ok(fencesBalanced(b.text), b.text);
-    if (!(b.fenceReopened || b.fenceClosed || b.indentReopened)) {
+    if (!(b.fenceReopened || b.fenceClosed || b.indentReopened || b.tableHeaderRepeated)) {
       assert.equal(b.text, text.slice(b.start, b.end));
     }
     assert.ok(Object.isFrozen(b));
@@ -154,4 +154,19 @@ test('bad arguments', () => {
   assert.throws(() => chunk('x', 'nowhere'), (err) =>
     err instanceof UnknownChannelError && err.code === ResultCode.UNKNOWN_CHANNEL && err.field === 'channel');
   assert.throws(() => split(Uint8Array.from([0xc3, 0x28])), (err) => err.code === ResultCode.INVALID_UTF8);
+});
+
+test('a long table is cut between rows and each part repeats its header', () => {
+  const head = '| Item | Cost |\n|---|---:|\n';
+  let text = `Budget:\n\n${head}`;
+  for (let i = 0; i < 40; i++) text += `| item number ${i} | ${i * 100} |\n`;
+  const blocks = split(text, 'generic', { textLimit: 200 });
+  checkPieces(blocks, text);
+  const continued = blocks.filter((b) => b.tableHeaderRepeated);
+  assert.ok(continued.length >= 2, JSON.stringify(blocks.map((b) => b.text)));
+  for (const b of continued) {
+    assert.ok(b.text.startsWith(head), b.text);
+    assert.equal(b.sourceInText[0], head.length);
+  }
+  for (const b of blocks) assert.ok(!b.text.startsWith('|---'), b.text);
 });

@@ -1039,14 +1039,18 @@ mod tests {
     }
 }
 
+/// The reading over a real reply (tables, bold, a stray `~`): split-invariant, and right at
+/// every moment of a stream that is drained as a chunker drains it.
 #[cfg(test)]
-mod corpus_check {
+mod corpus_reading {
     use super::super::MarkdownScanner;
 
-    /// A real reply (tables, bold, a stray `~`) read whole and byte by byte.
+    const REPLY: &str = include_str!("../../../tests/data/reasoning-stream-design.md");
+
+    /// Read whole and byte by byte, the spans are the same.
     #[test]
     fn emphasis_reading_is_split_invariant_on_a_corpus_file() {
-        let text = include_str!("../../../tests/data/reasoning-stream-design.md");
+        let text = REPLY;
         let mut whole = MarkdownScanner::new();
         whole.scan(text);
         let mut bytewise = MarkdownScanner::new();
@@ -1062,17 +1066,12 @@ mod corpus_check {
         );
         assert_eq!(whole.inline.lists.spans, bytewise.inline.lists.spans);
     }
-}
-
-#[cfg(test)]
-mod corpus_check2 {
-    use super::super::MarkdownScanner;
 
     /// Read one byte at a time and drained as a chunker drains, the reading answers at every
     /// moment as a reading of the text so far in one go.
     #[test]
     fn emphasis_at_every_moment() {
-        let text = include_str!("../../../tests/data/reasoning-stream-design.md");
+        let text = REPLY;
         let mut inc = MarkdownScanner::new();
         let mut base = 0;
         for t in 1..=4000 {

@@ -934,7 +934,6 @@ fn structured_replies() -> [String; 4] {
 /// Every preview of every reply but the long table (below) shows its settled blocks as the
 /// reply renders them: Telegram, partial mode, deltas of 64 bytes 40 ms apart.
 #[test]
-#[ignore = "issue 16 (previews): home-server-complete-guide's tail window starts among a table's body rows and shows raw pipes (no header repeated in the preview yet)"]
 fn previews_of_the_corpus_settle_as_the_reply_renders() {
     for name in corpus_names() {
         if name == "travel-plan-7kb-table.md" {
@@ -968,7 +967,6 @@ fn previews_show_a_healed_tail_on_lists_links_and_emphasis() {
 }
 
 #[test]
-#[ignore = "issue 16 (previews): a tail window that starts among a table's body rows shows raw pipes (no header)"]
 fn previews_of_a_long_table_render_as_a_table() {
     let text = reply("travel-plan-7kb-table.md");
     for size in [7, 64] {

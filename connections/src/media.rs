@@ -1,6 +1,7 @@
 //! What kind of file a media entry is, and where its bytes come from.
 
-use std::path::Path;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 
 use crate::Failure;
 
@@ -62,15 +63,114 @@ pub(crate) fn content_type(name: &str) -> &'static str {
     }
 }
 
-/// A local file's name and bytes; an unreadable file is a permanent failure (retrying will
-/// not make it appear).
-pub(crate) fn read_file(path: &Path) -> Result<(String, Vec<u8>), Failure> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| Failure::permanent(format!("media file {}: {e}", path.display())))?;
-    let name = path
-        .file_name()
-        .map_or_else(|| "file".to_owned(), |n| n.to_string_lossy().into_owned());
-    Ok((name, bytes))
+/// The directories local files may be uploaded from, checked on the file system at upload
+/// time.
+///
+/// The engine checks a model's local media path *lexically* against
+/// [`MediaPolicy::roots`](replystream::MediaPolicy) (the core does no I/O), so a symbolic
+/// link inside a root (`/srv/media/x.png -> /etc/passwd`), a linked directory, or a `..`
+/// taken through a link still passes there. The connections check again before reading a
+/// byte: every root and the file are canonicalised (links followed), and the file is
+/// uploaded only when its real location is a regular file inside a root's real location.
+/// Otherwise that send fails for good (retrying will not move the file), with a reason that
+/// names the path as the model wrote it. With no roots (the default) no local file is
+/// uploaded at all, as the engine then accepts none.
+///
+/// Give the same roots as the engine's `MediaPolicy::roots`. A root that does not exist
+/// (or cannot be read) admits nothing.
+///
+/// A file swapped for a link between the check and the read is out of reach of any check
+/// made by path; keep the media roots writable only by the bot's host.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct MediaRoots {
+    roots: Vec<PathBuf>,
+}
+
+impl MediaRoots {
+    /// These directories (absolute paths; canonicalised at each upload, so a root that is
+    /// itself a link, or that appears later, works).
+    pub fn new<I, P>(roots: I) -> MediaRoots
+    where
+        I: IntoIterator<Item = P>,
+        P: Into<PathBuf>,
+    {
+        MediaRoots {
+            roots: roots.into_iter().map(Into::into).collect(),
+        }
+    }
+
+    /// No directory: every local file is refused.
+    pub fn none() -> MediaRoots {
+        MediaRoots::default()
+    }
+
+    /// The directories, as given.
+    pub fn roots(&self) -> &[PathBuf] {
+        &self.roots
+    }
+
+    /// Where `path` really is, when that is a regular file inside a root's real location;
+    /// otherwise the permanent failure that says why it is not uploaded.
+    pub fn resolve(&self, path: &Path) -> Result<PathBuf, Failure> {
+        let refused = |why: &str| {
+            Failure::permanent(format!(
+                "media file {}: {why}; not uploaded",
+                path.display()
+            ))
+        };
+        if self.roots.is_empty() {
+            return Err(refused("no media roots are configured for uploads"));
+        }
+        let real = std::fs::canonicalize(path).map_err(|e| refused(&e.to_string()))?;
+        let inside = self
+            .roots
+            .iter()
+            .filter_map(|root| std::fs::canonicalize(root).ok())
+            .any(|root| real.starts_with(&root));
+        if !inside {
+            return Err(refused(
+                "resolves outside every media root (a symbolic link leaves the root)",
+            ));
+        }
+        if !std::fs::metadata(&real).is_ok_and(|m| m.is_file()) {
+            return Err(refused("is not a regular file"));
+        }
+        Ok(real)
+    }
+
+    /// Checks every local file of `media` (URLs pass), so a send refuses a bad file before
+    /// any part of it goes out.
+    pub(crate) fn check_all(&self, media: &[String]) -> Result<(), Failure> {
+        for entry in media {
+            if let Source::File(path) = source(entry) {
+                self.resolve(path)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A local file's name (as the model wrote it) and bytes, read from its real location
+    /// once [`MediaRoots::resolve`] admitted it. An unreadable file is a permanent failure
+    /// (retrying will not make it appear).
+    pub(crate) fn read(&self, path: &Path) -> Result<(String, Vec<u8>), Failure> {
+        let real = self.resolve(path)?;
+        let unreadable =
+            |e: std::io::Error| Failure::permanent(format!("media file {}: {e}", path.display()));
+        let mut file = std::fs::File::open(&real).map_err(unreadable)?;
+        // The opened file itself must be a regular file (a FIFO would block the worker).
+        if !file.metadata().map_err(unreadable)?.is_file() {
+            return Err(Failure::permanent(format!(
+                "media file {}: is not a regular file; not uploaded",
+                path.display()
+            )));
+        }
+        let mut bytes = Vec::new();
+        file.read_to_end(&mut bytes).map_err(unreadable)?;
+        let name = path
+            .file_name()
+            .map_or_else(|| "file".to_owned(), |n| n.to_string_lossy().into_owned());
+        Ok((name, bytes))
+    }
 }
 
 /// `text` with the URL entries of `media` on lines of their own after it (platforms that

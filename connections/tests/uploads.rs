@@ -155,7 +155,7 @@ fn check_run(tree: &Tree, run: &Run) {
         assert_eq!(outcome.undelivered.len(), 1, "{outcome:?}");
         let lost = &outcome.undelivered[0];
         assert_eq!(lost.reason, UndeliveredReason::Failed);
-        assert_eq!(lost.payload.media, [path.clone()]);
+        assert_eq!(lost.payload.media, std::slice::from_ref(path));
     }
     assert_eq!(run.failures.len(), escapes.len(), "{:?}", run.failures);
     for ((kind, reason), path) in run.failures.iter().zip(&escapes) {

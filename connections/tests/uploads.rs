@@ -23,7 +23,7 @@ use replystream_connections::discord::Discord;
 use replystream_connections::sink::PlatformSink;
 use replystream_connections::slack::Slack;
 use replystream_connections::telegram::Telegram;
-use replystream_connections::{HttpOptions, MediaRoots, Outcome, Platform};
+use replystream_connections::{Failure, HttpOptions, MediaRoots, Outcome, Platform};
 
 const TG_TOKEN: &str = "123456:SECRET-token_value";
 const DC_TOKEN: &str = "discord-SECRET";
@@ -95,7 +95,7 @@ fn escapes(tree: &Tree) -> Vec<String> {
 
 /// The failures the workers reported, and how each turn ended.
 struct Run {
-    failures: Vec<(SendKind, String)>,
+    failures: Vec<(SendKind, Failure)>,
     outcomes: Vec<TurnOutcome>,
 }
 
@@ -107,8 +107,7 @@ fn run(platform: impl Platform, profile: &str, chat: &str, replies: &[String], r
     let sink = PlatformSink::new(platform)
         .on_delivery(move |r| {
             if let Outcome::Failed(fail) = r.outcome {
-                f.lock().unwrap().push((r.send.kind, fail.reason.clone()));
-                assert!(fail.permanent, "{fail:?}");
+                f.lock().unwrap().push((r.send.kind, fail.clone()));
             }
         })
         .on_event(move |_, e| {
@@ -158,11 +157,12 @@ fn check_run(tree: &Tree, run: &Run) {
         assert_eq!(lost.payload.media, std::slice::from_ref(path));
     }
     assert_eq!(run.failures.len(), escapes.len(), "{:?}", run.failures);
-    for ((kind, reason), path) in run.failures.iter().zip(&escapes) {
+    for ((kind, failure), path) in run.failures.iter().zip(&escapes) {
         assert_eq!(*kind, SendKind::Block);
+        assert!(failure.permanent && failure.retry_after_ms.is_none());
         assert_eq!(
-            reason,
-            &format!(
+            failure.reason,
+            format!(
                 "media file {path}: resolves outside every media root (a symbolic link \
                  leaves the root); not uploaded"
             )
@@ -335,5 +335,214 @@ fn each_platform_reads_the_real_location_of_a_path_before_uploading() {
     assert!(
         f.permanent && f.reason.contains("no media roots are configured"),
         "{f:?}"
+    );
+}
+
+fn slack(fake: &FakeSlack, tree: &Tree) -> Slack {
+    Slack::with_options(SL_TOKEN, &fake.url(), &HttpOptions::default())
+        .with_media_roots(tree.roots())
+}
+
+fn slack_methods(fake: &FakeSlack) -> Vec<String> {
+    fake.calls().into_iter().map(|(m, _)| m).collect()
+}
+
+/// Slack's documented flow, call by call: an upload URL per file, the bytes to it (without
+/// the token), then one `files.completeUploadExternal` sharing both in the channel, in the
+/// thread replied to, with the send's text (escaped mrkdwn) as the comment.
+#[test]
+fn slack_shares_local_files_through_the_external_upload_flow() {
+    let tree = Tree::new("slflow");
+    let odd = tree.root().join("résumé 1 & co.pdf");
+    let bytes = b"%PDF-1.7\r\n\0\xff--boundary?\r\n".to_vec();
+    std::fs::write(&odd, &bytes).unwrap();
+    let fake = FakeSlack::start(SL_TOKEN, &["C1"]);
+    let payload = Payload {
+        media: vec![
+            tree.path("ok.png"),
+            "https://example.com/a.gif".into(),
+            odd.to_string_lossy().into_owned(),
+        ],
+        reply_to: Some(replystream::ReplyTarget::Id("1699999999.000001".into())),
+        ..Payload::text("Files for <!channel> & you")
+    };
+    let out = slack(&fake, &tree).deliver("C1", &send(SendOp::CREATE, payload, None));
+    // Slack shares asynchronously: its answer names no message.
+    assert_eq!(out, Outcome::delivered(None));
+    assert_eq!(
+        slack_methods(&fake),
+        [
+            "files.getUploadURLExternal",
+            "upload/v1/F00000001",
+            "files.getUploadURLExternal",
+            "upload/v1/F00000002",
+            "files.completeUploadExternal",
+        ]
+    );
+    let shares = fake.shares();
+    assert_eq!(shares.len(), 1);
+    let share = &shares[0];
+    assert_eq!(share.channel, "C1");
+    assert_eq!(share.thread_ts.as_deref(), Some("1699999999.000001"));
+    assert_eq!(
+        share.comment.as_deref(),
+        Some("Files for &lt;!channel&gt; &amp; you\nhttps://example.com/a.gif")
+    );
+    assert_eq!(
+        share.files,
+        [
+            ("ok.png".to_owned(), PNG.to_vec()),
+            ("résumé 1 & co.pdf".to_owned(), bytes)
+        ]
+    );
+    assert!(fake.uploads().iter().all(|u| !u.token_sent));
+    // No message was posted besides the share.
+    assert!(fake.texts("C1").is_empty());
+}
+
+/// A 429 on any of the three steps: the send is retried no earlier than its `Retry-After`,
+/// from the start, and the files are shared once (an upload never completed is dropped).
+#[test]
+fn each_step_of_a_slack_upload_waits_out_its_429_and_shares_once() {
+    for step in [
+        "files.getUploadURLExternal",
+        "upload/v1/F00000001",
+        "files.completeUploadExternal",
+    ] {
+        let tree = Tree::new("sl429");
+        let fake = FakeSlack::start(SL_TOKEN, &["C1"]);
+        fake.fail_next_call_to(step, fake::slack::Fault::RateLimit(1));
+        let reply = format!("Chart:\nMEDIA: {}\n", tree.path("ok.png"));
+        let run = run(slack(&fake, &tree), "slack", "C1", &[reply], &tree.root());
+        assert!(
+            run.outcomes[0].all_delivered(),
+            "{step}: {:?}",
+            run.outcomes
+        );
+        // One attempt refused, with the wait; the next one delivered.
+        let waits: Vec<Option<u64>> = run.failures.iter().map(|f| f.1.retry_after_ms).collect();
+        assert_eq!(waits, [Some(1000)], "{step}: {:?}", run.failures);
+        assert!(!run.failures[0].1.permanent);
+        let shares = fake.shares();
+        assert_eq!(shares.len(), 1, "{step}: {shares:?}");
+        assert_eq!(shares[0].files, [("ok.png".to_owned(), PNG.to_vec())]);
+        assert_eq!(shares[0].comment.as_deref(), Some("Chart:"));
+        assert_eq!(fake.state.lock().unwrap().early_calls, 0, "{step}: early");
+        let calls = fake.calls();
+        let limited = calls.iter().position(|c| c.1 == 429).expect("the 429");
+        assert_eq!(calls[limited].0, step);
+        let log = fake.state.lock().unwrap().log.clone();
+        let waited = log[limited + 1].2 - log[limited].2;
+        assert!(
+            waited >= Duration::from_secs(1),
+            "{step}: retried after {waited:?}"
+        );
+        // The retry starts over: a fresh upload URL; the first upload was never shared.
+        let shared: Vec<bool> = fake.uploads().iter().map(|u| u.shared).collect();
+        let expected: &[bool] = match step {
+            "files.getUploadURLExternal" => &[true],
+            _ => &[false, true],
+        };
+        assert_eq!(shared, expected, "{step}");
+    }
+}
+
+/// Slack's refusals on the upload methods read as its other errors do: `ok: false` with a
+/// lasting error is permanent, with a passing one (`internal_error`) a retry; a refused
+/// token is permanent and never shown.
+#[test]
+fn slack_upload_refusals_are_permanent_or_retried_as_documented() {
+    let tree = Tree::new("slerr");
+    let fake = FakeSlack::start(SL_TOKEN, &["C1"]);
+    let sl = slack(&fake, &tree);
+    let file = |text: &str| {
+        let payload = Payload {
+            media: vec![tree.path("ok.png")],
+            ..Payload::text(text)
+        };
+        send(SendOp::CREATE, payload, None)
+    };
+    use fake::slack::Fault;
+    fake.fail_next_call_to(
+        "files.getUploadURLExternal",
+        Fault::Error("file_uploads_disabled"),
+    );
+    let f = failure(sl.deliver("C1", &file("a")));
+    assert!(f.permanent, "{f:?}");
+    assert_eq!(
+        f.reason,
+        "files.getUploadURLExternal: 200 file_uploads_disabled"
+    );
+    fake.fail_next_call_to(
+        "files.completeUploadExternal",
+        Fault::Error("internal_error"),
+    );
+    let f = failure(sl.deliver("C1", &file("b")));
+    assert!(!f.permanent && f.retry_after_ms.is_none(), "{f:?}");
+    let f = failure(sl.deliver("C404", &file("c")));
+    assert!(
+        f.permanent && f.reason.ends_with("channel_not_found"),
+        "{f:?}"
+    );
+    let wrong = Slack::with_options("xoxb-WRONG", &fake.url(), &HttpOptions::default())
+        .with_media_roots(tree.roots());
+    let f = failure(wrong.deliver("C1", &file("d")));
+    assert!(f.permanent && f.reason.contains("invalid_auth"), "{f:?}");
+    assert!(!f.reason.contains("WRONG"), "{f:?}");
+    assert!(fake.shares().is_empty());
+    // And the same send, once Slack is fine again, shares exactly once.
+    assert!(sl.deliver("C1", &file("e")).is_delivered());
+    assert_eq!(fake.shares().len(), 1);
+    assert_eq!(fake.shares()[0].comment.as_deref(), Some("e"));
+}
+
+/// A final with a file that lands in an open preview stream: the file is shared first in
+/// the thread (no comment), then the preview is finished with the text, so the reply shows
+/// once; a 429 on finishing the preview does not share the file a second time.
+#[test]
+fn a_slack_final_with_a_file_finishes_the_preview_and_shares_the_file_once() {
+    const ASKED: &str = "1699999999.000001";
+    let tree = Tree::new("slprev");
+    let fake = FakeSlack::start(SL_TOKEN, &["C9"]);
+    fake.fail_next_call_to("chat.stopStream", fake::slack::Fault::RateLimit(1));
+    let sl = slack(&fake, &tree);
+    let key = replystream::MessageKey(0);
+    let reply_to = Some(replystream::ReplyTarget::Id(ASKED.into()));
+    let draft = Payload {
+        reply_to: reply_to.clone(),
+        ..Payload::text("The chart shows")
+    };
+    let started = sl.deliver("C9", &send(SendOp::Draft { key }, draft, None));
+    assert!(started.is_delivered(), "{started:?}");
+    let fin = Payload {
+        media: vec![tree.path("ok.png")],
+        reply_to,
+        ..Payload::text("The chart shows growth.")
+    };
+    let mut fin = send(SendOp::CREATE, fin, None);
+    fin.kind = SendKind::Final;
+    let first = failure(sl.deliver("C9", &fin));
+    assert_eq!(first.retry_after_ms, Some(1000), "{first:?}");
+    std::thread::sleep(Duration::from_millis(1000));
+    let second = sl.deliver("C9", &fin);
+    assert!(second.is_delivered(), "{second:?}");
+    let msgs = fake.messages("C9");
+    assert_eq!(msgs.len(), 1, "the reply shows once: {msgs:?}");
+    assert_eq!(msgs[0].text, "The chart shows growth.");
+    assert!(msgs[0].streamed && !msgs[0].streaming);
+    let shares = fake.shares();
+    assert_eq!(shares.len(), 1, "the file is shared once: {shares:?}");
+    assert_eq!(shares[0].thread_ts.as_deref(), Some(ASKED));
+    assert_eq!(shares[0].comment, None);
+    assert_eq!(
+        slack_methods(&fake),
+        [
+            "chat.startStream",
+            "files.getUploadURLExternal",
+            "upload/v1/F00000001",
+            "files.completeUploadExternal",
+            "chat.stopStream",
+            "chat.stopStream",
+        ]
     );
 }

@@ -19,6 +19,8 @@ pub struct Upload {
     /// The bytes POSTed to the upload URL, once they were.
     pub bytes: Option<Vec<u8>>,
     pub shared: bool,
+    /// The bytes came with an `Authorization` header (the signed URL needs none).
+    pub token_sent: bool,
 }
 
 /// A message that shared files.
@@ -126,6 +128,7 @@ fn upload_url(st: &mut State, req: &Request) -> Response {
         length,
         bytes: None,
         shared: false,
+        token_sent: false,
     });
     let id = format!("F{:08}", files.uploads.len());
     let url = format!("{}/upload/v1/{id}", files.base);
@@ -164,6 +167,7 @@ fn receive(st: &mut State, id: &str, req: &Request) -> Response {
     }
     let answer = format!("OK - {}", bytes.len());
     upload.bytes = Some(bytes);
+    upload.token_sent = req.header("authorization").is_some();
     Response {
         status: 200,
         headers: vec![("Content-Type".into(), "text/plain".into())],

@@ -301,3 +301,41 @@ fn a_model_stream_with_garbage_a_500_or_no_server_is_a_clear_error() {
     assert!(!e.to_string().contains("SECRET"), "{e}");
     assert!(began.elapsed() < Duration::from_secs(5));
 }
+
+/// A Discord 429 without Discord's JSON (an HTML page from the edge, as Cloudflare answers
+/// a banned address): the wait comes from the headers, `X-RateLimit-Reset-After` (fractional
+/// seconds) before `Retry-After` (whole seconds), rounded up, never early.
+#[test]
+fn a_discord_429_without_its_json_waits_what_the_headers_say() {
+    let cases: [(&[(&str, &str)], Option<u64>); 4] = [
+        (&[("Retry-After", "2")], Some(2000)),
+        (
+            &[("Retry-After", "2"), ("X-RateLimit-Reset-After", "0.2505")],
+            Some(251),
+        ),
+        (&[("Retry-After", "soon")], None),
+        (&[], None),
+    ];
+    for (headers, wait) in cases {
+        let owned: Vec<(String, String)> = headers
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect();
+        let server = serve(move |_| {
+            let mut r = Response {
+                status: 429,
+                headers: vec![("Content-Type".into(), "text/html".into())],
+                chunks: vec![(Duration::ZERO, b"<html>Too Many Requests</html>".to_vec())],
+                cut: false,
+            };
+            for (k, v) in &owned {
+                r = r.header(k, v);
+            }
+            r
+        });
+        let dc = Discord::with_options(TOKEN, &server.url(), &HttpOptions::default());
+        let f = failure(dc.deliver("1", &hi()));
+        assert!(!f.permanent, "{headers:?}: {f:?}");
+        assert_eq!(f.retry_after_ms, wait, "{headers:?}: {f:?}");
+    }
+}

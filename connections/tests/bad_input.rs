@@ -302,12 +302,15 @@ fn a_model_stream_with_garbage_a_500_or_no_server_is_a_clear_error() {
     assert!(began.elapsed() < Duration::from_secs(5));
 }
 
+/// Response headers, as written in a test case.
+type Headers = &'static [(&'static str, &'static str)];
+
 /// A Discord 429 without Discord's JSON (an HTML page from the edge, as Cloudflare answers
 /// a banned address): the wait comes from the headers, `X-RateLimit-Reset-After` (fractional
 /// seconds) before `Retry-After` (whole seconds), rounded up, never early.
 #[test]
 fn a_discord_429_without_its_json_waits_what_the_headers_say() {
-    let cases: [(&[(&str, &str)], Option<u64>); 4] = [
+    let cases: [(Headers, Option<u64>); 4] = [
         (&[("Retry-After", "2")], Some(2000)),
         (
             &[("Retry-After", "2"), ("X-RateLimit-Reset-After", "0.2505")],

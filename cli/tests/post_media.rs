@@ -2,6 +2,7 @@
 //! uploaded; one that a symbolic link leads out of the root is not, and the command says
 //! which and exits 1.
 #![allow(clippy::disallowed_methods)] // real servers, real time, a real file system
+#![cfg(unix)] // symbolic links made with std::os::unix
 
 #[path = "../../connections/tests/fake/mod.rs"]
 mod fake;

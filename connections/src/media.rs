@@ -63,6 +63,21 @@ pub(crate) fn content_type(name: &str) -> &'static str {
     }
 }
 
+/// Why a file whose real location is outside the roots is refused.
+const OUTSIDE: &str = "resolves outside every media root (a symbolic link leaves the root)";
+
+/// The path of an open file, from `/proc/self/fd` (Linux only).
+#[cfg(target_os = "linux")]
+fn opened_path(file: &std::fs::File) -> Option<PathBuf> {
+    use std::os::fd::AsRawFd;
+    std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()
+}
+
+#[cfg(not(target_os = "linux"))]
+fn opened_path(_: &std::fs::File) -> Option<PathBuf> {
+    None
+}
+
 /// The directories local files may be uploaded from, checked on the file system at upload
 /// time.
 ///
@@ -122,20 +137,21 @@ impl MediaRoots {
             return Err(refused("no media roots are configured for uploads"));
         }
         let real = std::fs::canonicalize(path).map_err(|e| refused(&e.to_string()))?;
-        let inside = self
-            .roots
-            .iter()
-            .filter_map(|root| std::fs::canonicalize(root).ok())
-            .any(|root| real.starts_with(&root));
-        if !inside {
-            return Err(refused(
-                "resolves outside every media root (a symbolic link leaves the root)",
-            ));
+        if !self.holds(&real) {
+            return Err(refused(OUTSIDE));
         }
         if !std::fs::metadata(&real).is_ok_and(|m| m.is_file()) {
             return Err(refused("is not a regular file"));
         }
         Ok(real)
+    }
+
+    /// Whether the canonical path `real` is inside a root's real location.
+    fn holds(&self, real: &Path) -> bool {
+        self.roots
+            .iter()
+            .filter_map(|root| std::fs::canonicalize(root).ok())
+            .any(|root| real.starts_with(&root))
     }
 
     /// Checks every local file of `media` (URLs pass), so a send refuses a bad file before
@@ -157,6 +173,16 @@ impl MediaRoots {
         let unreadable =
             |e: std::io::Error| Failure::permanent(format!("media file {}: {e}", path.display()));
         let mut file = std::fs::File::open(&real).map_err(unreadable)?;
+        // Where the opened file really is, as the kernel says: a link swapped in between
+        // the check above and the open is caught here (Linux; elsewhere the check stands).
+        if let Some(opened) = opened_path(&file)
+            && !self.holds(&opened)
+        {
+            return Err(Failure::permanent(format!(
+                "media file {}: {OUTSIDE}; not uploaded",
+                path.display()
+            )));
+        }
         // The opened file itself must be a regular file (a FIFO would block the worker).
         if !file.metadata().map_err(unreadable)?.is_file() {
             return Err(Failure::permanent(format!(
@@ -186,4 +212,29 @@ pub(crate) fn text_with_links(text: &str, media: &[String]) -> String {
         }
     }
     out
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+
+    /// The kernel names the file an open went to, not the link it went through: the check
+    /// made after the open sees the real file.
+    #[test]
+    fn an_open_file_is_named_by_its_real_location() {
+        let base = std::env::temp_dir().join(format!("rs-opened-{}", std::process::id()));
+        std::fs::create_dir_all(&base).unwrap();
+        let target = base.join("target.bin");
+        std::fs::write(&target, b"x").unwrap();
+        let link = base.join("link.bin");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let file = std::fs::File::open(&link).unwrap();
+        let real = std::fs::canonicalize(&target).unwrap();
+        assert_eq!(opened_path(&file), Some(real.clone()));
+        let roots = MediaRoots::new([real.parent().unwrap().join("elsewhere")]);
+        assert!(!roots.holds(&real));
+        assert!(MediaRoots::new([real.parent().unwrap()]).holds(&real));
+        std::fs::remove_dir_all(&base).unwrap();
+    }
 }

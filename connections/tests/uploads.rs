@@ -120,11 +120,12 @@ fn run(platform: impl Platform, profile: &str, chat: &str, replies: &[String], r
     let mut config = Config::for_channel(&ChannelProfile::by_name(profile).unwrap());
     config.media = MediaPolicy::with_roots([root.to_string_lossy().into_owned()]);
     for reply in replies {
+        // Counted before the turn starts: its Idle may come before `finish` returns.
+        let before = outcomes.lock().unwrap().len();
         let stream = driver.open(chat, config.clone(), 7).unwrap();
         stream.text(reply).unwrap();
         stream.finish().unwrap();
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        let before = outcomes.lock().unwrap().len();
         while outcomes.lock().unwrap().len() == before {
             assert!(std::time::Instant::now() < deadline, "the turn never ended");
             std::thread::sleep(Duration::from_millis(5));

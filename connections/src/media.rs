@@ -94,8 +94,9 @@ fn opened_path(_: &std::fs::File) -> Option<PathBuf> {
 /// Give the same roots as the engine's `MediaPolicy::roots`. A root that does not exist
 /// (or cannot be read) admits nothing.
 ///
-/// A file swapped for a link between the check and the read is out of reach of any check
-/// made by path; keep the media roots writable only by the bot's host.
+/// On Linux the file, once opened, is checked again where the kernel says it is, so a link
+/// swapped in between the check and the open is caught too; elsewhere that window stays.
+/// Either way, keep the media roots writable only by the bot's host.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct MediaRoots {
     roots: Vec<PathBuf>,

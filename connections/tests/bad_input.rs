@@ -294,12 +294,20 @@ fn a_model_stream_with_garbage_a_500_or_no_server_is_a_clear_error() {
         "{text}"
     );
 
-    let began = Instant::now();
-    let url = format!("http://127.0.0.1:{}", closed_port());
-    let e = stream_reply(&openai(&url), |_| {}).unwrap_err();
-    assert!(matches!(e, ModelError::Request(_)), "{e:?}");
-    assert!(!e.to_string().contains("SECRET"), "{e}");
-    assert!(began.elapsed() < Duration::from_secs(5));
+    // No server, a name that does not resolve, TLS to a plain server.
+    let tls = failing.url().replace("http://", "https://");
+    let closed = format!("http://127.0.0.1:{}", closed_port());
+    for url in [
+        closed.as_str(),
+        "http://replystream-test.invalid",
+        tls.as_str(),
+    ] {
+        let began = Instant::now();
+        let e = stream_reply(&openai(url), |_| {}).unwrap_err();
+        assert!(matches!(e, ModelError::Request(_)), "{url}: {e:?}");
+        assert!(!e.to_string().contains("SECRET"), "{e}");
+        assert!(began.elapsed() < Duration::from_secs(5), "{url}");
+    }
 }
 
 /// Response headers, as written in a test case.

@@ -12,6 +12,14 @@
  * The text core: replystream_split and replystream_chunk cut a whole buffer into pieces
  * (views into one result object, freed with replystream_blocks_free).
  *
+ * Platform formats: each SEND's `text` is what to post, as is, in the engine's format
+ * (`format` / `format_name`: the channel's unless replystream_options_set_format chose
+ * another): "telegram-html" with parse_mode=HTML; "telegram-entities" as plain text with
+ * `entities` (Bot API MessageEntity: type_name, UTF-16 offset and length, url, language);
+ * "slack-mrkdwn" as Slack's text; "discord" as the message content; "whatsapp", "plain" and
+ * "markdown" as the message text. `markdown` is the Markdown it was rendered from.
+ * replystream_render renders any Markdown the same way.
+ *
  * Text passed in is pointer + length in bytes, UTF-8, copied or read during the call only.
  * Text handed out (replystream_str) is owned by a handle or result; each function says how
  * long a view stays valid. Every function returns a replystream_result (or says what it

@@ -280,3 +280,33 @@ pub unsafe extern "C" fn replystream_rendered_free(rendered: *mut replystream_re
     // SAFETY: caller contract (a result from `replystream_render`, freed once).
     unsafe { free_handle(rendered) }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The C tables follow the library's: every format in `Format::ALL` order, numbered from
+    /// 0, named as `Format::name` (a new format in the library fails here until the C ABI
+    /// names it); every entity kind named as `EntityKind::name`, once.
+    #[test]
+    fn the_c_tables_cover_every_format_and_entity_kind() {
+        assert_eq!(FORMATS.len(), Format::ALL.len());
+        for (i, (format, c, name)) in FORMATS.iter().enumerate() {
+            assert_eq!(*format, Format::ALL[i]);
+            assert_eq!(*c as usize, i);
+            assert_eq!(name.to_str().unwrap(), format.name());
+            assert_eq!(format_of(*format).0, *c);
+            // SAFETY: a static NUL-terminated string.
+            let back = unsafe { CStr::from_ptr(replystream_format_name(i as u32)) };
+            assert_eq!(back, *name);
+        }
+        assert!(replystream_format_name(FORMATS.len() as u32).is_null());
+        for (kind, c, name) in ENTITY_KINDS {
+            assert_eq!(name.to_str().unwrap(), kind.name());
+            assert_ne!(c, replystream_entity_kind::REPLYSTREAM_ENTITY_UNKNOWN);
+        }
+        let mut names: Vec<_> = ENTITY_KINDS.iter().map(|(k, ..)| k.name()).collect();
+        names.dedup();
+        assert_eq!(names.len(), ENTITY_KINDS.len());
+    }
+}

@@ -306,6 +306,7 @@ mod tests {
             assert_ne!(c, replystream_entity_kind::REPLYSTREAM_ENTITY_UNKNOWN);
         }
         let mut names: Vec<_> = ENTITY_KINDS.iter().map(|(k, ..)| k.name()).collect();
+        names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), ENTITY_KINDS.len());
     }

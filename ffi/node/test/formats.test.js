@@ -206,3 +206,77 @@ test('refusals: unknown names, a format the channel cannot show, bad types and t
   assert.throws(() => render('x', 'nowhere'),
     (error) => error instanceof UnknownChannelError && error.field === 'channel');
 });
+
+/**
+ * Telegram's HTML rules, written here: only its tags, each closed in order, `<`, `>` and `&`
+ * escaped in the text. Returns the visible text (entities decoded), or throws.
+ */
+function telegramVisible(html) {
+  const allowed = new Set(['b', 'strong', 'i', 'em', 'u', 'ins', 's', 'strike', 'del', 'a', 'code',
+    'pre', 'tg-spoiler', 'blockquote', 'span']);
+  const open = [];
+  let visible = '';
+  let at = 0;
+  for (const m of html.matchAll(/<(\/?)([a-z-]+)((?: [a-z-]+(?:="[^"<>]*")?)*)>/g)) {
+    visible += html.slice(at, m.index);
+    at = m.index + m[0].length;
+    const [, closing, name] = m;
+    assert.ok(allowed.has(name), `tag <${name}> in ${html}`);
+    if (closing) assert.equal(open.pop(), name, `</${name}> closes another tag in ${html}`);
+    else open.push(name);
+  }
+  visible += html.slice(at);
+  assert.deepEqual(open, [], `unclosed ${open} in ${html}`);
+  assert.ok(!/[<>]/.test(visible), `a bare < or > in ${html}`);
+  assert.ok(!/&(?!amp;|lt;|gt;|quot;)/.test(visible), `a bare & in ${html}`);
+  return visible.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"')
+    .replace(/&amp;/g, '&');
+}
+
+test('Telegram previews: every create and edit is well-formed HTML, the cursor after every tag', () => {
+  const md = 'Here is **bold text that goes on** and a [link](https://x.y?a=1&b=2) then `code <x>` ' +
+    'and more words to pass the first threshold.\n\n```py\nprint(1 < 2)\n```\nDone & dusted.';
+  const e = new Engine('telegram', { preview: 'partial', previewThrottleMs: 250 });
+  const previews = [];
+  const finals = [];
+  let now = 0;
+  const drain = () => {
+    for (const a of e.actions()) {
+      if (a.kind !== 'send') continue;
+      (a.sendKind === 'preview' ? previews : finals).push(a);
+      e.delivered(a.sendId, now, `m${a.sendId}`);
+    }
+  };
+  for (let i = 0; i < md.length; i += 7) {
+    now += 100;
+    e.textDelta(md.slice(i, i + 7), now);
+    drain();
+    const deadline = e.nextDeadline();
+    if (deadline !== null && deadline <= now) e.timer(now);
+  }
+  e.finish(now);
+  for (let i = 0; i < 100 && !e.isDone(); i++) {
+    drain();
+    const deadline = e.nextDeadline();
+    if (deadline === null) break;
+    now = Math.max(now, deadline);
+    e.timer(now);
+  }
+  drain();
+  e.close();
+  assert.ok(previews.length >= 3, `${previews.length} previews`);
+  for (const p of previews) {
+    assert.equal(p.format, 'telegram-html');
+    assert.ok(p.text.endsWith('\u2588'), p.text);
+    telegramVisible(p.text.slice(0, -1));
+    assert.ok(p.markdown.includes('\u2588'), p.markdown); // the cursor, in the Markdown too
+  }
+  // The final edits the preview into the whole reply, rendered as render() renders it.
+  assert.equal(finals.length, 1);
+  assert.equal(finals[0].op, 'edit');
+  assert.equal(finals[0].markdown, md);
+  assert.equal(finals[0].text, render(md, 'telegram').text);
+  assert.equal(telegramVisible(finals[0].text),
+    'Here is bold text that goes on and a link then code <x> and more words to pass the first ' +
+    'threshold.\n\nprint(1 < 2)\n\nDone & dusted.');
+});

@@ -25,8 +25,8 @@ use common::reconstruct::{Rule, Source, check_answer, excerpt, seen_sends};
 use common::*;
 use proptest::prelude::*;
 use replystream::{
-    BreakMode, BreakPreference, ChannelProfile, ChunkMode, Config, Engine, HumanDelay, Input, Lane,
-    LengthMetric, SendKind,
+    BreakMode, BreakPreference, ChannelProfile, ChunkMode, Config, Engine, Format, HumanDelay,
+    Input, Lane, LengthMetric, SendKind,
 };
 
 /// Sample replies with no tags, directives or tokens: the cleaned text is the text itself.
@@ -374,6 +374,31 @@ fn smallest_limit(metric: LengthMetric) -> usize {
         "\u{1F469}\u{1F3FB}\u{200D}\u{2764}\u{FE0F}\u{200D}\u{1F48B}\u{200D}\u{1F468}\u{1F3FC}";
     let fence = "   ```\n\n   ```";
     common::reconstruct::units(metric, fence) + common::reconstruct::units(metric, widest)
+}
+
+/// The smallest text limit accepted for a rendered format (SPEC §16): a piece whose
+/// rendering is over the limit is planned again with less room, down to a bare fence marker
+/// reopened and closed around one char (`2 * 4` units and the widest char); that piece, grown
+/// as much as the format grows text (Slack: ten times, `&` in a bare URL is `&amp;` in its
+/// target and its label; the others four times), with a link's `<|>`, must fit.
+fn smallest_posted_limit(format: Format, metric: LengthMetric) -> usize {
+    let growth = match format {
+        Format::Markdown => return smallest_limit(metric),
+        Format::SlackMrkdwn => 10,
+        _ => 4,
+    };
+    let widest_char = match metric {
+        LengthMetric::Bytes => 4,
+        LengthMetric::Utf16 => 2,
+        _ => 1,
+    };
+    (growth * (2 * 4 + widest_char) + 3).max(smallest_limit(metric))
+}
+
+/// Whether the configuration must be refused.
+fn refused(c: &Config) -> bool {
+    let smallest = c.text_limit.min(c.chunk_max.max(c.chunk_min));
+    smallest < smallest_limit(c.metric) || c.text_limit < smallest_posted_limit(c.format, c.metric)
 }
 
 fn config(s: &Script) -> Config {
@@ -814,13 +839,14 @@ proptest! {
         let Some(r) = run(&s) else {
             // Refused at construction: only settings under which a fence cannot be closed
             // and reopened around the widest cluster kept whole.
+            // and reopened around the widest cluster kept whole, or under which a piece
+            // cannot be kept within the limit once rendered.
             let c = config(&s);
-            let smallest = c.text_limit.min(c.chunk_max.max(c.chunk_min));
-            prop_assert!(smallest < smallest_limit(c.metric), "refused: {c:?}");
+            prop_assert!(refused(&c), "refused: {c:?}");
             return Ok(());
         };
         let c = config(&s);
-        prop_assert!(c.text_limit.min(c.chunk_max.max(c.chunk_min)) >= smallest_limit(c.metric));
+        prop_assert!(!refused(&c), "accepted: {c:?}");
         if let Err(e) = check(&r) {
             // The whole story goes to a file; the assertion message stays readable.
             let path = concat!(env!("CARGO_TARGET_TMPDIR"), "/engine_props_failure.txt");

@@ -521,6 +521,7 @@ proptest! {
             metric,
             mode: if newline_mode { SplitMode::Newline } else { SplitMode::Length },
             max_lines: cap,
+            ..SplitConfig::default()
         };
         let pieces: Vec<String> = PlatformSplitter::new(config)
             .expect("valid config")

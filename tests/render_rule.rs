@@ -488,6 +488,7 @@ fn splitter_matrix(text: &str, limits: &[usize]) -> Vec<String> {
                         metric,
                         mode,
                         max_lines,
+                        ..SplitConfig::default()
                     };
                     let pieces: Vec<String> = PlatformSplitter::new(config)
                         .expect("valid config")
@@ -1061,6 +1062,7 @@ fn openclaw_cases(cases: &[(String, usize)]) -> Vec<String> {
                 metric: LengthMetric::Chars,
                 mode,
                 max_lines: None,
+                ..SplitConfig::default()
             };
             let pieces: Vec<String> = PlatformSplitter::new(config)
                 .expect("valid config")

@@ -642,6 +642,12 @@ impl Config {
                 ChunkMode::Newline => SplitMode::Newline,
             },
             max_lines,
+            format: c.format,
+            render: RenderOptions {
+                table_mode: c.table_mode,
+                allow_mass_mentions: c.allow_mass_mentions,
+                quote: false,
+            },
         };
         let coalescer = CoalescerConfig {
             min: coalesce_min,
@@ -651,6 +657,8 @@ impl Config {
             flush_on_enqueue: flush_on_paragraph,
             metric: c.metric,
             max_lines,
+            format: c.format,
+            render: splitter.render,
         };
         Ok(ResolvedConfig {
             config: c,

@@ -68,6 +68,7 @@ fn library_defaults() {
             metric: LengthMetric::Chars,
             mode: SplitMode::Length,
             max_lines: None,
+            ..SplitConfig::default()
         }
     );
     let co = r.coalescer();

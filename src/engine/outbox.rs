@@ -9,6 +9,7 @@ use crate::payload::{Lane, Payload};
 use crate::stage::dispatch::{AckOutcome, Outgoing};
 use crate::stage::ledger::SourceSpan;
 use crate::stage::prefix::apply_prefix;
+use crate::text::splitter::PlatformSplitter;
 use crate::time::Time;
 
 /// What a `DeliveryFailed` said, for [`Engine::on_ack_outcome`].
@@ -54,7 +55,7 @@ impl Engine {
     ) {
         if !payload.media.is_empty()
             && !payload.text.trim().is_empty()
-            && !self.fits_caption(&payload.text)
+            && !self.fits_caption(&payload.text, payload.lane)
         {
             let text = Payload {
                 text: std::mem::take(&mut payload.text),
@@ -74,7 +75,7 @@ impl Engine {
             return;
         }
         let media_only = payload.text.trim().is_empty();
-        if media_only || self.fits(&payload.text) {
+        if media_only || self.fits(&payload.text, payload.lane) {
             self.dispatcher.enqueue(Outgoing {
                 kind,
                 op: SendOp::CREATE,
@@ -85,7 +86,7 @@ impl Engine {
         }
         // Above the platform limit: only a host payload gets here (blocks are cut to fit and
         // finals go through `enqueue_final`). Any spans travel with the last piece.
-        let pieces = self.splitter.split(&payload.text);
+        let pieces = self.splitter_for(payload.lane).split(&payload.text);
         let n = pieces.len();
         for (i, piece) in pieces.into_iter().enumerate() {
             let last = i + 1 == n;
@@ -108,20 +109,57 @@ impl Engine {
         }
     }
 
-    /// Whether `text` fits the channel's caption limit (always, without one).
-    fn fits_caption(&self, text: &str) -> bool {
+    /// Whether `text` fits the channel's caption limit (always, without one), counted on
+    /// what is posted.
+    fn fits_caption(&self, text: &str, lane: Lane) -> bool {
         let cfg = self.cfg();
-        cfg.caption_limit
-            .is_none_or(|limit| cfg.metric.len(text) <= limit)
+        cfg.caption_limit.is_none_or(|limit| {
+            cfg.metric.len(text) <= limit && self.posted_units(text, lane) <= limit
+        })
     }
 
-    pub(super) fn fits(&self, text: &str) -> bool {
+    /// Whether `text` fits the platform's limit and line cap: its Markdown and, with a
+    /// rendered format, what is posted, counted as the platform counts it (SPEC §16).
+    pub(super) fn fits(&self, text: &str, lane: Lane) -> bool {
         let cfg = self.cfg();
         let within_len = cfg.metric.len(text) <= cfg.text_limit;
         let within_lines = cfg
             .max_lines
             .is_none_or(|max| text.split('\n').count() <= max);
-        within_len && within_lines
+        within_len && within_lines && self.posted_units(text, lane) <= cfg.text_limit
+    }
+
+    /// The length of `text` once posted on `lane` (reasoning is quoted), in the channel's
+    /// metric; the Markdown's own length in format `markdown`.
+    pub(super) fn posted_units(&self, text: &str, lane: Lane) -> usize {
+        let cfg = self.cfg();
+        if cfg.format == crate::Format::Markdown {
+            return cfg.metric.len(text);
+        }
+        let options = crate::RenderOptions {
+            quote: lane == Lane::Reasoning,
+            ..self.config.render_options()
+        };
+        crate::posted_len(text, cfg.format, &options, cfg.metric)
+    }
+
+    /// The splitter for sends on `lane`: reasoning is measured quoted, as it is posted.
+    pub(super) fn splitter_for(&self, lane: Lane) -> std::borrow::Cow<'_, PlatformSplitter> {
+        let config = *self.splitter.config();
+        if lane != Lane::Reasoning || config.format == crate::Format::Markdown {
+            return std::borrow::Cow::Borrowed(&self.splitter);
+        }
+        let quoted = crate::SplitConfig {
+            render: crate::RenderOptions {
+                quote: true,
+                ..config.render
+            },
+            ..config
+        };
+        match PlatformSplitter::new(quoted) {
+            Ok(s) => std::borrow::Cow::Owned(s),
+            Err(_) => std::borrow::Cow::Borrowed(&self.splitter),
+        }
     }
 
     pub(super) fn apply_response_prefix(&mut self, payload: &mut Payload) {

@@ -32,6 +32,7 @@ use super::{Engine, Phase};
 use crate::action::{MessageKey, SendKind, SendOp};
 use crate::config::{PreviewMode, PreviewTransport, ReasoningMode, ResolvedConfig};
 use crate::payload::{Lane, Payload, ReplyTarget};
+use crate::render::send::SendRenderer;
 use crate::stage::dispatch::Outgoing;
 use crate::stage::preview::render::{PreviewRenderer, RenderConfig};
 use crate::stage::preview::{ClosedSegment, PreviewPolicy, PreviewState, Update};
@@ -102,6 +103,9 @@ impl PreviewLane {
                 limit: c.preview_limit,
                 cursor: c.preview_cursor.clone(),
                 expandable_quote: c.preview_expandable_quote,
+                posted: (c.format != crate::Format::Markdown).then(|| {
+                    SendRenderer::new(c.format, config.render_options(), c.preview_cursor.clone())
+                }),
             }),
             transport: c.preview_transport,
             metric: c.metric,

@@ -259,13 +259,13 @@ impl Engine {
         };
         let mut blocks = std::mem::take(&mut self.blocks);
         for block in blocks.drain(..) {
-            if self.fits(&block.text) {
+            if self.fits(&block.text, lane) {
                 self.coalesce_block(block, &meta, now);
                 continue;
             }
             // Within the chunk size but over the channel's line cap: split it here, each
             // piece a block of the message in its own right.
-            let pieces = self.splitter.split(&block.text);
+            let pieces = self.splitter_for(lane).split(&block.text);
             for piece in line_cap_pieces(&block, pieces) {
                 self.coalesce_block(piece, &meta, now);
             }

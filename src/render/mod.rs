@@ -327,6 +327,69 @@ pub fn render(markdown: &str, format: Format, options: &RenderOptions) -> Render
     plain_rendered(text)
 }
 
+/// The length of `markdown` once posted in `format`, counted as the platform counts its
+/// limit (SPEC §16), in `metric`: Telegram counts the text after entity parsing (the HTML's
+/// visible text, the same for both Telegram formats), every other platform the text posted
+/// (Slack's `&amp;` is five characters, a `plain` link `text (url)` its whole length). The
+/// cost is one render of `markdown`.
+///
+/// ```
+/// use replystream::{posted_len, Format, LengthMetric, RenderOptions};
+///
+/// let o = RenderOptions::default();
+/// let md = "**a** & [b](https://x.io)";
+/// assert_eq!(posted_len(md, Format::TelegramHtml, &o, LengthMetric::Utf16), 5);
+/// // `*a* &amp; <https://x.io|b>`
+/// assert_eq!(posted_len(md, Format::SlackMrkdwn, &o, LengthMetric::Chars), 26);
+/// // `a & b (https://x.io)`
+/// assert_eq!(posted_len(md, Format::Plain, &o, LengthMetric::Chars), 20);
+/// ```
+pub fn posted_len(
+    markdown: &str,
+    format: Format,
+    options: &RenderOptions,
+    metric: crate::LengthMetric,
+) -> usize {
+    match format {
+        Format::Markdown if !options.quote => metric.len(markdown),
+        Format::TelegramHtml | Format::TelegramEntities => {
+            metric.len(&styled(markdown, options.table_mode_for(format), options.quote).text)
+        }
+        _ => metric.len(&render(markdown, format, options).text),
+    }
+}
+
+/// How many times its Markdown length a short piece can grow once posted in `format`, at
+/// most: Slack escapes `&` as `&amp;` in both the target and the label of a bare URL (ten
+/// characters for one), the other formats grow by at most a rule line, list numbers and
+/// the padding of a short table laid out in `code` mode.
+const fn growth(format: Format) -> usize {
+    match format {
+        Format::Markdown => 1,
+        Format::SlackMrkdwn => 10,
+        _ => 4,
+    }
+}
+
+/// The least room, in `metric` units of Markdown, a piece is planned with when its
+/// rendering is over the limit: a bare fence marker reopened and closed (`"```\n"`,
+/// `"\n```"`) around one char, so that a fence cut there is still repaired.
+pub(crate) const fn min_room(metric: crate::LengthMetric) -> usize {
+    2 * 4 + crate::text::limits::widest_char(metric)
+}
+
+/// The smallest limit accepted for pieces posted in `format` and counted in `metric`: the
+/// smallest Markdown limit of the metric, and room for a piece planned with [`min_room`],
+/// grown as much as the format can grow it (plus a link's `<`, `|`, `>`).
+pub(crate) const fn min_posted_limit(format: Format, metric: crate::LengthMetric) -> usize {
+    let markdown = crate::text::limits::min_limit(metric);
+    if matches!(format, Format::Markdown) {
+        return markdown;
+    }
+    let grown = growth(format) * min_room(metric) + 3;
+    if grown > markdown { grown } else { markdown }
+}
+
 fn plain_rendered(text: String) -> Rendered {
     Rendered {
         text,

@@ -15,8 +15,8 @@ use common::reconstruct::units;
 use render_checks::read_telegram_html;
 use replystream::sim::Sim;
 use replystream::{
-    ChannelProfile, Config, Engine, Format, Input, LengthMetric, Payload, PreviewMode,
-    ReasoningMode, SendKind, SendRequest, TableMode,
+    ChannelProfile, Config, Engine, Format, Input, LengthMetric, Payload, PlatformSplitter,
+    PreviewMode, ReasoningMode, SendKind, SendRequest, TableMode,
 };
 
 /// The sample replies of the corpus.
@@ -267,4 +267,102 @@ fn every_table_mode_fits_on_the_rendered_profiles() {
         }
     }
     assert!(errors.is_empty(), "{}", errors.join("\n\n"));
+}
+
+/// Pieces of replies that rendering grows or that are hard to cut: escapes, links, bare
+/// URLs, tables, rules, list numbers, code, CJK, ZWJ emoji and flags (UTF-16 surrogates).
+const PIECES: &[&str] = &[
+    "word ",
+    "Tom & Jerry ",
+    "a<3 ",
+    "x > y ",
+    "&&& ",
+    "日本語の文。",
+    "👩‍👩‍👧‍👦",
+    "🇯🇵 ",
+    "e\u{301} ",
+    "[docs](https://example.com/a?b=1&c=2) ",
+    "https://x.io/p?q=1&r=<2> ",
+    "**bold** ",
+    "_it_ ",
+    "`a & b` ",
+    ". ",
+    "\n",
+    "\n\n",
+    "\n\n---\n\n",
+    "\n\n1. one\n1. two\n\n",
+    "\n\n- item & more\n- next\n\n",
+    "\n\n| k | v |\n|---|---|\n| a | b & c |\n| long cell here | 1 |\n\n",
+    "\n\n```\nlet a = 1 < 2 && b;\n```\n\n",
+    "\n\n> quoted <text>\n\n",
+];
+
+/// The smallest text limit accepted for `format` in `metric`, as documented (README,
+/// "Limits"): the Markdown floor (a fence closed and reopened around the widest cluster),
+/// and room for a piece planned with a bare fence around one char (8 units and the widest
+/// char), grown as much as the format grows text (Slack 10 times, other rendered formats 4),
+/// plus a link's `<|>`.
+fn smallest_accepted(format: Format, metric: LengthMetric) -> usize {
+    let (markdown, widest_char) = match metric {
+        LengthMetric::Bytes => (49, 4),
+        LengthMetric::Utf16 => (29, 2),
+        LengthMetric::Chars => (24, 1),
+        _ => (15, 1),
+    };
+    let growth = match format {
+        Format::Markdown => return markdown,
+        Format::SlackMrkdwn => 10,
+        _ => 4,
+    };
+    (growth * (8 + widest_char) + 3).max(markdown)
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 96, ..Default::default() })]
+
+    /// Split-invariance with rendering: the finals of a reply are exactly the pieces the
+    /// public splitter cuts from it with the engine's own split settings (format included),
+    /// whatever the limit (down to the smallest accepted), table mode and profile; and
+    /// every piece, posted, fits.
+    #[test]
+    fn finals_are_the_splitters_pieces_and_fit(
+        parts in proptest::collection::vec(proptest::sample::select(PIECES), 1..300),
+        profile in 0..ChannelProfile::ALL.len(),
+        limit in proptest::option::of(20usize..700),
+        table in 0..3usize,
+    ) {
+        let text = parts.concat();
+        let profile = ChannelProfile::ALL[profile];
+        let mut config = Config::for_channel(&profile);
+        config.block_streaming = false;
+        config.table_mode = [None, Some(TableMode::Bullets), Some(TableMode::Off)][table];
+        if let Some(limit) = limit {
+            config.text_limit = limit;
+        }
+        let Ok(engine) = Engine::new(config.clone(), 1) else {
+            proptest::prop_assert!(
+                config.text_limit < smallest_accepted(config.format, config.metric),
+                "refused: {config:?}"
+            );
+            return Ok(());
+        };
+        proptest::prop_assert!(config.text_limit >= smallest_accepted(config.format, config.metric));
+        let split = config.clone().validate().expect("accepted").splitter();
+        proptest::prop_assert_eq!(split.format, config.format);
+        let want: Vec<String> = PlatformSplitter::new(split)
+            .expect("the engine's split settings")
+            .split(&text)
+            .into_iter()
+            .map(|piece| piece.text)
+            .collect();
+        let mut sim = Sim::new(engine);
+        sim.stream(&text, 50, 3).push(Input::Finish).run_until_idle();
+        let sends: Vec<SendRequest> = sim.sends().into_iter().map(|(_, s)| s).collect();
+        let got: Vec<String> = sends.iter().map(|s| s.markdown().to_owned()).collect();
+        proptest::prop_assert_eq!(&got, &want, "{:?}", config);
+        for send in &sends {
+            let n = posted(send, config.metric).map_err(proptest::test_runner::TestCaseError::fail)?;
+            proptest::prop_assert!(n <= config.text_limit, "{} > {}: {:?}", n, config.text_limit, send.text());
+        }
+    }
 }

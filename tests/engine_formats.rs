@@ -6,7 +6,7 @@
 mod render_checks;
 
 use render_checks::read_telegram_html;
-use replystream::sim::Sim;
+use replystream::sim::{Chat, Platform, Sim};
 use replystream::{
     ChannelProfile, Config, Engine, Format, Input, PreviewMode, ReasoningMode, SendKind,
     SendRequest, TableMode,
@@ -19,11 +19,20 @@ fn run(config: Config, text: &str) -> Vec<SendRequest> {
     run_paced(config, text, 10)
 }
 
+/// Streams `text` to a chat strict like the channel's platform (see `sim::Platform`),
+/// which must refuse nothing.
 fn run_paced(config: Config, text: &str, gap_ms: u64) -> Vec<SendRequest> {
-    let mut sim = Sim::new(Engine::new(config, 1).expect("valid config"));
+    let mut sim = Sim::new(Engine::new(config.clone(), 1).expect("valid config"));
+    sim.chat = Chat::strict(Platform::for_channel(config.channel));
+    sim.chat.limit = Some((config.text_limit.max(config.preview_limit), config.metric));
     sim.stream(text, 7, gap_ms)
         .push(Input::Finish)
         .run_until_idle();
+    assert_eq!(
+        sim.chat.counts.refused, 0,
+        "{:?}: {text:?}",
+        sim.chat.last_refusal
+    );
     sim.sends().into_iter().map(|(_, s)| s).collect()
 }
 

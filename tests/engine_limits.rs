@@ -13,7 +13,7 @@ mod render_checks;
 
 use common::reconstruct::units;
 use render_checks::read_telegram_html;
-use replystream::sim::Sim;
+use replystream::sim::{Chat, Platform, Sim};
 use replystream::{
     ChannelProfile, Config, Engine, Format, Input, LengthMetric, Payload, PlatformSplitter,
     PreviewMode, ReasoningMode, SendKind, SendRequest, TableMode,
@@ -144,6 +144,8 @@ fn configure(profile: &ChannelProfile, mode: Mode) -> Config {
 /// Runs `text` through `config` and returns every send.
 fn run(config: &Config, mode: Mode, text: &str) -> Vec<SendRequest> {
     let mut sim = Sim::new(Engine::new(config.clone(), 3).expect("valid config"));
+    // A chat strict like the platform must accept every send.
+    sim.chat = Chat::strict(Platform::for_channel(config.channel));
     match mode {
         Mode::Reasoning => {
             sim.push(Input::MessageStart);
@@ -172,6 +174,11 @@ fn run(config: &Config, mode: Mode, text: &str) -> Vec<SendRequest> {
         }
     }
     sim.push(Input::Finish).run_until_idle();
+    assert_eq!(
+        sim.chat.counts.refused, 0,
+        "{} {mode:?}: {:?}",
+        config.channel, sim.chat.last_refusal
+    );
     sim.sends().into_iter().map(|(_, s)| s).collect()
 }
 

@@ -18,12 +18,14 @@
 //! arrive in order, each once; every send keeps the reply target.
 
 mod common;
+mod render_checks;
 
 use std::collections::HashSet;
 
 use common::reconstruct::{Rule, Source, check_answer, excerpt, seen_sends};
 use common::*;
 use proptest::prelude::*;
+use replystream::sim::{Chat, Platform};
 use replystream::{
     BreakMode, BreakPreference, ChannelProfile, ChunkMode, Config, Engine, Format, HumanDelay,
     Input, Lane, LengthMetric, SendKind,
@@ -676,6 +678,11 @@ fn run(s: &Script) -> Option<Run> {
         }
     });
     let mut sim = Sim::with_policy(engine, policy);
+    // The chat is strict like the channel's platform (Telegram refuses HTML it cannot parse
+    // and counts the text after parsing) and holds every message to the configured limit,
+    // counted on what the platform shows.
+    sim.chat = Chat::strict(Platform::for_channel(resolved.channel));
+    sim.chat.limit = Some((resolved.text_limit, resolved.metric));
     let mut sources = Vec::new();
     let mut cuts = s.cuts.iter().cycle();
     let mut decorations = Vec::new();
@@ -776,6 +783,33 @@ fn check(r: &Run) -> Result<(), String> {
     }
     if sim.max_in_flight > 1 {
         return Err(format!("{} sends in flight", sim.max_in_flight));
+    }
+    if sim.chat.counts.refused > 0 {
+        return Err(format!(
+            "the chat refused {} sends: {:?}",
+            sim.chat.counts.refused, sim.chat.last_refusal
+        ));
+    }
+    // Judged here too, with the tests' own Telegram reader: every send within its limit
+    // as the platform counts it (captions within the caption limit).
+    let c = r.sim.engine.config();
+    for (_, s) in sim.sends() {
+        let shown = match s.format {
+            Format::TelegramHtml => {
+                render_checks::read_telegram_html(s.text())
+                    .map_err(|e| format!("Telegram refuses {:?}: {e}", s.text()))?
+                    .text
+            }
+            _ => s.text().to_owned(),
+        };
+        let mut limit = c.text_limit;
+        if !s.payload.media.is_empty() {
+            limit = limit.min(c.caption_limit.unwrap_or(usize::MAX));
+        }
+        let n = common::reconstruct::units(c.metric, &shown);
+        if n > limit {
+            return Err(format!("a send is {n} > {limit} as posted: {:?}", s.text()));
+        }
     }
     let delivered: HashSet<_> = sim.delivered.iter().map(|(_, s)| s.send_id).collect();
     let log: Vec<_> = sim.sends().into_iter().map(|(_, s)| s).collect();

@@ -88,17 +88,20 @@ enum Mode {
     Preview,
     /// Reasoning streamed on its own lane, then the answer.
     Reasoning,
+    /// Reasoning shown at the top of a live preview, then delivered on its own lane.
+    PreviewReasoning,
     /// The answer before a `MEDIA:` line: a caption.
     Caption,
     /// The reply as a host tool result.
     ToolResult,
 }
 
-const MODES: [Mode; 6] = [
+const MODES: [Mode; 7] = [
     Mode::Blocks,
     Mode::Finals,
     Mode::Preview,
     Mode::Reasoning,
+    Mode::PreviewReasoning,
     Mode::Caption,
     Mode::ToolResult,
 ];
@@ -136,6 +139,10 @@ fn configure(profile: &ChannelProfile, mode: Mode) -> Config {
         Mode::Finals => c.block_streaming = false,
         Mode::Preview => c.preview = PreviewMode::Partial,
         Mode::Reasoning => c.reasoning = ReasoningMode::Stream,
+        Mode::PreviewReasoning => {
+            c.preview = PreviewMode::Partial;
+            c.reasoning = ReasoningMode::Stream;
+        }
         _ => {}
     }
     c
@@ -147,7 +154,7 @@ fn run(config: &Config, mode: Mode, text: &str) -> Vec<SendRequest> {
     // A chat strict like the platform must accept every send.
     sim.chat = Chat::strict(Platform::for_channel(config.channel));
     match mode {
-        Mode::Reasoning => {
+        Mode::Reasoning | Mode::PreviewReasoning => {
             sim.push(Input::MessageStart);
             let mut at = 0;
             while at < text.len() {

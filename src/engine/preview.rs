@@ -354,7 +354,7 @@ impl Engine {
     /// Reasoning `stream` mode with a preview: the segment's reasoning, shown live at the top
     /// of the preview, is delivered as its own message(s) on the reasoning lane.
     fn enqueue_segment_reasoning(&mut self, reasoning: String) {
-        for (text, _) in self.split_mapped(&reasoning, None) {
+        for (text, _) in self.split_mapped_on(Lane::Reasoning, &reasoning, None) {
             if text.is_empty() {
                 continue;
             }

@@ -288,17 +288,20 @@ impl Engine {
     /// Splits `text` to the platform limit. With `map`, each piece carries the exact part of
     /// the model's text it shows, so a piece that fails is re-sent in the final and a piece
     /// that arrives is never sent again.
-    pub(super) fn split_mapped(
+    /// Sends on `lane` are measured as they are posted (reasoning quoted).
+    pub(super) fn split_mapped_on(
         &self,
+        lane: Lane,
         text: &str,
         map: Option<&ContentMap>,
     ) -> Vec<(String, SmallVec<[SourceSpan; 2]>)> {
+        let splitter = self.splitter_for(lane);
         // Text that goes on inside a fence not reopened is read as it is in the source.
         let pieces = match map.and_then(|m| Some((m.message, m.in_fence.clone()?))) {
-            Some((message, line)) => self
-                .splitter
-                .split_in_fence(&self.messages[message as usize].text[line], text),
-            None => self.splitter.split(text),
+            Some((message, line)) => {
+                splitter.split_in_fence(&self.messages[message as usize].text[line], text)
+            }
+            None => splitter.split(text),
         };
         pieces
             .into_iter()

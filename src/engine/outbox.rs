@@ -31,8 +31,29 @@ impl Engine {
     pub(super) fn enqueue(
         &mut self,
         kind: SendKind,
+        payload: Payload,
+        spans: SmallVec<[SourceSpan; 2]>,
+    ) {
+        self.enqueue_checked(kind, payload, spans, false);
+    }
+
+    /// [`Engine::enqueue`] for a coalesced text whose posted length the coalescer already
+    /// held within the limit (as long as no prefix is added): it is not rendered again to
+    /// be measured.
+    pub(super) fn enqueue_coalesced_text(
+        &mut self,
+        payload: Payload,
+        spans: SmallVec<[SourceSpan; 2]>,
+    ) {
+        self.enqueue_checked(SendKind::Block, payload, spans, true);
+    }
+
+    fn enqueue_checked(
+        &mut self,
+        kind: SendKind,
         mut payload: Payload,
         spans: SmallVec<[SourceSpan; 2]>,
+        measured: bool,
     ) {
         if payload.is_empty() {
             return;
@@ -40,8 +61,10 @@ impl Engine {
         if payload.lane == Lane::Answer && self.message_open {
             self.send_reasoning_before(&spans);
         }
+        let before = payload.text.len();
         self.apply_response_prefix(&mut payload);
-        self.enqueue_prefixed(kind, payload, spans);
+        let measured = measured && payload.text.len() == before && payload.media.is_empty();
+        self.enqueue_prefixed(kind, payload, spans, measured);
     }
 
     /// [`Engine::enqueue`] once the response prefix is on: a caption too long for the
@@ -52,6 +75,7 @@ impl Engine {
         kind: SendKind,
         mut payload: Payload,
         spans: SmallVec<[SourceSpan; 2]>,
+        measured: bool,
     ) {
         if !payload.media.is_empty()
             && !payload.text.trim().is_empty()
@@ -65,7 +89,7 @@ impl Engine {
             };
             // The text answers the message replied to; the media follows it.
             payload.reply_to = None;
-            self.enqueue_prefixed(kind, text, spans);
+            self.enqueue_prefixed(kind, text, spans, false);
             self.dispatcher.enqueue(Outgoing {
                 kind,
                 op: SendOp::CREATE,
@@ -75,7 +99,11 @@ impl Engine {
             return;
         }
         let media_only = payload.text.trim().is_empty();
-        if media_only || self.fits(&payload.text, payload.lane) {
+        let fits = match measured {
+            true => self.fits_markdown(&payload.text),
+            false => self.fits(&payload.text, payload.lane),
+        };
+        if media_only || fits {
             self.dispatcher.enqueue(Outgoing {
                 kind,
                 op: SendOp::CREATE,
@@ -121,12 +149,17 @@ impl Engine {
     /// Whether `text` fits the platform's limit and line cap: its Markdown and, with a
     /// rendered format, what is posted, counted as the platform counts it (SPEC §16).
     pub(super) fn fits(&self, text: &str, lane: Lane) -> bool {
+        self.fits_markdown(text) && self.posted_units(text, lane) <= self.cfg().text_limit
+    }
+
+    /// Whether the Markdown of `text` fits the platform's limit and line cap.
+    fn fits_markdown(&self, text: &str) -> bool {
         let cfg = self.cfg();
         let within_len = cfg.metric.len(text) <= cfg.text_limit;
         let within_lines = cfg
             .max_lines
             .is_none_or(|max| text.split('\n').count() <= max);
-        within_len && within_lines && self.posted_units(text, lane) <= cfg.text_limit
+        within_len && within_lines
     }
 
     /// The length of `text` once posted on `lane` (reasoning is quoted), in the channel's

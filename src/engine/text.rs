@@ -5,7 +5,6 @@ use smallvec::SmallVec;
 
 use super::Engine;
 use super::finals::ContentMap;
-use crate::action::SendKind;
 use crate::config::BreakMode;
 use crate::payload::{Lane, Payload};
 use crate::stage::coalescer::{BlockMeta, CoalescedText, is_code_indent, reopened_then_closed};
@@ -333,7 +332,7 @@ impl Engine {
         let mut items = std::mem::take(&mut self.coalesced);
         for item in items.drain(..) {
             let (payload, spans) = Self::coalesced_payload(item);
-            self.enqueue(SendKind::Block, payload, spans);
+            self.enqueue_coalesced_text(payload, spans);
         }
         self.coalesced = items;
     }

@@ -142,14 +142,14 @@ impl Engine {
     fn fits_caption(&self, text: &str, lane: Lane) -> bool {
         let cfg = self.cfg();
         cfg.caption_limit.is_none_or(|limit| {
-            cfg.metric.len(text) <= limit && self.posted_units(text, lane) <= limit
+            cfg.metric.len(text) <= limit && self.posts_within(text, lane, limit)
         })
     }
 
     /// Whether `text` fits the platform's limit and line cap: its Markdown and, with a
     /// rendered format, what is posted, counted as the platform counts it (SPEC §16).
     pub(super) fn fits(&self, text: &str, lane: Lane) -> bool {
-        self.fits_markdown(text) && self.posted_units(text, lane) <= self.cfg().text_limit
+        self.fits_markdown(text) && self.posts_within(text, lane, self.cfg().text_limit)
     }
 
     /// Whether the Markdown of `text` fits the platform's limit and line cap.
@@ -162,18 +162,18 @@ impl Engine {
         within_len && within_lines
     }
 
-    /// The length of `text` once posted on `lane` (reasoning is quoted), in the channel's
-    /// metric; the Markdown's own length in format `markdown`.
-    pub(super) fn posted_units(&self, text: &str, lane: Lane) -> usize {
+    /// Whether `text` once posted on `lane` (reasoning is quoted) is within `limit` units
+    /// of the channel's metric (the Markdown's own length in format `markdown`).
+    fn posts_within(&self, text: &str, lane: Lane, limit: usize) -> bool {
         let cfg = self.cfg();
         if cfg.format == crate::Format::Markdown {
-            return cfg.metric.len(text);
+            return cfg.metric.len(text) <= limit;
         }
         let options = crate::RenderOptions {
             quote: lane == Lane::Reasoning,
             ..self.config.render_options()
         };
-        crate::posted_len(text, cfg.format, &options, cfg.metric)
+        crate::render::posted_within(text, cfg.format, &options, cfg.metric, limit)
     }
 
     /// The splitter for sends on `lane`: reasoning is measured quoted, as it is posted.

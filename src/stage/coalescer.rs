@@ -13,7 +13,7 @@ use crate::text::block::Block;
 use crate::text::chunker::BreakPreference;
 pub(crate) use crate::text::markdown::is_code_indent;
 use crate::text::markdown::{FenceMarker, is_indented_code_line};
-use crate::{Format, Lane, LengthMetric, RenderOptions, ReplyTarget, Time, posted_len};
+use crate::{Format, Lane, LengthMetric, RenderOptions, ReplyTarget, Time};
 
 /// Coalescer settings. `min` and `max` are in `metric` units.
 ///
@@ -83,7 +83,7 @@ impl CoalescerConfig {
             quote: lane == Lane::Reasoning,
             ..self.render
         };
-        posted_len(text, self.format, &options, self.metric) <= self.max
+        crate::render::posted_within(text, self.format, &options, self.metric, self.max)
     }
 
     /// This configuration with `min >= 1`, `max >= min` and then `min <= max` enforced.

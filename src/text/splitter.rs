@@ -24,7 +24,7 @@ use super::markdown::inline::SpanDelims;
 use super::markdown::{FenceMarker, MarkdownScanner};
 use super::metric::LengthMetric;
 use crate::Error;
-use crate::render::{Format, RenderOptions, min_posted_limit, min_room, posted_len};
+use crate::render::{Format, RenderOptions, cannot_grow, min_posted_limit, min_room, posted_len};
 
 /// How the splitter chooses its cuts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -319,6 +319,11 @@ impl<'a> SplitRun<'a, '_> {
             return None;
         }
         let piece = &self.out.last()?.text;
+        if config.metric.len(piece) <= config.limit
+            && cannot_grow(piece, config.format, config.render.quote)
+        {
+            return None;
+        }
         let posted = posted_len(piece, config.format, &config.render, config.metric);
         if posted <= config.limit {
             return None;

@@ -440,3 +440,59 @@ proptest::proptest! {
         proptest::prop_assert!(text[covered..].trim().is_empty(), "text lost at the end");
     }
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 96, failure_persistence: None, ..Default::default() })]
+
+    /// Streamed blocks with every break preference and chunk mode, chunk sizes and limits
+    /// down to the smallest accepted, on every profile: a chat strict like the platform
+    /// refuses nothing, and every send (previews too) is within its limit as posted.
+    #[test]
+    fn streamed_blocks_fit_with_every_break_preference(
+        parts in proptest::collection::vec(proptest::sample::select(PIECES), 1..200),
+        profile in 0..ChannelProfile::ALL.len(),
+        preference in 0..3usize,
+        newline_mode in proptest::bool::ANY,
+        chunk in (10usize..400, 0usize..800),
+        limit in proptest::option::of(40usize..900),
+        delta in 1usize..90,
+        preview in proptest::bool::weighted(0.2),
+    ) {
+        let text = parts.concat();
+        let profile = ChannelProfile::ALL[profile];
+        let mut config = Config::for_channel(&profile);
+        config.break_preference = [
+            replystream::BreakPreference::Paragraph,
+            replystream::BreakPreference::Newline,
+            replystream::BreakPreference::Sentence,
+        ][preference];
+        if newline_mode {
+            config.chunk_mode = replystream::ChunkMode::Newline;
+        }
+        config.chunk_min = chunk.0;
+        config.chunk_max = chunk.0 + chunk.1;
+        config.coalesce_idle_ms = 0;
+        if let Some(limit) = limit {
+            config.text_limit = limit;
+        }
+        if preview {
+            config.preview = PreviewMode::Partial;
+        }
+        let Ok(engine) = Engine::new(config.clone(), 5) else {
+            proptest::prop_assert!(
+                config.text_limit < smallest_accepted(config.format, config.metric),
+                "refused: {config:?}"
+            );
+            return Ok(());
+        };
+        let mut sim = Sim::new(engine);
+        sim.chat = Chat::strict(Platform::for_channel(config.channel));
+        sim.stream(&text, delta, 7).push(Input::Finish).run_until_idle();
+        proptest::prop_assert_eq!(sim.chat.counts.refused, 0, "{:?}", sim.chat.last_refusal);
+        for (_, send) in sim.sends() {
+            let n = posted(&send, config.metric).map_err(proptest::test_runner::TestCaseError::fail)?;
+            let limit = limit_of(&send, &config);
+            proptest::prop_assert!(n <= limit, "{} > {}: {:?}", n, limit, send.text());
+        }
+    }
+}

@@ -162,7 +162,7 @@ impl Chat {
     /// send (see [`Platform`]) and refuses what the platform refuses.
     ///
     /// ```
-    /// use replystream::sim::{Chat, ChatAnswer, Platform, Sim};
+    /// use replystream::sim::{Chat, Platform, Sim};
     /// use replystream::{ChannelProfile, Config, Engine, Input};
     ///
     /// let engine = Engine::new(Config::for_channel(&ChannelProfile::TELEGRAM), 1).unwrap();

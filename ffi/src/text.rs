@@ -133,7 +133,10 @@ unsafe fn cut(
         // SAFETY: `out` is non-NULL and writable (caller contract).
         unsafe { out.write(std::ptr::null_mut()) };
         // SAFETY: caller contract.
-        let config = unsafe { config_from(channel, channel_len, options) }?;
+        let mut config = unsafe { config_from(channel, channel_len, options) }?;
+        // The pieces go back as Markdown (the C ABI has no rendered text yet): the limit
+        // counts the Markdown, as the caller does.
+        config.format = replystream::Format::Markdown;
         let resolved = config
             .validate()
             .map_err(|error| ArgError::new(code_of(&error), error.to_string()))?;

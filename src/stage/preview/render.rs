@@ -32,6 +32,9 @@
 //! no more than the window: counting back from the end, the quote's tail, and the output.
 //! A long reply's updates cost O(window) each, not O(reply).
 
+use crate::action::{SendKind, SendOp};
+use crate::payload::Payload;
+use crate::render::send::SendRenderer;
 use crate::stage::prefix::prefix_joiner;
 use crate::text::markdown::inline::SpanDelims;
 use crate::text::markdown::{FenceMarker, MarkdownScanner};
@@ -75,6 +78,9 @@ pub(crate) struct RenderConfig {
     pub cursor: Option<String>,
     /// Quote reasoning with the expandable notation.
     pub expandable_quote: bool,
+    /// The renderer of the channel's format (none for `markdown`): each preview must fit
+    /// the limit once rendered too, counted as the platform counts it.
+    pub posted: Option<SendRenderer>,
 }
 
 impl RenderConfig {
@@ -203,7 +209,10 @@ impl PreviewRenderer {
         }
         let mut layout = None;
         let mut excess = 0;
-        for _ in 0..3 {
+        // Rendering can grow a window (a table laid out as code), so a rendered format may
+        // need more rounds, each taking off what the last one overflowed.
+        let rounds = if self.config.posted.is_some() { 12 } else { 3 };
+        for _ in 0..rounds {
             out.truncate(quote_len);
             let body = if fits && excess == 0 {
                 if let Some((p, j)) = joiner {
@@ -223,7 +232,7 @@ impl PreviewRenderer {
             };
             heal.push_close(out);
             self.write_end(close, out);
-            let len = metric.len(out);
+            let len = self.posted_len(out);
             if len <= limit {
                 if let Some(tail) = layout {
                     self.min_start = tail.start;
@@ -232,11 +241,29 @@ impl PreviewRenderer {
                 // Without a cursor, a quote with no answer after it loses its blank line.
                 return body.min(out.len());
             }
-            excess += len - limit;
+            excess += (len - limit).max(excess / 2);
         }
         // Unreachable with a limit the configuration accepts; keep the limit regardless.
         out.truncate(metric.floor_index(out, limit));
         out.len()
+    }
+
+    /// The length of preview text `out` in the metric and, with a rendered format, once
+    /// posted: the larger of the two.
+    fn posted_len(&self, out: &str) -> usize {
+        let metric = self.config.metric;
+        let len = metric.len(out);
+        match &self.config.posted {
+            None => len,
+            Some(r) => {
+                // The renderer reads a payload; a preview is small (bounded by the limit).
+                let payload = Payload::text(out);
+                let op = SendOp::Edit {
+                    key: crate::MessageKey(0),
+                };
+                len.max(r.posted_units(&payload, SendKind::Preview, op, metric))
+            }
+        }
     }
 
     /// The quoted reasoning (its tail) and a blank line, when there is any.

@@ -192,6 +192,7 @@ fn renderer(metric: LengthMetric, limit: usize, cursor: Option<&str>) -> Preview
         limit,
         cursor: cursor.map(str::to_owned),
         expandable_quote: false,
+        posted: None,
     })
 }
 
@@ -380,6 +381,7 @@ fn reasoning_is_quoted_above_and_capped_to_its_tail() {
         limit: 4096,
         cursor: None,
         expandable_quote: true,
+        posted: None,
     });
     let (out, _) = render(&mut r, "Answer", "one\ntwo");
     assert_eq!(out, "**> one\n> two||\n\nAnswer");

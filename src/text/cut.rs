@@ -878,7 +878,7 @@ impl Reopen<'_> {
         match self {
             Reopen::Fence { marker, line } => {
                 match line {
-                    Some(l) => out.push_str(l),
+                    Some(l) => marker.push_open_line(l, out),
                     None => marker.push_close(out),
                 }
                 out.push('\n');
@@ -1452,7 +1452,7 @@ impl<'a> Planner<'a> {
     ) -> Option<Planned> {
         let text = self.text;
         let bytes = text.as_bytes();
-        let marker_end = fence.start + fence.marker.indent + fence.marker.len;
+        let marker_end = fence.start + fence.marker.marker_end();
         let mut line_end = fence.open_end.min(text.len());
         if line_end > fence.start && bytes[line_end - 1] == b'\r' {
             line_end -= 1;

@@ -630,13 +630,15 @@ impl MarkdownScanner {
     /// closing line needs that byte; see [`FenceMarker::is_closed_by`]); else at the end of
     /// `text`. It is empty when the current line might close the fence. Scanning the stretch
     /// ends only lines that leave the fence open: no fence or code span opens or closes and
-    /// no cut turns safe. `None` when no fence is open. Cost: one memchr over the stretch
+    /// no cut turns safe. `None` when no fence is open, or the open fence is in containers.
+    /// Cost: one memchr over the stretch
     /// and a few bytes per line.
     pub(crate) fn fence_stretch(&self, text: &str) -> Option<usize> {
         let open = self.open_fence()?;
         if open.depth > 0 {
-            // Any line may leave the fence's containers: no stretch is known.
-            return Some(self.line_start.max(self.pos));
+            // Any line may leave the fence's containers: no stretch is known (the consumer
+            // reads it line by line, as outside fences).
+            return None;
         }
         let marker = open.marker.ch;
         let bytes = text.as_bytes();

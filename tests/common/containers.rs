@@ -180,7 +180,9 @@ pub(crate) fn read(text: &str, line_ends: &[usize]) -> (Vec<Line>, Vec<Fence>) {
         // The containers the line carries.
         let (mut i, mut col, mut over) = (0, 0, 0);
         let mut matched = 0;
-        for c in &stack {
+        // In a fence, only its own containers' prefixes come before its lines.
+        let carried = open.map_or(stack.len(), |f| f.depth.min(stack.len()));
+        for c in &stack[..carried] {
             let (w, next) = ws(line, i, col);
             let w = w + over;
             match c {
@@ -228,7 +230,9 @@ pub(crate) fn read(text: &str, line_ends: &[usize]) -> (Vec<Line>, Vec<Fence>) {
                 continue;
             }
             // The line leaves the fence's containers: the fence ends with its last line.
-            let mut last = start.saturating_sub(1).max(f.open_end);
+            // (A line that a forced flush ended has no `\n`: it ends where the next starts.)
+            let newline = start > 0 && bytes[start - 1] == b'\n';
+            let mut last = (start - usize::from(newline)).max(f.open_end);
             if last > f.open_end && bytes[last - 1] == b'\r' {
                 last -= 1;
             }
@@ -308,14 +312,22 @@ pub(crate) fn read(text: &str, line_ends: &[usize]) -> (Vec<Line>, Vec<Fence>) {
         }
         let (w, next) = ws(line, i, col);
         let marker = opener_at(&line[i..], over).filter(|_| w + over < 4);
+        // A fence in list items alone (no quote) that reads as a fence at the top level too
+        // (3 spaces at most) keeps the top-level reading: a message that lost the items
+        // shows it that way (the library's documented rule).
+        let top = opener_at(line, 0).filter(|_| !line[..i].contains(&b'>'));
         match marker {
             Some(m) => {
+                let (m, i, depth) = match top {
+                    Some(t) => (t, 0, 0),
+                    None => (m, i, stack.len()),
+                };
                 open = Some(Fence {
                     open_start: start,
                     open_content: start + i,
                     open_end: end,
                     marker: m,
-                    depth: stack.len(),
+                    depth,
                     close_start: None,
                     end: None,
                     by_container: false,

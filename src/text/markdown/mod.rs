@@ -976,7 +976,9 @@ impl MarkdownScanner {
         let Some(f) = self.fences.last_mut() else {
             return;
         };
-        let mut end = line_start.saturating_sub(1).max(f.open_end);
+        // A line that a flush ended has no `\n`: the fence ends where the next line starts.
+        let newline = line_start > 0 && bytes.get(line_start - 1) == Some(&b'\n');
+        let mut end = (line_start - usize::from(newline)).max(f.open_end);
         if end > f.open_end && bytes.get(end - 1) == Some(&b'\r') {
             end -= 1;
         }
@@ -1233,11 +1235,19 @@ impl MarkdownScanner {
             }
             LineMode::MaybeFence | LineMode::Start => {
                 let carry = self.content.map_or(0, |c| c.carry);
+                let prefix = &text.as_bytes()[self.line_start..content_at];
+                // A fence in list items alone (no quote) that reads as a fence at the top
+                // level too (3 spaces at most) keeps the top-level reading: a message that
+                // lost the items shows it that way, so both agree on where it ends.
+                let top = match prefix.contains(&b'>') {
+                    false => FenceMarker::parse_open(line),
+                    true => None,
+                };
                 let opener = match self.mode {
+                    LineMode::MaybeFence if top.is_some() => top,
                     LineMode::MaybeFence => FenceMarker::parse_open(content_line)
                         .filter(|m| m.indent + carry <= 3)
                         .and_then(|m| {
-                            let prefix = &text.as_bytes()[self.line_start..content_at];
                             Some(FenceMarker {
                                 prefix: ContainerPrefix::blanked(prefix)?,
                                 ..m
@@ -1245,7 +1255,10 @@ impl MarkdownScanner {
                         }),
                     _ => None,
                 };
-                let depth = self.content.map_or(0, |c| c.depth) as u8;
+                let depth = match top {
+                    Some(_) => 0,
+                    None => self.content.map_or(0, |c| c.depth) as u8,
+                };
                 if let Some(marker) = opener {
                     self.table_break(text.as_bytes(), end);
                     self.drop_unclosed_code(text.as_bytes(), self.line_start);
@@ -1477,8 +1490,20 @@ mod tests {
     }
 
     #[test]
+    fn a_shallow_fence_in_a_list_item_keeps_the_top_level_reading() {
+        // At 3 spaces or less (no quote) a fence reads the same at the top level, where a
+        // message that lost the item shows it: it ends at its closing line, not with the
+        // item.
+        let text = "- a\n  ```\n  code\nout\n```\n";
+        let f = container_fences(text);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].2, "");
+        assert_eq!(f[0].1, text.len() - 1);
+    }
+
+    #[test]
     fn a_list_item_ending_inside_its_code_ends_the_fence() {
-        let text = "- a\n  ```\n  code\nout\n";
+        let text = "1. a\n    ```\n    code\nout\n";
         let s = scan_all(text);
         let f = s.fences()[0];
         assert_eq!(f.end, Some(text.find("\nout").unwrap()));

@@ -69,7 +69,13 @@ fn ws(line: &[u8], mut i: usize, mut col: usize) -> (usize, usize) {
 
 /// Moves from byte `i` (column `col`, `extra` columns of a tab already taken) over `n`
 /// columns of whitespace: (byte, column, columns of the last tab left over).
-fn take(line: &[u8], mut i: usize, mut col: usize, extra: usize, n: usize) -> (usize, usize, usize) {
+fn take(
+    line: &[u8],
+    mut i: usize,
+    mut col: usize,
+    extra: usize,
+    n: usize,
+) -> (usize, usize, usize) {
     let mut left = n;
     let mut over = extra;
     if over > 0 {
@@ -121,8 +127,11 @@ fn closer(m: Marker, line: &[u8]) -> Option<usize> {
         return None;
     }
     let len = line[indent..].iter().take_while(|&&b| b == m.ch).count();
-    (len >= m.len && line[indent + len..].iter().all(|&b| b == b' ' || b == b'\t'))
-        .then_some(indent + len)
+    (len >= m.len
+        && line[indent + len..]
+            .iter()
+            .all(|&b| b == b' ' || b == b'\t'))
+    .then_some(indent + len)
 }
 
 /// A list marker at the start of `rest`: its byte length, and whether it may interrupt a
@@ -131,9 +140,7 @@ fn list_marker(rest: &[u8]) -> Option<(usize, bool)> {
     let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
     let len = match rest.first()? {
         b'-' | b'*' | b'+' => 1,
-        b'0'..=b'9' if digits <= 9 && matches!(rest.get(digits), Some(b'.' | b')')) => {
-            digits + 1
-        }
+        b'0'..=b'9' if digits <= 9 && matches!(rest.get(digits), Some(b'.' | b')')) => digits + 1,
         _ => return None,
     };
     match rest.get(len) {
@@ -222,11 +229,21 @@ pub(crate) fn read(text: &str, line_ends: &[usize]) -> (Vec<Line>, Vec<Fence>) {
                     f.end = Some(start + i + run);
                     fences.push(f);
                     open = None;
-                    out.push(Line { start, end, content: start + i, fence_line: true });
+                    out.push(Line {
+                        start,
+                        end,
+                        content: start + i,
+                        fence_line: true,
+                    });
                     paragraph = false;
                     continue;
                 }
-                out.push(Line { start, end, content: start + i, fence_line: false });
+                out.push(Line {
+                    start,
+                    end,
+                    content: start + i,
+                    fence_line: false,
+                });
                 continue;
             }
             // The line leaves the fence's containers: the fence ends with its last line.
@@ -333,12 +350,22 @@ pub(crate) fn read(text: &str, line_ends: &[usize]) -> (Vec<Line>, Vec<Fence>) {
                     by_container: false,
                 });
                 paragraph = false;
-                out.push(Line { start, end, content: start + i, fence_line: true });
+                out.push(Line {
+                    start,
+                    end,
+                    content: start + i,
+                    fence_line: true,
+                });
             }
             None => {
                 let b = blank(rest);
                 paragraph = !b && !(w + over < 4 && rest[next - i..].starts_with(b"#"));
-                out.push(Line { start, end, content: start + i, fence_line: false });
+                out.push(Line {
+                    start,
+                    end,
+                    content: start + i,
+                    fence_line: false,
+                });
             }
         }
     }

@@ -249,13 +249,11 @@ impl Source {
     /// The fence whose code `p` lies in (after its opening line, up to the start of its
     /// closing line): a send starting there must reopen it.
     fn inside(&self, p: usize) -> Option<&Fence> {
-        self.fences
-            .iter()
-            .find(|f| {
-                // A fence its container's end closed is over where that end is.
-                let before_end = |c: usize| if f.by_container { p < c } else { p <= c };
-                p >= f.content_start && f.close_start.is_none_or(before_end)
-            })
+        self.fences.iter().find(|f| {
+            // A fence its container's end closed is over where that end is.
+            let before_end = |c: usize| if f.by_container { p < c } else { p <= c };
+            p >= f.content_start && f.close_start.is_none_or(before_end)
+        })
     }
 
     /// The fence still open at `b` for a span ending there (its opening marker within the
@@ -277,8 +275,7 @@ impl Source {
         self.fences.iter().any(|f| {
             f.by_container
                 && f.close_end.is_some_and(|e| {
-                    (e >= range.start || ws(e..range.start))
-                        && (e <= range.end || ws(range.end..e))
+                    (e >= range.start || ws(e..range.start)) && (e <= range.end || ws(range.end..e))
                 })
         })
     }
@@ -449,7 +446,10 @@ fn reopens(f: &Fence, source: &str, text: &str) -> bool {
     };
     // The opening line with its container prefix shown as the synthetic lines show it.
     let prefix = f.prefix(source);
-    let shown = format!("{prefix}{}", &source[f.open_start + prefix.len()..f.open_end]);
+    let shown = format!(
+        "{prefix}{}",
+        &source[f.open_start + prefix.len()..f.open_end]
+    );
     line(first) == line(&shown)
         || (bare_marker_line(first) && closes(f.marker, first))
         || strip_cr(first).trim_end_matches([' ', '\t']) == f.close_line(source)

@@ -375,7 +375,9 @@ fn opener_too_long(text: &str, r: &std::ops::Range<usize>, e: Expect) -> bool {
 /// lines show (quote markers kept, list markers as spaces).
 fn opening_line_around(text: &str, p: usize) -> Option<(Fence, String)> {
     let (_, fences) = containers::read(text, &[]);
-    let f = fences.iter().find(|f| f.open_start < p && p <= f.open_end)?;
+    let f = fences
+        .iter()
+        .find(|f| f.open_start < p && p <= f.open_end)?;
     let prefix = text[f.open_start..f.open_content]
         .chars()
         .map(|c| if c == '>' || c == '\t' { c } else { ' ' })

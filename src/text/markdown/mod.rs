@@ -687,7 +687,7 @@ impl MarkdownScanner {
         let bytes = text.as_bytes();
         let mut x = from;
         while x < to {
-            if is_space(bytes[x]) {
+            if is_space(bytes[x]) || is_quote_marker(bytes, x) {
                 x += 1;
                 continue;
             }
@@ -708,7 +708,7 @@ impl MarkdownScanner {
         let mut x = to;
         while x > from {
             let y = x - 1;
-            if is_space(bytes[y]) {
+            if is_space(bytes[y]) || is_quote_marker(bytes, y) {
                 x = y;
                 continue;
             }
@@ -950,8 +950,8 @@ impl MarkdownScanner {
                 Some(kind) => {
                     // A line that opens a container, or carries a quote's `>`, starts a
                     // block too (its markers were read as containers).
-                    let quoted = content.depth > 0
-                        && bytes[self.line_start..content.at].contains(&b'>');
+                    let quoted =
+                        content.depth > 0 && bytes[self.line_start..content.at].contains(&b'>');
                     let kind = match content.opened || quoted {
                         true if kind == BlockStart::None => BlockStart::Other,
                         _ => kind,
@@ -1376,6 +1376,26 @@ fn block_start(rest: &[u8]) -> Option<BlockStart> {
     Some(kind)
 }
 
+/// Whether byte `x` is a block quote's `>` in a line's prefix (only spaces, tabs and `>`
+/// before it on its line): markup, not content a piece may show alone. Looks back at most
+/// 64 bytes.
+#[inline]
+fn is_quote_marker(bytes: &[u8], x: usize) -> bool {
+    if bytes[x] != b'>' {
+        return false;
+    }
+    let from = x.saturating_sub(64);
+    let mut i = x;
+    while i > from {
+        match bytes[i - 1] {
+            b'\n' => return true,
+            b' ' | b'\t' | b'>' => i -= 1,
+            _ => return false,
+        }
+    }
+    i == 0
+}
+
 /// ASCII whitespace: space, tab, `\r`, `\n`.
 #[inline]
 fn is_space(b: u8) -> bool {
@@ -1437,7 +1457,11 @@ mod tests {
     fn container_fences(text: &str) -> Vec<(String, usize, String)> {
         let whole = scan_all(text);
         let bytewise = scan_bytewise(text);
-        assert_eq!(whole.fences(), bytewise.fences(), "split-invariant on {text:?}");
+        assert_eq!(
+            whole.fences(),
+            bytewise.fences(),
+            "split-invariant on {text:?}"
+        );
         whole
             .fences()
             .iter()

@@ -1045,7 +1045,6 @@ fn openclaw_chunker_inputs_render_alike() {
 
 /// OpenClaw's indented-fence case: a fence indented 2 spaces, cut at 160.
 #[test]
-#[ignore = "issue 16 (send edges): the engine trims the indentation of a fence opening line (2 spaces) at the reply's start, so its code lines render 2 spaces deeper"]
 fn openclaw_indented_fence_renders_alike() {
     let cases = vec![(format!("  ```js\n  {}\n  ```", "z".repeat(600)), 160)];
     assert_none("OpenClaw indented fence", openclaw_cases(&cases));

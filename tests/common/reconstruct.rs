@@ -655,6 +655,11 @@ fn walk_body(
     let code_indent = src.is_line_start(n - lead.min(n))
         && columns(&body[..lead]) >= 4
         && src.is_code_line(n - lead.min(n));
+    // A fence opening line keeps its indentation (its code lines are indented alike).
+    let fence_indent = src.is_line_start(n - lead.min(n))
+        && lead <= 3
+        && opener(body.split('\n').next().unwrap_or("")).is_some();
+    let code_indent = code_indent || fence_indent;
     // After the 4 synthetic spaces, spaces from the middle of the code line are code.
     if lead > n - cursor || !reopened && !continued && !code_indent && lead > 0 {
         return Err(format!("leading separator whitespace at {n}: {body:?}"));

@@ -656,9 +656,13 @@ fn walk_body(
         && columns(&body[..lead]) >= 4
         && src.is_code_line(n - lead.min(n));
     // A fence opening line keeps its indentation (its code lines are indented alike).
+    // So does a fence-like line indented 4 or more (in a list item, or a paragraph's
+    // continuation): shown bare it would open a fence the text does not have there.
+    let rest = &body[lead..];
     let fence_indent = src.is_line_start(n - lead.min(n))
-        && lead <= 3
-        && opener(body.split('\n').next().unwrap_or("")).is_some();
+        && ((lead <= 3 && opener(body.split('\n').next().unwrap_or("")).is_some())
+            || (columns(&body[..lead]) >= 4
+                && (rest.starts_with("```") || rest.starts_with("~~~"))));
     let code_indent = code_indent || fence_indent;
     // After the 4 synthetic spaces, spaces from the middle of the code line are code.
     if lead > n - cursor || !reopened && !continued && !code_indent && lead > 0 {

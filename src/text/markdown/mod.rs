@@ -64,6 +64,21 @@ pub(crate) fn is_indented_code_line(text: &str, line: usize) -> bool {
         return false;
     }
     let floor = end.saturating_sub(INDENTED_LOOK_BACK);
+    let own = {
+        let rest = &text.as_bytes()[end..];
+        let n = rest
+            .iter()
+            .take_while(|&&b| b == b' ' || b == b'\t')
+            .count();
+        columns(&rest[..n])
+    };
+    // A fence-like line keeps its indentation wherever it stands (a fence in a list item,
+    // or a paragraph's continuation): shown without it, it would open a fence at the top
+    // level that the text does not have there, and run on.
+    let rest = text[end..].trim_start_matches([' ', '\t']).as_bytes();
+    if own >= 4 && (rest.starts_with(b"```") || rest.starts_with(b"~~~")) {
+        return true;
+    }
     while end > 0 {
         if end < floor {
             return true;
@@ -81,7 +96,9 @@ pub(crate) fn is_indented_code_line(text: &str, line: usize) -> bool {
         let prev = prev.strip_suffix('\r').unwrap_or(prev);
         let indent = prev.len() - prev.trim_start_matches([' ', '\t']).len();
         if indent == prev.len() {
-            return true;
+            // After a blank line: code, unless a list item above holds the line as its
+            // content (indented less than 4 past the item's content column).
+            return !in_list_item(text, prev_start, floor, own);
         }
         if !is_code_indent(&prev[..indent]) {
             let rest = &prev[indent..];
@@ -90,6 +107,62 @@ pub(crate) fn is_indented_code_line(text: &str, line: usize) -> bool {
         end = prev_start;
     }
     true
+}
+
+/// Columns of an indentation (a tab to the next multiple of 4).
+fn columns(indent: &[u8]) -> usize {
+    indent
+        .iter()
+        .fold(0, |c, &b| if b == b'\t' { c + 4 - c % 4 } else { c + 1 })
+}
+
+/// Whether a line indented `own` columns, after the blank line starting at `blank`, is
+/// content of a list item above it: walking back over blank and indented lines (not past
+/// `floor`), the first line indented less than 4 columns starts a list item whose content
+/// column leaves the line fewer than 4 columns of its own.
+fn in_list_item(text: &str, blank: usize, floor: usize, own: usize) -> bool {
+    let bytes = text.as_bytes();
+    let mut end = blank;
+    while end > floor {
+        let prev_end = end - 1;
+        let start =
+            memchr::memrchr(b'\n', &bytes[floor..prev_end]).map_or(floor, |i| floor + i + 1);
+        let line = trim_cr(&bytes[start..prev_end]);
+        let n = line
+            .iter()
+            .take_while(|&&b| b == b' ' || b == b'\t')
+            .count();
+        let cols = columns(&line[..n]);
+        if n < line.len() && cols < 4 {
+            // A list item's first line: its content column.
+            let rest = &line[n..];
+            let digits = rest
+                .iter()
+                .take(10)
+                .take_while(|b| b.is_ascii_digit())
+                .count();
+            let marker = match rest.first() {
+                Some(b'-' | b'*' | b'+') => 1,
+                Some(b'0'..=b'9')
+                    if digits <= 9 && matches!(rest.get(digits), Some(b'.' | b')')) =>
+                {
+                    digits + 1
+                }
+                _ => return false,
+            };
+            let spaces = rest[marker..].iter().take_while(|&&b| b == b' ').count();
+            if spaces == 0 && marker < rest.len() {
+                return false;
+            }
+            let content = cols + marker + if (1..=4).contains(&spaces) { spaces } else { 1 };
+            return own < content + 4;
+        }
+        end = start;
+        if start == floor {
+            break;
+        }
+    }
+    false
 }
 
 /// A fence's opening marker: which character, how many, and how far indented.
@@ -1430,6 +1503,20 @@ mod tests {
         // A long run of indented lines is taken for code without walking it all.
         let long = format!("Para\n{}", "    x\n".repeat(1000));
         assert!(is_indented_code_line(&long, long.len() - 6));
+    }
+
+    #[test]
+    fn an_item_paragraph_after_its_code_is_no_indented_code() {
+        let text = "1. Install:\n\n    ```sh\n    run\n    ```\n\n    If it fails, retry.\n\n   - nested\n\n       deep para\n\nTop.\n\n    code\n";
+        let at = |line: &str| text.find(&format!("\n{line}")).unwrap() + 1;
+        // Under `1. ` (content column 3) a line at 4 spaces is the item's paragraph.
+        assert!(!is_indented_code_line(text, at("    If it fails")));
+        // Under `   - ` (content column 5) a line at 7 spaces is too.
+        assert!(!is_indented_code_line(text, at("       deep para")));
+        // The item's fence line keeps its indentation (shown bare it would run on).
+        assert!(is_indented_code_line(text, at("    ```sh")));
+        // After the list, 4 spaces after a blank line are code again.
+        assert!(is_indented_code_line(text, at("    code")));
     }
 
     fn scan_all(text: &str) -> MarkdownScanner {

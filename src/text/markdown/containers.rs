@@ -24,7 +24,7 @@
 pub(crate) const MAX_DEPTH: usize = 8;
 
 /// The longest container prefix (in bytes) a fence can carry; see [`ContainerPrefix`].
-pub(crate) const PREFIX_CAP: usize = 30;
+pub(crate) const PREFIX_CAP: usize = 22;
 
 /// The container prefix of a fence's opening line, as its synthetic closing and reopening
 /// lines show it: the bytes before the fence's own indentation, with every quote marker `>`
@@ -100,12 +100,12 @@ pub(crate) struct LineContent {
     /// The byte where the content starts (past the container prefixes).
     pub(crate) at: usize,
     /// Columns of indentation already passed at `at` that belong to the content (a tab
-    /// taken whole by a container that needed only part of it).
-    pub(crate) carry: usize,
+    /// taken whole by a container that needed only part of it; less than 4).
+    pub(crate) carry: u8,
     /// The column of `at` (tabs to the next multiple of 4), for counting the rest.
-    pub(crate) col: usize,
-    /// How many containers the content lies in.
-    pub(crate) depth: usize,
+    pub(crate) col: u32,
+    /// How many containers the content lies in (at most [`MAX_DEPTH`]).
+    pub(crate) depth: u8,
     /// The line opened a container (a list item or a quote starts on it).
     pub(crate) opened: bool,
 }
@@ -327,9 +327,9 @@ impl Containers {
             None => Continues::NotYet,
             Some((n, cur)) if n == depth => Continues::Yes(LineContent {
                 at: cur.at,
-                carry: cur.carry,
-                col: cur.col,
-                depth,
+                carry: cur.carry as u8,
+                col: cur.col.min(u32::MAX as usize) as u32,
+                depth: depth as u8,
                 opened: false,
             }),
             Some(_) => Continues::No,
@@ -428,9 +428,9 @@ impl Containers {
         self.depth = depth as u8;
         Some(LineContent {
             at: cur.at,
-            carry: cur.carry,
-            col: cur.col,
-            depth,
+            carry: cur.carry as u8,
+            col: cur.col.min(u32::MAX as usize) as u32,
+            depth: depth as u8,
             opened,
         })
     }
@@ -488,7 +488,7 @@ mod tests {
         while line < bytes.len() {
             let r = c.read_line(bytes, line, true).expect("complete line");
             let end = memchr::memchr(b'\n', &bytes[line..]).map_or(bytes.len(), |i| line + i);
-            out.push((text[r.at..end].to_owned(), r.depth));
+            out.push((text[r.at..end].to_owned(), usize::from(r.depth)));
             line = end + 1;
         }
         out

@@ -978,10 +978,10 @@ impl MarkdownScanner {
             self.mode = LineMode::Text;
             return true;
         }
-        let columns = content.carry
+        let columns = usize::from(content.carry)
             + bytes[content.at..p].iter().fold(0, |c, &b| {
                 if b == b'\t' {
-                    c + 4 - (content.col + c) % 4
+                    c + 4 - (content.col as usize + c) % 4
                 } else {
                     c + 1
                 }
@@ -1307,7 +1307,7 @@ impl MarkdownScanner {
                 self.code_may_start = false;
             }
             LineMode::MaybeFence | LineMode::Start => {
-                let carry = self.content.map_or(0, |c| c.carry);
+                let carry = self.content.map_or(0, |c| usize::from(c.carry));
                 let prefix = &text.as_bytes()[self.line_start..content_at];
                 // A fence in list items alone (no quote) that reads as a fence at the top
                 // level too (3 spaces at most) keeps the top-level reading: a message that
@@ -1330,7 +1330,7 @@ impl MarkdownScanner {
                 };
                 let depth = match top {
                     Some(_) => 0,
-                    None => self.content.map_or(0, |c| c.depth) as u8,
+                    None => self.content.map_or(0, |c| c.depth),
                 };
                 if let Some(marker) = opener {
                     self.table_break(text.as_bytes(), end);

@@ -358,8 +358,8 @@ pub(crate) fn read(text: &str, line_ends: &[usize]) -> (Vec<Line>, Vec<Fence>) {
                 });
             }
             None => {
-                let b = blank(rest);
-                paragraph = !b && !(w + over < 4 && rest[next - i..].starts_with(b"#"));
+                let heading = w + over < 4 && rest[next - i..].starts_with(b"#");
+                paragraph = !blank(rest) && !heading;
                 out.push(Line {
                     start,
                     end,

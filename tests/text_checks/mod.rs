@@ -7,6 +7,8 @@ use proptest::prelude::*;
 use replystream::{Block, BlockChunker, BreakPreference, ChunkerConfig, LengthMetric};
 use unicode_segmentation::{GraphemeCursor, UnicodeSegmentation};
 
+// The tests' container reader, shared with `common` (a test may load both).
+#[allow(clippy::duplicate_mod)]
 #[path = "../common/containers.rs"]
 mod containers;
 

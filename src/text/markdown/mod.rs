@@ -10,6 +10,13 @@
 //! marker run, so a cut right after it (before the spaces, tabs or `\r` that end the line) is
 //! outside the fence.
 //!
+//! Fences inside container blocks (list items, block quotes; see [`containers`]) are read
+//! relative to their container's content: under `- ` a fence at 4 spaces is a fence, after
+//! `> ` one is too, and a line that leaves the container ends the fence with it. Their
+//! synthetic closing and reopening lines repeat the container prefix
+//! ([`FenceMarker::prefix`]). A fence in list items alone at 3 spaces or less keeps the
+//! top-level reading (a message that lost the item shows it that way).
+//!
 //! Inline code spans are backtick runs closed by the next run of exactly the same length. As
 //! in CommonMark, a span never crosses a block boundary: a blank line, an ATX heading's end,
 //! the start of a list item, a block quote, a fence line or an indented code block. An

@@ -798,22 +798,19 @@ reply_tests!(
 reply_tests!(
     engine_reply_database_choice,
     splitter_reply_database_choice,
-    "database-choice-small-tables.md",
-    engine_ignored = "issue 16 (tables; list markers): a table continuation without its header; at 300, an ordered item after a cut inside the item before shows its number as text"
+    "database-choice-small-tables.md"
 );
 
 reply_tests!(
     engine_reply_family_newsletter,
     splitter_reply_family_newsletter,
-    "family-newsletter-emoji-zwj.md",
-    engine_ignored = "issue 16 (tables; emphasis): a table continuation without its header; at 300, a bold sentence cut without closing and reopening"
+    "family-newsletter-emoji-zwj.md"
 );
 
 reply_tests!(
     engine_reply_git_rebase,
     splitter_reply_git_rebase,
-    "git-rebase-explainer.md",
-    engine_ignored = "issue 16 (list-nested fences, defect 2): a message starting inside a list item's fence or paragraph (3/4+ spaces) shows code as text or text as indented code"
+    "git-rebase-explainer.md"
 );
 
 reply_tests!(
@@ -854,8 +851,7 @@ reply_tests!(
 reply_tests!(
     engine_reply_quotes,
     splitter_reply_quotes,
-    "quotes-with-lists-and-code.md",
-    engine_ignored = "issue 16 (quote-nested fences): a fence in a block quote is closed and reopened without the quote prefix; the rest of the message renders as code"
+    "quotes-with-lists-and-code.md"
 );
 
 reply_tests!(

@@ -190,7 +190,7 @@ pub use stage::dispatch::DispatchStats;
 pub use stage::prefix::{PrefixContext, render_prefix, short_model_name};
 pub use text::block::Block;
 pub use text::chunker::{BlockChunker, BreakPreference, ChunkerConfig};
-pub use text::markdown::FenceMarker;
+pub use text::markdown::{ContainerPrefix, FenceMarker};
 pub use text::metric::LengthMetric;
 pub use text::splitter::{PlatformSplitter, SplitConfig, SplitMode};
 pub use time::Time;

@@ -460,7 +460,8 @@ fn the_closing_line_of_a_fence_cut_plainly_is_sent_as_written() {
         sim.sent_texts(),
         [
             "Intro.",
-            "~~~~~rust\nx=1;",
+            // A fence opening line keeps its indentation at a send's start.
+            "  ~~~~~rust\nx=1;",
             "print(\"done\");",
             "~~~~~\n\nfox",
             "jumps."

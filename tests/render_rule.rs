@@ -820,22 +820,19 @@ reply_tests!(
 reply_tests!(
     engine_reply_database_choice,
     splitter_reply_database_choice,
-    "database-choice-small-tables.md",
-    engine_ignored = "issue 16 (tables; list markers): a table continuation without its header; at 300, an ordered item after a cut inside the item before shows its number as text"
+    "database-choice-small-tables.md"
 );
 
 reply_tests!(
     engine_reply_family_newsletter,
     splitter_reply_family_newsletter,
-    "family-newsletter-emoji-zwj.md",
-    engine_ignored = "issue 16 (tables; emphasis): a table continuation without its header; at 300, a bold sentence cut without closing and reopening"
+    "family-newsletter-emoji-zwj.md"
 );
 
 reply_tests!(
     engine_reply_git_rebase,
     splitter_reply_git_rebase,
-    "git-rebase-explainer.md",
-    engine_ignored = "issue 16 (list-nested fences, defect 2): a message starting inside a list item's fence or paragraph (3/4+ spaces) shows code as text or text as indented code"
+    "git-rebase-explainer.md"
 );
 
 reply_tests!(
@@ -876,8 +873,7 @@ reply_tests!(
 reply_tests!(
     engine_reply_quotes,
     splitter_reply_quotes,
-    "quotes-with-lists-and-code.md",
-    engine_ignored = "issue 16 (quote-nested fences): a fence in a block quote is closed and reopened without the quote prefix; the rest of the message renders as code"
+    "quotes-with-lists-and-code.md"
 );
 
 reply_tests!(
@@ -1065,7 +1061,6 @@ fn openclaw_chunker_inputs_render_alike() {
 
 /// OpenClaw's indented-fence case: a fence indented 2 spaces, cut at 160.
 #[test]
-#[ignore = "issue 16 (send edges): the engine trims the indentation of a fence opening line (2 spaces) at the reply's start, so its code lines render 2 spaces deeper"]
 fn openclaw_indented_fence_renders_alike() {
     let cases = vec![(format!("  ```js\n  {}\n  ```", "z".repeat(600)), 160)];
     assert_none("OpenClaw indented fence", openclaw_cases(&cases));

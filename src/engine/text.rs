@@ -11,6 +11,7 @@ use crate::stage::coalescer::{BlockMeta, CoalescedText, is_code_indent, reopened
 use crate::stage::directives::DirectiveEvent;
 use crate::stage::ledger::SourceSpan;
 use crate::text::block::Block;
+use crate::text::markdown::FenceMarker;
 use crate::text::markdown::is_indented_code_line;
 use crate::time::Time;
 
@@ -456,8 +457,15 @@ pub(super) fn without_separator_edges(
             is_code_indent(&out[indent_at..run])
                 && (piece.indent_reopened || code_line((at + indent_at).min(text.len())))
         };
+        // A fence opening line keeps its indentation (3 spaces at most): its code lines are
+        // indented alike, and the fence takes that much off each of them.
+        let fence_line = || {
+            let line = &out[indent_at..];
+            let end = line.find('\n').unwrap_or(line.len());
+            FenceMarker::parse_open(&line[..end]).is_some()
+        };
         let strip = match nl.is_some() || line_start {
-            true if code() => indent_at,
+            true if code() || fence_line() => indent_at,
             _ => run,
         };
         out.drain(..strip);

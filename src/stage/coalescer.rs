@@ -697,10 +697,18 @@ impl Piece {
         let nl = run.rfind('\n');
         let indent = &run[nl.map_or(0, |i| i + 1)..];
         let at_line_start = nl.is_some() || (self.line_start && from == 0);
+        // A fence opening line keeps its indentation (3 spaces at most): its code lines are
+        // indented alike, and the fence takes that much off each of them.
+        let indent_from = nl.map_or(0, |i| i + 1);
+        let fence_line = || {
+            let line = &text[indent_from..];
+            FenceMarker::parse_open(&line[..line.find('\n').unwrap_or(line.len())]).is_some()
+        };
         from + match nl {
             _ if indent_ok && at_line_start && self.code_line && is_code_indent(indent) => {
-                nl.map_or(0, |i| i + 1)
+                indent_from
             }
+            _ if indent_ok && at_line_start && !indent.is_empty() && fence_line() => indent_from,
             _ => run.len(),
         }
     }

@@ -1184,6 +1184,11 @@ impl BlockChunker {
         out: &mut Vec<Block>,
     ) {
         let mut text = String::with_capacity(end - self.start + 16);
+        if matches!(self.reopen, Some(ReopenKind::Fence { .. })) && !self.reopens_open_fence() {
+            // The fence a flush closed ended with its container right after it (the next
+            // line left its list item or quote): nothing reopens it.
+            self.clear_reopen();
+        }
         let reopen = self.current_reopen();
         build_piece(&self.buffer[self.start..end], reopen, close, &mut text);
         let delims = match next {
@@ -1255,6 +1260,14 @@ impl BlockChunker {
         if let Some(kind) = self.reopen {
             self.set_reopen(kind);
         }
+    }
+
+    /// Whether the fence that the block being built reopens is still open at its start: a
+    /// fence in a container ends, with no closing line, when a line leaves the container.
+    fn reopens_open_fence(&self) -> bool {
+        self.scanner
+            .fence_at(self.start)
+            .is_some_and(|f| f.depth == 0 || f.end.is_none_or(|e| e > self.start))
     }
 
     /// Saves a table's header and delimiter rows, `buffer[start..end]`, for repeating them.

@@ -265,6 +265,11 @@ pub(crate) fn candidate_at(text: &str, p: usize, complete: bool) -> Option<Candi
             // The next piece would start with a run that reads as a fence opening line.
             return None;
         }
+        if newlines == 0 && lone_list_marker_before(bytes, p) {
+            // The piece would end with a list item's marker alone, its text in the next
+            // (an empty item, then the text without its marker; `1.` is no sentence).
+            return None;
+        }
         let q = match memchr::memrchr(b'\n', run) {
             Some(i) => p + i + 1,
             None => r,
@@ -302,6 +307,32 @@ pub(crate) fn candidate_at(text: &str, p: usize, complete: bool) -> Option<Candi
         sep_end: p,
         classes: BreakClass::Sentence.bit(),
     })
+}
+
+/// Whether the line before `p` holds only a list item's marker (`-`, `*`, `+`, or 1 to 9
+/// digits and `.` or `)`), after any indentation and quote markers. Cost: a few bytes (it
+/// looks back at most 64).
+#[inline]
+fn lone_list_marker_before(bytes: &[u8], p: usize) -> bool {
+    let last = bytes[p - 1];
+    if !matches!(last, b'.' | b')' | b'-' | b'*' | b'+') {
+        return false;
+    }
+    let from = p.saturating_sub(64);
+    let line = memchr::memrchr(b'\n', &bytes[from..p]).map_or(from, |i| from + i + 1);
+    if line == from && from > 0 {
+        return false;
+    }
+    let head = &bytes[line..p - 1];
+    let prefix = head
+        .iter()
+        .take_while(|&&b| matches!(b, b' ' | b'\t' | b'>'))
+        .count();
+    let marker = &head[prefix..];
+    match last {
+        b'.' | b')' => (1..=9).contains(&marker.len()) && marker.iter().all(u8::is_ascii_digit),
+        _ => marker.is_empty(),
+    }
 }
 
 /// Whether `rest` starts with three backticks or tildes.
@@ -878,7 +909,7 @@ impl Reopen<'_> {
         match self {
             Reopen::Fence { marker, line } => {
                 match line {
-                    Some(l) => out.push_str(l),
+                    Some(l) => marker.push_open_line(l, out),
                     None => marker.push_close(out),
                 }
                 out.push('\n');
@@ -1452,7 +1483,7 @@ impl<'a> Planner<'a> {
     ) -> Option<Planned> {
         let text = self.text;
         let bytes = text.as_bytes();
-        let marker_end = fence.start + fence.marker.indent + fence.marker.len;
+        let marker_end = fence.start + fence.marker.marker_end();
         let mut line_end = fence.open_end.min(text.len());
         if line_end > fence.start && bytes[line_end - 1] == b'\r' {
             line_end -= 1;

@@ -157,7 +157,7 @@ impl PlatformSplitter {
         match self.limits().repair(marker, open_line) {
             Some(Reopen::Fence {
                 line: Some(line), ..
-            }) => out.push_str(line),
+            }) => marker.push_open_line(line, out),
             Some(_) => marker.push_close(out),
             None => return false,
         }

@@ -1,6 +1,7 @@
 //! Test helpers: the library's virtual-clock host plus small config shortcuts.
 #![allow(dead_code, unused_imports)]
 
+pub(crate) mod containers;
 pub(crate) mod defects;
 pub(crate) mod reconstruct;
 pub(crate) mod render_judge;

@@ -42,6 +42,9 @@ pub(crate) struct Marker {
     ch: u8,
     len: usize,
     indent: usize,
+    /// Bytes of container prefix (list item columns, quote markers) before the fence's
+    /// own indentation: its synthetic lines repeat it.
+    prefix: usize,
 }
 
 fn strip_cr(line: &str) -> &str {
@@ -64,7 +67,12 @@ pub(crate) fn opener(line: &str) -> Option<Marker> {
     if len < 3 || (ch == b'`' && line[indent + len..].contains(&b'`')) {
         return None;
     }
-    Some(Marker { ch, len, indent })
+    Some(Marker {
+        ch,
+        len,
+        indent,
+        prefix: 0,
+    })
 }
 
 /// Whether `line` closes a fence opened by `m`: at most 3 spaces, the same character at least
@@ -107,7 +115,8 @@ pub(crate) fn open_fence_at_end(text: &str) -> Option<Marker> {
 
 /// Fences balanced: every fence opened in `text` is closed in it.
 pub(crate) fn balanced(text: &str) -> bool {
-    open_fence_at_end(text).is_none()
+    // Read in containers: a fence in a list item or quote closes with it.
+    super::containers::open_at_end(text).is_none()
 }
 
 /// A fenced code block of a source text, in byte offsets.
@@ -121,10 +130,34 @@ struct Fence {
     /// forced flush ended the line.
     content_start: usize,
     marker: Marker,
-    /// Start of the closing line, if any.
+    /// Start of the closing line, if any (for a fence that a line leaving its containers
+    /// ended, where its last line ends).
     close_start: Option<usize>,
-    /// End of the closing line's marker run (before any trailing spaces and `\n`).
+    /// End of the closing line's marker run (before any trailing spaces and `\n`), or the
+    /// end of its last line when a line leaving its containers ended it.
     close_end: Option<usize>,
+    /// A line leaving its containers ended it (no closing line).
+    by_container: bool,
+}
+
+impl Fence {
+    /// The container prefix its synthetic lines show: the opening line's, quote markers
+    /// (and tabs) kept, list markers and digits as spaces.
+    fn prefix(&self, text: &str) -> String {
+        text[self.open_start..self.open_start + self.marker.prefix]
+            .chars()
+            .map(|c| if c == '>' || c == '\t' { c } else { ' ' })
+            .collect()
+    }
+
+    /// Its synthetic closing line (and bare reopening marker).
+    fn close_line(&self, text: &str) -> String {
+        let m = self.marker;
+        let mut out = self.prefix(text);
+        out.push_str(&" ".repeat(m.indent));
+        out.extend(std::iter::repeat_n(m.ch as char, m.len));
+        out
+    }
 }
 
 /// The lines of `text` as (start, end) byte ranges: split at each `\n` and at each of
@@ -147,33 +180,38 @@ fn lines(text: &str, line_ends: &[usize]) -> Vec<(usize, usize, usize)> {
 }
 
 fn fences(text: &str, line_ends: &[usize]) -> Vec<Fence> {
-    let mut out: Vec<Fence> = Vec::new();
-    let mut open: Option<Fence> = None;
-    for (at, end, next) in lines(text, line_ends) {
-        let line = &text[at..end];
-        match open {
-            Some(mut f) if closes(f.marker, line) => {
-                let trimmed = strip_cr(line).trim_end_matches([' ', '\t']);
-                f.close_start = Some(at);
-                f.close_end = Some(at + trimmed.len());
-                out.push(f);
-                open = None;
+    // Read in their containers (list items, quotes) by the tests' own reader.
+    let (lines, found) = super::containers::read(text, line_ends);
+    found
+        .into_iter()
+        .map(|f| {
+            // Where the code starts: after the opening line's `\n`, or right at its end
+            // where a forced flush ended the line.
+            let content_start = lines
+                .iter()
+                .find(|l| l.start > f.open_start)
+                .map_or(text.len(), |l| l.start);
+            let (close_start, close_end) = match (f.by_container, f.close_start) {
+                (true, _) => (f.end, f.end),
+                (false, Some(c)) => (Some(c), f.end),
+                (false, None) => (None, None),
+            };
+            Fence {
+                open_start: f.open_start,
+                open_end: f.open_end,
+                content_start,
+                marker: Marker {
+                    ch: f.marker.ch,
+                    len: f.marker.len,
+                    indent: f.marker.indent,
+                    prefix: f.open_content - f.open_start,
+                },
+                close_start,
+                close_end,
+                by_container: f.by_container,
             }
-            Some(_) => {}
-            None => {
-                open = opener(line).map(|marker| Fence {
-                    open_start: at,
-                    open_end: end,
-                    content_start: next,
-                    marker,
-                    close_start: None,
-                    close_end: None,
-                })
-            }
-        }
-    }
-    out.extend(open);
-    out
+        })
+        .collect()
 }
 
 /// One assistant message's cleaned text, as the test knows it.
@@ -211,18 +249,43 @@ impl Source {
     /// The fence whose code `p` lies in (after its opening line, up to the start of its
     /// closing line): a send starting there must reopen it.
     fn inside(&self, p: usize) -> Option<&Fence> {
-        self.fences
-            .iter()
-            .find(|f| p >= f.content_start && f.close_start.is_none_or(|c| p <= c))
+        self.fences.iter().find(|f| {
+            // A fence its container's end closed is over where that end is.
+            let before_end = |c: usize| if f.by_container { p < c } else { p <= c };
+            p >= f.content_start && f.close_start.is_none_or(before_end)
+        })
     }
 
     /// The fence still open at `b` for a span ending there (its opening marker within the
     /// span or reopened, its closing marker not yet complete): the send must close it.
     fn open_at(&self, b: usize) -> Option<&Fence> {
         self.fences.iter().find(|f| {
-            let marker_end = f.open_start + f.marker.indent + f.marker.len;
+            let marker_end = f.open_start + f.marker.prefix + f.marker.indent + f.marker.len;
             marker_end <= b && f.close_end.is_none_or(|c| b < c)
         })
+    }
+
+    /// Whether a fence in containers ends in `range` (or in the whitespace at its edges)
+    /// because a line leaves its container (CommonMark closes it there with no closing
+    /// line). A send holding that end but not the container's start reads the fence on at
+    /// the top level, and one ending there leaves it open: a known limit (no synthetic line
+    /// can stand in the middle of a send), accepted by the balance check.
+    pub(crate) fn container_ends_fence_in(&self, range: std::ops::Range<usize>) -> bool {
+        let ws = |r: std::ops::Range<usize>| self.text[r].bytes().all(is_sep);
+        self.fences.iter().any(|f| {
+            f.by_container
+                && f.close_end.is_some_and(|e| {
+                    (e >= range.start || ws(e..range.start)) && (e <= range.end || ws(range.end..e))
+                })
+        })
+    }
+
+    /// The fence in containers that a line leaving them ended right at `b`: a send ending
+    /// there (at a flush, before that line came) may have closed it.
+    fn container_ended_at(&self, b: usize) -> Option<&Fence> {
+        self.fences
+            .iter()
+            .find(|f| f.by_container && f.close_end == Some(b))
     }
 
     /// The markers of the fences of the text.
@@ -234,7 +297,7 @@ impl Source {
     fn opening_line_around(&self, p: usize) -> Option<&Fence> {
         self.fences
             .iter()
-            .find(|f| p > f.open_start + f.marker.indent && p < f.open_end)
+            .find(|f| p > f.open_start + f.marker.prefix + f.marker.indent && p < f.open_end)
     }
 
     /// Whether `p` lies in a fence, its opening and closing lines included.
@@ -339,11 +402,12 @@ pub(crate) fn unrepairable(m: Marker, metric: LengthMetric, limit: usize) -> boo
         LengthMetric::Utf16 => 2,
         _ => 1,
     };
-    2 * (m.indent + m.len + 1) + widest_char > limit
+    2 * (m.prefix + m.indent + m.len + 1) + widest_char > limit
 }
 
 /// Checks what every send must satisfy on its own: not empty, within the limit and the line
-/// cap, fences balanced, no separator whitespace at either end.
+/// cap, no separator whitespace at either end (fences balanced is checked with the send's
+/// span, see [`Source::container_ends_fence_in`]).
 pub(crate) fn check_shape(text: &str, rule: &Rule) -> Result<(), String> {
     if text.bytes().all(is_sep) {
         return Err(format!("empty send {text:?}"));
@@ -357,9 +421,6 @@ pub(crate) fn check_shape(text: &str, rule: &Rule) -> Result<(), String> {
         if lines > cap {
             return Err(format!("{lines} lines > cap {cap}: {text:?}"));
         }
-    }
-    if rule.all_fences_repairable && !balanced(text) {
-        return Err(format!("unbalanced fences: {text:?}"));
     }
     if text.ends_with(|c: char| c.is_ascii() && is_sep(c as u8)) {
         return Err(format!("ends with separator whitespace: {text:?}"));
@@ -383,8 +444,15 @@ fn reopens(f: &Fence, source: &str, text: &str) -> bool {
             .trim_end_matches([' ', '\t'])
             .to_owned()
     };
-    let original = line(&source[f.open_start..f.open_end]);
-    line(first) == original || (bare_marker_line(first) && closes(f.marker, first))
+    // The opening line with its container prefix shown as the synthetic lines show it.
+    let prefix = f.prefix(source);
+    let shown = format!(
+        "{prefix}{}",
+        &source[f.open_start + prefix.len()..f.open_end]
+    );
+    line(first) == line(&shown)
+        || (bare_marker_line(first) && closes(f.marker, first))
+        || strip_cr(first).trim_end_matches([' ', '\t']) == f.close_line(source)
 }
 
 /// Matches one send's text against `src` from `cursor` on (separator whitespace before it is
@@ -442,11 +510,14 @@ fn match_send_exact(
         .filter(|f| !unrepairable(f.marker, rule.metric, rule.limit))
     {
         let m = f.marker;
-        // Its indentation (up to 3 spaces) does not change a fence line.
+        // Its indentation (up to 3 spaces) does not change a fence line; a container
+        // prefix is repeated first.
+        let prefix = f.prefix(&src.text);
         let mut marker: String = std::iter::repeat_n(m.ch as char, m.len).collect();
         if src.text.as_bytes()[n] == m.ch {
             marker.push(' ');
         }
+        let text = text.strip_prefix(prefix.as_str()).unwrap_or(text);
         let unindented = text.trim_start_matches(' ');
         let indented = text.len() - unindented.len() <= 3;
         let Some(body) = unindented
@@ -524,10 +595,10 @@ fn match_rest(
     // A synthetic close at the end: the last line is a bare marker that the source does
     // not have right there.
     if let Some((head, last)) = body.rsplit_once('\n')
-        && bare_marker_line(last)
         && let Ok((a, b)) = walk_body(src, cursor, n, head, inside, rule)
-        && let Some(f) = src.open_at(b)
-        && closes(f.marker, last)
+        && let Some(f) = src.open_at(b).or_else(|| src.container_ended_at(b))
+        && ((f.marker.prefix == 0 && bare_marker_line(last) && closes(f.marker, last))
+            || strip_cr(last) == f.close_line(&src.text))
     {
         // The source's own closing line right there (as the fence reading split it: a
         // forced flush may have ended it), not a synthetic one.
@@ -584,6 +655,15 @@ fn walk_body(
     let code_indent = src.is_line_start(n - lead.min(n))
         && columns(&body[..lead]) >= 4
         && src.is_code_line(n - lead.min(n));
+    // A fence opening line keeps its indentation (its code lines are indented alike).
+    // So does a fence-like line indented 4 or more (in a list item, or a paragraph's
+    // continuation): shown bare it would open a fence the text does not have there.
+    let rest = &body[lead..];
+    let fence_indent = src.is_line_start(n - lead.min(n))
+        && ((lead <= 3 && opener(body.split('\n').next().unwrap_or("")).is_some())
+            || (columns(&body[..lead]) >= 4
+                && (rest.starts_with("```") || rest.starts_with("~~~"))));
+    let code_indent = code_indent || fence_indent;
     // After the 4 synthetic spaces, spaces from the middle of the code line are code.
     if lead > n - cursor || !reopened && !continued && !code_indent && lead > 0 {
         return Err(format!("leading separator whitespace at {n}: {body:?}"));
@@ -733,6 +813,12 @@ pub(crate) fn check_answer(
             other => return Err(format!("unexpected send kind {other:?}")),
         };
         let src = &sources[span.message];
+        if rule.all_fences_repairable
+            && !balanced(text)
+            && !src.container_ends_fence_in(span.start..span.end)
+        {
+            return Err(format!("send {:?}: unbalanced fences: {text:?}", send.id));
+        }
         if rule.graphemes
             && (!src.graphemes.contains(&span.start) || !src.graphemes.contains(&span.end))
         {

@@ -65,6 +65,7 @@ const NO_FENCE: FenceMarker = FenceMarker {
     ch: b'`',
     len: 0,
     indent: 0,
+    prefix: crate::text::markdown::ContainerPrefix::NONE,
 };
 
 /// The renderer's settings.

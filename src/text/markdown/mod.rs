@@ -10,6 +10,13 @@
 //! marker run, so a cut right after it (before the spaces, tabs or `\r` that end the line) is
 //! outside the fence.
 //!
+//! Fences inside container blocks (list items, block quotes; see [`containers`]) are read
+//! relative to their container's content: under `- ` a fence at 4 spaces is a fence, after
+//! `> ` one is too, and a line that leaves the container ends the fence with it. Their
+//! synthetic closing and reopening lines repeat the container prefix
+//! ([`FenceMarker::prefix`]). A fence in list items alone at 3 spaces or less keeps the
+//! top-level reading (a message that lost the item shows it that way).
+//!
 //! Inline code spans are backtick runs closed by the next run of exactly the same length. As
 //! in CommonMark, a span never crosses a block boundary: a blank line, an ATX heading's end,
 //! the start of a list item, a block quote, a fence line or an indented code block. An
@@ -26,8 +33,11 @@
 //! (never reallocated once warm), and [`MarkdownScanner::drain`] drops what a consumer has cut
 //! off the front of its buffer.
 
+mod containers;
 mod tables;
 
+pub use containers::ContainerPrefix;
+use containers::{Containers, Continues, LineContent};
 use memchr::{memchr, memchr3_iter};
 pub(crate) use tables::TableSpan;
 use tables::{TableLine, TableState};
@@ -61,6 +71,21 @@ pub(crate) fn is_indented_code_line(text: &str, line: usize) -> bool {
         return false;
     }
     let floor = end.saturating_sub(INDENTED_LOOK_BACK);
+    let own = {
+        let rest = &text.as_bytes()[end..];
+        let n = rest
+            .iter()
+            .take_while(|&&b| b == b' ' || b == b'\t')
+            .count();
+        columns(&rest[..n])
+    };
+    // A fence-like line keeps its indentation wherever it stands (a fence in a list item,
+    // or a paragraph's continuation): shown without it, it would open a fence at the top
+    // level that the text does not have there, and run on.
+    let rest = text[end..].trim_start_matches([' ', '\t']).as_bytes();
+    if own >= 4 && (rest.starts_with(b"```") || rest.starts_with(b"~~~")) {
+        return true;
+    }
     while end > 0 {
         if end < floor {
             return true;
@@ -78,7 +103,9 @@ pub(crate) fn is_indented_code_line(text: &str, line: usize) -> bool {
         let prev = prev.strip_suffix('\r').unwrap_or(prev);
         let indent = prev.len() - prev.trim_start_matches([' ', '\t']).len();
         if indent == prev.len() {
-            return true;
+            // After a blank line: code, unless a list item above holds the line as its
+            // content (indented less than 4 past the item's content column).
+            return !in_list_item(text, prev_start, floor, own);
         }
         if !is_code_indent(&prev[..indent]) {
             let rest = &prev[indent..];
@@ -89,6 +116,62 @@ pub(crate) fn is_indented_code_line(text: &str, line: usize) -> bool {
     true
 }
 
+/// Columns of an indentation (a tab to the next multiple of 4).
+fn columns(indent: &[u8]) -> usize {
+    indent
+        .iter()
+        .fold(0, |c, &b| if b == b'\t' { c + 4 - c % 4 } else { c + 1 })
+}
+
+/// Whether a line indented `own` columns, after the blank line starting at `blank`, is
+/// content of a list item above it: walking back over blank and indented lines (not past
+/// `floor`), the first line indented less than 4 columns starts a list item whose content
+/// column leaves the line fewer than 4 columns of its own.
+fn in_list_item(text: &str, blank: usize, floor: usize, own: usize) -> bool {
+    let bytes = text.as_bytes();
+    let mut end = blank;
+    while end > floor {
+        let prev_end = end - 1;
+        let start =
+            memchr::memrchr(b'\n', &bytes[floor..prev_end]).map_or(floor, |i| floor + i + 1);
+        let line = trim_cr(&bytes[start..prev_end]);
+        let n = line
+            .iter()
+            .take_while(|&&b| b == b' ' || b == b'\t')
+            .count();
+        let cols = columns(&line[..n]);
+        if n < line.len() && cols < 4 {
+            // A list item's first line: its content column.
+            let rest = &line[n..];
+            let digits = rest
+                .iter()
+                .take(10)
+                .take_while(|b| b.is_ascii_digit())
+                .count();
+            let marker = match rest.first() {
+                Some(b'-' | b'*' | b'+') => 1,
+                Some(b'0'..=b'9')
+                    if digits <= 9 && matches!(rest.get(digits), Some(b'.' | b')')) =>
+                {
+                    digits + 1
+                }
+                _ => return false,
+            };
+            let spaces = rest[marker..].iter().take_while(|&&b| b == b' ').count();
+            if spaces == 0 && marker < rest.len() {
+                return false;
+            }
+            let content = cols + marker + if (1..=4).contains(&spaces) { spaces } else { 1 };
+            return own < content + 4;
+        }
+        end = start;
+        if start == floor {
+            break;
+        }
+    }
+    false
+}
+
 /// A fence's opening marker: which character, how many, and how far indented.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct FenceMarker {
@@ -96,8 +179,12 @@ pub struct FenceMarker {
     pub ch: u8,
     /// The number of marker characters (3 or more).
     pub len: usize,
-    /// Spaces before the marker (0 to 3).
+    /// Spaces before the marker (0 to 3), after the container prefix.
     pub indent: usize,
+    /// The container prefix (list item content columns, quote markers) before the fence's
+    /// own indentation: its synthetic closing and reopening lines repeat it, so that they
+    /// close and open the fence inside the same containers. Empty outside containers.
+    pub prefix: ContainerPrefix,
 }
 
 impl FenceMarker {
@@ -120,7 +207,12 @@ impl FenceMarker {
         if ch == b'`' && memchr(b'`', &rest[len..]).is_some() {
             return None;
         }
-        Some(FenceMarker { ch, len, indent })
+        Some(FenceMarker {
+            ch,
+            len,
+            indent,
+            prefix: ContainerPrefix::NONE,
+        })
     }
 
     /// Whether `line` (without its `\n`) closes a fence opened with this marker.
@@ -135,8 +227,10 @@ impl FenceMarker {
         len >= self.len && rest[len..].iter().all(|&b| b == b' ' || b == b'\t')
     }
 
-    /// Appends the synthetic closing line for this fence (indent + marker, no newline).
+    /// Appends the synthetic closing line for this fence (container prefix, indent,
+    /// marker; no newline).
     pub fn push_close(&self, out: &mut String) {
+        out.push_str(self.prefix.as_str());
         for _ in 0..self.indent {
             out.push(' ');
         }
@@ -148,7 +242,27 @@ impl FenceMarker {
     /// The length of the synthetic closing line in any metric: it is ASCII, so bytes,
     /// chars, UTF-16 units and graphemes agree.
     pub fn close_len(&self) -> usize {
-        self.indent + self.len
+        self.prefix.len() + self.indent + self.len
+    }
+
+    /// Bytes from the start of the opening line to the end of its marker run.
+    pub fn marker_end(&self) -> usize {
+        self.close_len()
+    }
+
+    /// Appends the synthetic line that reopens this fence, from its original opening line
+    /// `line` (without its `\n`): the line with its container prefix shown as
+    /// [`ContainerPrefix`] shows it (list markers as spaces), so that it opens a fence at
+    /// the same depth without showing a list marker again. Same length as `line`.
+    pub fn push_open_line(&self, line: &str, out: &mut String) {
+        let n = self.prefix.len();
+        match line.get(n..) {
+            Some(rest) if n > 0 => {
+                out.push_str(self.prefix.as_str());
+                out.push_str(rest);
+            }
+            _ => out.push_str(line),
+        }
     }
 }
 
@@ -171,6 +285,8 @@ pub(crate) struct FenceSpan {
     pub marker: FenceMarker,
     /// The opening line was drained: the fence began before the current text.
     pub continued: bool,
+    /// How many containers its lines must carry: a line that leaves one ends the fence.
+    pub depth: u8,
 }
 
 impl FenceSpan {
@@ -301,6 +417,14 @@ pub(crate) struct MarkdownScanner {
     reads_inline: bool,
     /// The reader of links, images, autolinks and URLs, fed the paragraph text.
     inline: InlineScanner,
+    /// The list items and block quotes open at the current line (see [`containers`]).
+    containers: Containers,
+    /// The current line's container prefixes, once read (reading them again would read
+    /// the containers it opens twice).
+    content: Option<LineContent>,
+    /// A paragraph is open: the last line was paragraph text (a line leaving its
+    /// containers may continue it lazily).
+    paragraph: bool,
 }
 
 impl Default for MarkdownScanner {
@@ -331,6 +455,9 @@ impl MarkdownScanner {
             tables: TableState::default(),
             reads_inline: true,
             inline: InlineScanner::new(),
+            containers: Containers::default(),
+            content: None,
+            paragraph: false,
         }
     }
 
@@ -365,6 +492,9 @@ impl MarkdownScanner {
         self.newly_safe = None;
         self.tables.reset();
         self.inline.reset();
+        self.containers.reset();
+        self.content = None;
+        self.paragraph = false;
     }
 
     /// Returns, and forgets, the lowest position `p` such that some cut at or after `p`
@@ -580,10 +710,17 @@ impl MarkdownScanner {
     /// closing line needs that byte; see [`FenceMarker::is_closed_by`]); else at the end of
     /// `text`. It is empty when the current line might close the fence. Scanning the stretch
     /// ends only lines that leave the fence open: no fence or code span opens or closes and
-    /// no cut turns safe. `None` when no fence is open. Cost: one memchr over the stretch
+    /// no cut turns safe. `None` when no fence is open, or the open fence is in containers.
+    /// Cost: one memchr over the stretch
     /// and a few bytes per line.
     pub(crate) fn fence_stretch(&self, text: &str) -> Option<usize> {
-        let marker = self.open_fence()?.marker.ch;
+        let open = self.open_fence()?;
+        if open.depth > 0 {
+            // Any line may leave the fence's containers: no stretch is known (the consumer
+            // reads it line by line, as outside fences).
+            return None;
+        }
+        let marker = open.marker.ch;
         let bytes = text.as_bytes();
         debug_assert!(self.pos <= bytes.len());
         let mut line = self.line_start;
@@ -630,7 +767,7 @@ impl MarkdownScanner {
         let bytes = text.as_bytes();
         let mut x = from;
         while x < to {
-            if is_space(bytes[x]) {
+            if is_space(bytes[x]) || is_quote_marker(bytes, x) {
                 x += 1;
                 continue;
             }
@@ -651,7 +788,7 @@ impl MarkdownScanner {
         let mut x = to;
         while x > from {
             let y = x - 1;
-            if is_space(bytes[y]) {
+            if is_space(bytes[y]) || is_quote_marker(bytes, y) {
                 x = y;
                 continue;
             }
@@ -681,7 +818,8 @@ impl MarkdownScanner {
                 // A line inside a fence may close it only while it holds nothing but spaces,
                 // then marker chars, then spaces and tabs.
                 let marker = self.open_fence().map_or(b'`', |f| f.marker.ch);
-                let line = &bytes[self.line_start..self.pos.min(bytes.len())];
+                let from = self.content.map_or(self.line_start, |c| c.at);
+                let line = &bytes[from.min(self.pos)..self.pos.min(bytes.len())];
                 let indent = line.iter().take_while(|&&b| b == b' ').count();
                 let run = line[indent..].iter().take_while(|&&b| b == marker).count();
                 indent < 4
@@ -775,27 +913,66 @@ impl MarkdownScanner {
         self.newly_safe = self.newly_safe.map(|p| p.saturating_sub(n));
         self.pos = self.pos.saturating_sub(n);
         self.line_start = self.line_start.saturating_sub(n);
+        if let Some(c) = &mut self.content {
+            c.at = c.at.saturating_sub(n);
+        }
         self.inline.drain(n);
     }
 
     /// Decides, from the start of a line, what kind of line it is. Returns false when the
     /// text ends before that can be told (the bytes are looked at again with more text).
     fn scan_line_start(&mut self, bytes: &[u8]) -> bool {
-        if self.in_fence() {
-            // Only a closing line matters in a fence; it is told at the line's end.
-            self.mode = LineMode::InFence;
-            return true;
+        if let Some(depth) = self.open_fence().map(|f| f.depth) {
+            // Only a closing line matters in a fence; it is told at the line's end. A line
+            // of a fence in containers must carry them: one that leaves one ends the fence.
+            if depth == 0 {
+                self.mode = LineMode::InFence;
+                return true;
+            }
+            match self
+                .containers
+                .continues(bytes, self.line_start, usize::from(depth))
+            {
+                Continues::NotYet => return false,
+                Continues::Yes(content) => {
+                    self.content = Some(content);
+                    self.mode = LineMode::InFence;
+                    return true;
+                }
+                Continues::No => self.end_fence_with_container(bytes),
+            }
         }
-        // The usual line: it starts with a letter, outside any code block. It is text.
+        // The usual line: it starts with a letter, outside any code block and container.
+        // It is text.
         if self.pos == self.line_start
+            && self.containers.depth() == 0
             && bytes.get(self.pos).is_some_and(u8::is_ascii_alphabetic)
             && !self.in_indented()
         {
             self.mode = LineMode::Text;
             return true;
         }
-        // The indentation, in columns (a tab goes to the next multiple of 4).
-        let mut p = self.pos;
+        // The containers the line carries, opens and leaves.
+        let content = match self.content {
+            Some(c) => c,
+            None => match self
+                .containers
+                .read_line(bytes, self.line_start, self.paragraph)
+            {
+                Some(c) => {
+                    self.content = Some(c);
+                    if c.opened {
+                        // The content of a new list item or quote starts a new block.
+                        self.code_may_start = true;
+                    }
+                    c
+                }
+                None => return false,
+            },
+        };
+        // The indentation, in columns (a tab goes to the next multiple of 4), from the
+        // content's start: fences and indented code are told relative to their container.
+        let mut p = self.pos.max(content.at);
         while p < bytes.len() && (bytes[p] == b' ' || bytes[p] == b'\t') {
             p += 1;
         }
@@ -808,9 +985,14 @@ impl MarkdownScanner {
             self.mode = LineMode::Text;
             return true;
         }
-        let columns = bytes[self.line_start..p]
-            .iter()
-            .fold(0, |c, &b| if b == b'\t' { c + 4 - c % 4 } else { c + 1 });
+        let columns = usize::from(content.carry)
+            + bytes[content.at..p].iter().fold(0, |c, &b| {
+                if b == b'\t' {
+                    c + 4 - (content.col as usize + c) % 4
+                } else {
+                    c + 1
+                }
+            });
         if columns >= 4 {
             if self.code_may_start || self.in_indented() {
                 if !self.in_indented() {
@@ -846,6 +1028,14 @@ impl MarkdownScanner {
             _ => match block_start(&bytes[p..]) {
                 None => return false,
                 Some(kind) => {
+                    // A line that opens a container, or carries a quote's `>`, starts a
+                    // block too (its markers were read as containers).
+                    let quoted =
+                        content.depth > 0 && bytes[self.line_start..content.at].contains(&b'>');
+                    let kind = match content.opened || quoted {
+                        true if kind == BlockStart::None => BlockStart::Other,
+                        _ => kind,
+                    };
                     if kind != BlockStart::None {
                         // An inline code span never crosses into another block.
                         self.drop_unclosed_code(bytes, self.line_start);
@@ -859,8 +1049,23 @@ impl MarkdownScanner {
         true
     }
 
-    fn in_fence(&self) -> bool {
-        self.open_fence().is_some()
+    /// The line at `line_start` leaves a container of the open fence: the fence ends with
+    /// its last line, before the line break (CommonMark closes it with its container).
+    fn end_fence_with_container(&mut self, bytes: &[u8]) {
+        let line_start = self.line_start;
+        let Some(f) = self.fences.last_mut() else {
+            return;
+        };
+        // A line that a flush ended has no `\n`: the fence ends where the next line starts.
+        let newline = line_start > 0 && bytes.get(line_start - 1) == Some(&b'\n');
+        let mut end = (line_start - usize::from(newline)).max(f.open_end);
+        if end > f.open_end && bytes.get(end - 1) == Some(&b'\r') {
+            end -= 1;
+        }
+        f.close_start = end;
+        f.end = Some(end);
+        self.code_may_start = true;
+        self.mark_newly_safe(end);
     }
 
     fn in_indented(&self) -> bool {
@@ -980,6 +1185,7 @@ impl MarkdownScanner {
             self.drop_unclosed_code(bytes, self.pos);
         }
         self.code_may_start = self.line_blank || self.heading;
+        self.paragraph = !self.line_blank && !self.heading;
         self.start_line(self.pos);
     }
 
@@ -1047,6 +1253,7 @@ impl MarkdownScanner {
             c.crossed_line = true;
         }
         self.line_start = at;
+        self.content = None;
         self.mode = LineMode::Start;
         self.line_blank = true;
         self.heading = false;
@@ -1079,18 +1286,24 @@ impl MarkdownScanner {
     /// The end of a line (at byte `end`, which is its `\n` or the end of the text).
     fn end_line(&mut self, text: &str, end: usize) {
         let line = &text[self.line_start..end];
+        // The line without its container prefixes (the whole line outside containers).
+        let content_at = self
+            .content
+            .map_or(self.line_start, |c| c.at.clamp(self.line_start, end));
+        let content_line = &text[content_at..end];
+        self.paragraph = false;
         match self.mode {
             LineMode::InFence => {
                 let open = self.fences.last_mut().expect("in fence");
-                if open.marker.is_closed_by(line) {
-                    let bytes = line.as_bytes();
+                if open.marker.is_closed_by(content_line) {
+                    let bytes = content_line.as_bytes();
                     let indent = bytes.iter().take_while(|&&b| b == b' ').count();
                     let run = bytes[indent..]
                         .iter()
                         .take_while(|&&b| b == open.marker.ch)
                         .count();
                     open.close_start = self.line_start;
-                    open.end = Some(self.line_start + indent + run);
+                    open.end = Some(content_at + indent + run);
                     self.code_may_start = true;
                 }
             }
@@ -1101,10 +1314,30 @@ impl MarkdownScanner {
                 self.code_may_start = false;
             }
             LineMode::MaybeFence | LineMode::Start => {
-                let opener = if self.mode == LineMode::MaybeFence {
-                    FenceMarker::parse_open(line)
-                } else {
-                    None
+                let carry = self.content.map_or(0, |c| usize::from(c.carry));
+                let prefix = &text.as_bytes()[self.line_start..content_at];
+                // A fence in list items alone (no quote) that reads as a fence at the top
+                // level too (3 spaces at most) keeps the top-level reading: a message that
+                // lost the items shows it that way, so both agree on where it ends.
+                let top = match prefix.contains(&b'>') {
+                    false => FenceMarker::parse_open(line),
+                    true => None,
+                };
+                let opener = match self.mode {
+                    LineMode::MaybeFence if top.is_some() => top,
+                    LineMode::MaybeFence => FenceMarker::parse_open(content_line)
+                        .filter(|m| m.indent + carry <= 3)
+                        .and_then(|m| {
+                            Some(FenceMarker {
+                                prefix: ContainerPrefix::blanked(prefix)?,
+                                ..m
+                            })
+                        }),
+                    _ => None,
+                };
+                let depth = match top {
+                    Some(_) => 0,
+                    None => self.content.map_or(0, |c| c.depth),
                 };
                 if let Some(marker) = opener {
                     self.table_break(text.as_bytes(), end);
@@ -1116,6 +1349,7 @@ impl MarkdownScanner {
                         end: None,
                         marker,
                         continued: false,
+                        depth,
                     });
                 } else if is_blank(line.as_bytes()) {
                     self.line_blank = true;
@@ -1136,6 +1370,7 @@ impl MarkdownScanner {
                     }
                     self.table_line_end(text.as_bytes(), end);
                     self.code_may_start = false;
+                    self.paragraph = !self.heading;
                     self.pos = resume;
                 }
             }
@@ -1148,6 +1383,7 @@ impl MarkdownScanner {
                     self.drop_unclosed_code(text.as_bytes(), end);
                 }
                 self.code_may_start = self.line_blank || self.heading;
+                self.paragraph = !self.line_blank && !self.heading;
             }
         }
         let next = if end < text.len() { end + 1 } else { end };
@@ -1220,6 +1456,26 @@ fn block_start(rest: &[u8]) -> Option<BlockStart> {
     Some(kind)
 }
 
+/// Whether byte `x` is a block quote's `>` in a line's prefix (only spaces, tabs and `>`
+/// before it on its line): markup, not content a piece may show alone. Looks back at most
+/// 64 bytes.
+#[inline]
+fn is_quote_marker(bytes: &[u8], x: usize) -> bool {
+    if bytes[x] != b'>' {
+        return false;
+    }
+    let from = x.saturating_sub(64);
+    let mut i = x;
+    while i > from {
+        match bytes[i - 1] {
+            b'\n' => return true,
+            b' ' | b'\t' | b'>' => i -= 1,
+            _ => return false,
+        }
+    }
+    i == 0
+}
+
 /// ASCII whitespace: space, tab, `\r`, `\n`.
 #[inline]
 fn is_space(b: u8) -> bool {
@@ -1256,6 +1512,20 @@ mod tests {
         assert!(is_indented_code_line(&long, long.len() - 6));
     }
 
+    #[test]
+    fn an_item_paragraph_after_its_code_is_no_indented_code() {
+        let text = "1. Install:\n\n    ```sh\n    run\n    ```\n\n    If it fails, retry.\n\n   - nested\n\n       deep para\n\nTop.\n\n    code\n";
+        let at = |line: &str| text.find(&format!("\n{line}")).unwrap() + 1;
+        // Under `1. ` (content column 3) a line at 4 spaces is the item's paragraph.
+        assert!(!is_indented_code_line(text, at("    If it fails")));
+        // Under `   - ` (content column 5) a line at 7 spaces is too.
+        assert!(!is_indented_code_line(text, at("       deep para")));
+        // The item's fence line keeps its indentation (shown bare it would run on).
+        assert!(is_indented_code_line(text, at("    ```sh")));
+        // After the list, 4 spaces after a blank line are code again.
+        assert!(is_indented_code_line(text, at("    code")));
+    }
+
     fn scan_all(text: &str) -> MarkdownScanner {
         let mut s = MarkdownScanner::new();
         s.finish(text);
@@ -1276,6 +1546,104 @@ mod tests {
         s
     }
 
+    /// The fences of `text`, read whole and byte by byte (the same either way), as
+    /// (opening line, closing marker end or text end, prefix shown).
+    fn container_fences(text: &str) -> Vec<(String, usize, String)> {
+        let whole = scan_all(text);
+        let bytewise = scan_bytewise(text);
+        assert_eq!(
+            whole.fences(),
+            bytewise.fences(),
+            "split-invariant on {text:?}"
+        );
+        whole
+            .fences()
+            .iter()
+            .map(|f| {
+                (
+                    text[f.start..f.open_end].to_owned(),
+                    f.end.unwrap_or(text.len()),
+                    f.marker.prefix.as_str().to_owned(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn fences_in_list_items_are_fences() {
+        let text = "- item\n    ```sh\n    echo\n    ```\n- next\n";
+        let f = container_fences(text);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].0, "    ```sh");
+        assert_eq!(f[0].1, text.find("    ```\n-").unwrap() + 7);
+        assert_eq!(f[0].2, "  ");
+        // Under `1. ` a fence may stand at 6 spaces; at 7 it is indented code.
+        let six = "1. step\n\n      ```\n      x\n      ```\n";
+        assert_eq!(container_fences(six).len(), 1);
+        let seven = "1. step\n\n       ```\n       x\n";
+        assert!(container_fences(seven).is_empty());
+        // Two levels deep, CRLF.
+        let deep = "1. a\r\n   - b\r\n\r\n     ```\r\n     x\r\n     ```\r\n";
+        let f = container_fences(deep);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].2, "     ");
+        assert!(deep[..f[0].1].ends_with("     ```"));
+    }
+
+    #[test]
+    fn fences_in_quotes_end_with_the_quote() {
+        let text = "> say\n> ```\n> code\nplain\n```\n";
+        let f = container_fences(text);
+        // The quote's fence ends where a line leaves the quote; the last ``` opens a new one.
+        assert_eq!(f.len(), 2);
+        assert_eq!(f[0].0, "> ```");
+        assert_eq!(f[0].1, text.find("\nplain").unwrap());
+        assert_eq!(f[0].2, "> ");
+        assert_eq!(f[1].2, "");
+        // A lazy paragraph line keeps the quote; the fence after it is still in the quote.
+        let lazy = "> para\nlazy\n> ```\n> x\n> ```\nafter";
+        let f = container_fences(lazy);
+        assert_eq!(f.len(), 1);
+        assert!(lazy[..f[0].1].ends_with("> ```"));
+    }
+
+    #[test]
+    fn a_shallow_fence_in_a_list_item_keeps_the_top_level_reading() {
+        // At 3 spaces or less (no quote) a fence reads the same at the top level, where a
+        // message that lost the item shows it: it ends at its closing line, not with the
+        // item.
+        let text = "- a\n  ```\n  code\nout\n```\n";
+        let f = container_fences(text);
+        assert_eq!(f.len(), 1);
+        assert_eq!(f[0].2, "");
+        assert_eq!(f[0].1, text.len() - 1);
+    }
+
+    #[test]
+    fn a_list_item_ending_inside_its_code_ends_the_fence() {
+        let text = "1. a\n    ```\n    code\nout\n";
+        let s = scan_all(text);
+        let f = s.fences()[0];
+        assert_eq!(f.end, Some(text.find("\nout").unwrap()));
+        // A cut between the code and `out` is outside the fence.
+        assert!(s.fence_at(text.find("out").unwrap()).is_none());
+        assert!(s.fence_at(text.find("code").unwrap() + 2).is_some());
+    }
+
+    #[test]
+    fn synthetic_fence_lines_carry_the_container_prefix() {
+        let text = "> 1. x\n>    ```rust\n>    a\n";
+        let s = scan_all(text);
+        let m = s.fences()[0].marker;
+        let mut close = String::new();
+        m.push_close(&mut close);
+        assert_eq!(close, ">    ```");
+        assert_eq!(m.close_len(), close.len());
+        let mut open = String::new();
+        m.push_open_line("> 1. ```rust", &mut open);
+        assert_eq!(open, ">    ```rust");
+    }
+
     #[test]
     fn parses_opening_lines() {
         assert_eq!(
@@ -1283,7 +1651,8 @@ mod tests {
             Some(FenceMarker {
                 ch: b'`',
                 len: 3,
-                indent: 0
+                indent: 0,
+                prefix: ContainerPrefix::NONE,
             })
         );
         assert_eq!(
@@ -1291,7 +1660,8 @@ mod tests {
             Some(FenceMarker {
                 ch: b'~',
                 len: 4,
-                indent: 3
+                indent: 3,
+                prefix: ContainerPrefix::NONE,
             })
         );
         assert_eq!(

@@ -1,0 +1,561 @@
+//! CommonMark container blocks: list items and block quotes, nested.
+//!
+//! A fence or an indented code block inside a container is recognised relative to the
+//! container's content, not to the line's start: under `- ` a fence may stand at up to 5
+//! spaces, under `1. ` at up to 6, after `> ` at up to 3 more. This reader follows the
+//! containers open at each line and says where the line's content starts.
+//!
+//! - A block quote goes on on a line that carries its `>` (after at most 3 spaces), or, as a
+//!   lazy continuation, on a paragraph line that carries no `>` while a paragraph is open in
+//!   it. A fence in a quote is no paragraph: a line without the `>` ends the quote, and the
+//!   fence with it.
+//! - A list item (`-`, `*`, `+`, or 1 to 9 digits and `.` or `)`, then 1 to 4 spaces or a
+//!   tab) has a content column: its marker's width plus the spaces after it (one when five or
+//!   more follow, or none; then the rest is indented code). It goes on on a blank line and
+//!   on a line indented at least that far; otherwise only as a lazy continuation.
+//!
+//! Limits that keep the reader small and allocation free: at most [`MAX_DEPTH`] containers
+//! are followed (deeper markers are read as text), and a fence's container prefix, which its
+//! synthetic closing and reopening lines repeat, holds at most [`PREFIX_CAP`] bytes (a fence
+//! under a longer prefix is read as text, as it was before containers were read). A tab in a
+//! container's indentation counts to the next multiple of 4 columns and is taken whole.
+
+/// The most containers followed at once.
+pub(crate) const MAX_DEPTH: usize = 8;
+
+/// The longest container prefix (in bytes) a fence can carry; see [`ContainerPrefix`].
+pub(crate) const PREFIX_CAP: usize = 22;
+
+/// The container prefix of a fence's opening line, as its synthetic closing and reopening
+/// lines show it: the bytes before the fence's own indentation, with every quote marker `>`
+/// and tab kept and every other byte (list markers, digits, spaces) shown as a space. Under
+/// `1. ` it is three spaces; in `> - ` it is `>   `. Empty for a fence outside containers.
+/// Its length equals the source prefix's in every metric (both are ASCII).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ContainerPrefix {
+    len: u8,
+    bytes: [u8; PREFIX_CAP],
+}
+
+impl Default for ContainerPrefix {
+    fn default() -> Self {
+        Self::NONE
+    }
+}
+
+impl ContainerPrefix {
+    /// No container.
+    pub const NONE: ContainerPrefix = ContainerPrefix {
+        len: 0,
+        bytes: [b' '; PREFIX_CAP],
+    };
+
+    /// The prefix shown for the source prefix `source` (ASCII: spaces, tabs, `>`, list
+    /// markers), or `None` when it is longer than [`PREFIX_CAP`].
+    pub(crate) fn blanked(source: &[u8]) -> Option<ContainerPrefix> {
+        if source.len() > PREFIX_CAP {
+            return None;
+        }
+        let mut p = ContainerPrefix::NONE;
+        for (i, &b) in source.iter().enumerate() {
+            p.bytes[i] = match b {
+                b'>' | b'\t' => b,
+                _ => b' ',
+            };
+        }
+        p.len = source.len() as u8;
+        Some(p)
+    }
+
+    /// The prefix's text.
+    pub fn as_str(&self) -> &str {
+        // Only ASCII bytes are ever stored.
+        std::str::from_utf8(&self.bytes[..usize::from(self.len)]).unwrap_or("")
+    }
+
+    /// Its length in bytes (and in every metric: it is ASCII).
+    pub fn len(&self) -> usize {
+        usize::from(self.len)
+    }
+
+    /// Whether the fence stands outside any container.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+/// One open container.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Container {
+    /// A block quote: its lines carry `>`.
+    Quote,
+    /// A list item whose content starts `width` columns right of where the item's marker
+    /// line content (its own indentation included) starts.
+    Item { width: u8 },
+}
+
+/// Where a line's content starts, once its container prefixes are read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct LineContent {
+    /// The byte where the content starts (past the container prefixes).
+    pub(crate) at: usize,
+    /// Columns of indentation already passed at `at` that belong to the content (a tab
+    /// taken whole by a container that needed only part of it; less than 4).
+    pub(crate) carry: u8,
+    /// The column of `at` (tabs to the next multiple of 4), for counting the rest.
+    pub(crate) col: u32,
+    /// How many containers the content lies in (at most [`MAX_DEPTH`]).
+    pub(crate) depth: u8,
+    /// The line opened a container (a list item or a quote starts on it).
+    pub(crate) opened: bool,
+}
+
+/// How a line goes on with the containers of a fence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Continues {
+    /// It carries them all: its content starts there.
+    Yes(LineContent),
+    /// It leaves one of them: the fence ends before the line.
+    No,
+    /// The text ends before that can be told.
+    NotYet,
+}
+
+/// The containers open at the current line (see the module docs).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Containers {
+    stack: [Container; MAX_DEPTH],
+    depth: u8,
+}
+
+impl Default for Containers {
+    fn default() -> Self {
+        Containers {
+            stack: [Container::Quote; MAX_DEPTH],
+            depth: 0,
+        }
+    }
+}
+
+/// A cursor over one line: byte position and column.
+#[derive(Clone, Copy, Debug)]
+struct Cursor {
+    at: usize,
+    col: usize,
+    carry: usize,
+}
+
+/// What `bytes[at]` is: `None` past the end of the text (more may come).
+#[inline]
+fn byte(bytes: &[u8], at: usize) -> Option<u8> {
+    bytes.get(at).copied()
+}
+
+/// Whether `b` ends a line.
+#[inline]
+fn is_eol(b: u8) -> bool {
+    b == b'\n' || b == b'\r'
+}
+
+/// The width of whitespace byte `b` at column `col`.
+#[inline]
+fn width(b: u8, col: usize) -> usize {
+    if b == b'\t' { 4 - col % 4 } else { 1 }
+}
+
+impl Cursor {
+    /// Spaces and tabs from here: (columns, the byte after them). `None` when the text ends
+    /// inside them.
+    fn indent(&self, bytes: &[u8]) -> Option<(usize, usize)> {
+        let mut at = self.at;
+        let mut col = self.col;
+        loop {
+            match byte(bytes, at)? {
+                b @ (b' ' | b'\t') => {
+                    col += width(b, col);
+                    at += 1;
+                }
+                _ => return Some((self.carry + col - self.col, at)),
+            }
+        }
+    }
+
+    /// Takes `cols` columns of indentation (a tab whole, its excess carried).
+    fn take(&mut self, bytes: &[u8], cols: usize) {
+        let mut need = cols;
+        if self.carry > 0 {
+            let used = self.carry.min(need);
+            self.carry -= used;
+            need -= used;
+        }
+        while need > 0 {
+            let b = bytes[self.at];
+            let w = width(b, self.col);
+            self.col += w;
+            self.at += 1;
+            if w > need {
+                self.carry = w - need;
+                need = 0;
+            } else {
+                need -= w;
+            }
+        }
+    }
+}
+
+/// Whether the rest of the line at `at` is blank; `None` when the text ends first.
+fn blank_rest(bytes: &[u8], at: usize) -> Option<bool> {
+    let mut i = at;
+    loop {
+        match byte(bytes, i)? {
+            b' ' | b'\t' => i += 1,
+            b => return Some(is_eol(b)),
+        }
+    }
+}
+
+/// A list marker at `at` (indentation already passed): (marker bytes, ordered number is 1,
+/// the item is empty so far). `Some(None)` when there is none, `None` when the text ends
+/// before that can be told.
+#[allow(clippy::type_complexity)]
+fn list_marker(bytes: &[u8], at: usize) -> Option<Option<(usize, bool)>> {
+    let first = byte(bytes, at)?;
+    let len = match first {
+        b'-' | b'*' | b'+' => 1,
+        b'0'..=b'9' => {
+            let mut n = 0;
+            while n < 10 && byte(bytes, at + n)?.is_ascii_digit() {
+                n += 1;
+            }
+            if n > 9 || !matches!(byte(bytes, at + n)?, b'.' | b')') {
+                return Some(None);
+            }
+            n + 1
+        }
+        _ => return Some(None),
+    };
+    let after = byte(bytes, at + len)?;
+    if !(after == b' ' || after == b'\t' || is_eol(after)) {
+        return Some(None);
+    }
+    let one = len == 1 || (len == 2 && first == b'1');
+    Some(Some((len, one)))
+}
+
+/// Whether the line at `at` is a thematic break (`***`, `- - -`, `___`); `None` when the
+/// text ends before that can be told.
+fn thematic_break(bytes: &[u8], at: usize) -> Option<bool> {
+    let c = byte(bytes, at)?;
+    if !matches!(c, b'-' | b'*' | b'_') {
+        return Some(false);
+    }
+    let mut n = 0;
+    let mut i = at;
+    loop {
+        match byte(bytes, i)? {
+            b if b == c => n += 1,
+            b' ' | b'\t' => {}
+            b if is_eol(b) => return Some(n >= 3),
+            _ => return Some(false),
+        }
+        i += 1;
+    }
+}
+
+impl Containers {
+    /// Forgets every container.
+    pub(crate) fn reset(&mut self) {
+        self.depth = 0;
+    }
+
+    /// How many containers are open.
+    #[inline]
+    pub(crate) fn depth(&self) -> usize {
+        usize::from(self.depth)
+    }
+
+    /// Reads the prefixes of the first `limit` open containers on the line at `line`:
+    /// (how many it carries, the cursor after them). `None` when the text ends first.
+    fn carried(&self, bytes: &[u8], line: usize, limit: usize) -> Option<(usize, Cursor)> {
+        let mut cur = Cursor {
+            at: line,
+            col: 0,
+            carry: 0,
+        };
+        for (i, c) in self.stack[..limit].iter().enumerate() {
+            let (cols, next) = cur.indent(bytes)?;
+            match *c {
+                Container::Quote => {
+                    if cols > 3 || byte(bytes, next)? != b'>' {
+                        return Some((i, cur));
+                    }
+                    cur.take(bytes, cols);
+                    cur.carry = 0;
+                    cur.at = next + 1;
+                    cur.col += 1;
+                    // One space (or one column of a tab) after `>` belongs to the marker.
+                    match byte(bytes, cur.at) {
+                        Some(b' ') => {
+                            cur.at += 1;
+                            cur.col += 1;
+                        }
+                        Some(b'\t') => cur.take(bytes, 1),
+                        _ => {}
+                    }
+                }
+                Container::Item { width } => {
+                    if is_eol(byte(bytes, next)?) {
+                        // A blank line goes on in the item.
+                        cur.at = next;
+                        cur.carry = 0;
+                        continue;
+                    }
+                    if cols < usize::from(width) {
+                        return Some((i, cur));
+                    }
+                    cur.take(bytes, usize::from(width));
+                }
+            }
+        }
+        Some((limit, cur))
+    }
+
+    /// Whether the line at `line` goes on in the first `depth` containers, as a line of a
+    /// fence in them must (no lazy continuation in code).
+    pub(crate) fn continues(&self, bytes: &[u8], line: usize, depth: usize) -> Continues {
+        match self.carried(bytes, line, depth.min(self.depth())) {
+            None => Continues::NotYet,
+            Some((n, cur)) if n == depth => Continues::Yes(LineContent {
+                at: cur.at,
+                carry: cur.carry as u8,
+                col: cur.col.min(u32::MAX as usize) as u32,
+                depth: depth as u8,
+                opened: false,
+            }),
+            Some(_) => Continues::No,
+        }
+    }
+
+    /// Reads the line at `line` outside fences: the containers it carries, those it
+    /// opens, and those it leaves (kept open when the line is a lazy paragraph
+    /// continuation; `paragraph` says whether a paragraph is open). `None` when the text
+    /// ends before that can be told (nothing changes then).
+    pub(crate) fn read_line(
+        &mut self,
+        bytes: &[u8],
+        line: usize,
+        paragraph: bool,
+    ) -> Option<LineContent> {
+        let (matched, mut cur) = self.carried(bytes, line, self.depth())?;
+        let mut depth = matched;
+        let mut opened = false;
+        let mut stack = self.stack;
+        // New containers: a quote marker or a list marker, each after at most 3 columns.
+        while depth < MAX_DEPTH {
+            let (cols, next) = cur.indent(bytes)?;
+            if cols > 3 {
+                break;
+            }
+            let b = byte(bytes, next)?;
+            if b == b'>' {
+                cur.take(bytes, cols);
+                cur.carry = 0;
+                cur.at = next + 1;
+                cur.col += 1;
+                match byte(bytes, cur.at) {
+                    Some(b' ') => {
+                        cur.at += 1;
+                        cur.col += 1;
+                    }
+                    Some(b'\t') => cur.take(bytes, 1),
+                    Some(_) => {}
+                    None => return None,
+                }
+                stack[depth] = Container::Quote;
+                depth += 1;
+                opened = true;
+                continue;
+            }
+            if thematic_break(bytes, next)? {
+                break;
+            }
+            let Some((len, one)) = list_marker(bytes, next)? else {
+                break;
+            };
+            let empty = blank_rest(bytes, next + len)?;
+            // An item interrupting a paragraph must not be empty and, ordered, must start
+            // at 1 (a sibling item leaves its container first, so it interrupts nothing).
+            let interrupts = paragraph && matched == self.depth() && depth == matched;
+            if interrupts && (empty || !one) {
+                break;
+            }
+            cur.take(bytes, cols);
+            cur.carry = 0;
+            let marker_col = cur.col;
+            cur.at = next + len;
+            cur.col += len;
+            // The spaces after the marker: 1 to 4 belong to it; 5 or more, or none before
+            // the line's end, count as one (the rest is the content's indentation).
+            let (spaces, _) = cur.indent(bytes)?;
+            let taken = if empty || spaces > 4 { 1 } else { spaces };
+            if empty {
+                cur.col += 1;
+                cur.at = blank_end(bytes, cur.at);
+            } else {
+                cur.take(bytes, taken);
+            }
+            let width = (cur.col - cur.carry) - marker_col + cols;
+            stack[depth] = Container::Item {
+                width: width.min(u8::MAX as usize) as u8,
+            };
+            depth += 1;
+            opened = true;
+            if empty {
+                break;
+            }
+        }
+        if !opened && matched < self.depth() {
+            // The line leaves containers: a paragraph's continuation keeps them (lazily).
+            let lazy = paragraph && !blank_rest(bytes, cur.at)? && {
+                let (cols, next) = cur.indent(bytes)?;
+                cols >= 4 || !interrupts_paragraph(bytes, next)?
+            };
+            if lazy {
+                depth = self.depth();
+            }
+        }
+        self.stack = stack;
+        self.depth = depth as u8;
+        Some(LineContent {
+            at: cur.at,
+            carry: cur.carry as u8,
+            col: cur.col.min(u32::MAX as usize) as u32,
+            depth: depth as u8,
+            opened,
+        })
+    }
+}
+
+/// Past the spaces and tabs at `at`.
+fn blank_end(bytes: &[u8], mut at: usize) -> usize {
+    while matches!(bytes.get(at), Some(b' ' | b'\t')) {
+        at += 1;
+    }
+    at
+}
+
+/// Whether a line whose content starts at `at` (indented less than 4) starts a block that
+/// interrupts a paragraph (so it is no lazy continuation): a fence, an ATX heading, a
+/// thematic break. `None` when the text ends before that can be told.
+fn interrupts_paragraph(bytes: &[u8], at: usize) -> Option<bool> {
+    let b = byte(bytes, at)?;
+    Some(match b {
+        b'`' | b'~' => {
+            let mut n = 0;
+            while byte(bytes, at + n)? == b {
+                n += 1;
+                if n == 3 {
+                    return Some(true);
+                }
+            }
+            false
+        }
+        b'#' => {
+            let mut n = 0;
+            while byte(bytes, at + n)? == b'#' {
+                n += 1;
+                if n > 6 {
+                    return Some(false);
+                }
+            }
+            let after = byte(bytes, at + n)?;
+            after == b' ' || after == b'\t' || is_eol(after)
+        }
+        _ => thematic_break(bytes, at)?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Reads every complete line of `text`, returning each line's content start and depth.
+    fn read(text: &str) -> Vec<(String, usize)> {
+        let mut c = Containers::default();
+        let bytes = text.as_bytes();
+        let mut out = Vec::new();
+        let mut line = 0;
+        while line < bytes.len() {
+            let r = c.read_line(bytes, line, true).expect("complete line");
+            let end = memchr::memchr(b'\n', &bytes[line..]).map_or(bytes.len(), |i| line + i);
+            out.push((text[r.at..end].to_owned(), usize::from(r.depth)));
+            line = end + 1;
+        }
+        out
+    }
+
+    #[test]
+    fn list_items_have_their_content_column() {
+        let got = read("- a\n  b\n1. c\n   d\n10) e\n    f\n");
+        let want = [("a", 1), ("b", 1), ("c", 1), ("d", 1), ("e", 1), ("f", 1)];
+        for ((g, gd), (w, wd)) in got.iter().zip(want) {
+            assert_eq!((g.as_str(), *gd), (w, wd));
+        }
+    }
+
+    #[test]
+    fn quotes_nest_in_items_and_items_in_quotes() {
+        let got = read("- > a\n  > b\n> - c\n>   d\n");
+        assert_eq!(got[0], ("a".into(), 2));
+        assert_eq!(got[1], ("b".into(), 2));
+        assert_eq!(got[2], ("c".into(), 2));
+        assert_eq!(got[3], ("d".into(), 2));
+    }
+
+    #[test]
+    fn a_lazy_line_keeps_the_quote_a_fence_does_not() {
+        let mut c = Containers::default();
+        let t = b"> a\nlazy\n```\n";
+        let r = c.read_line(t, 0, false).unwrap();
+        assert_eq!(r.depth, 1);
+        let r = c.read_line(t, 4, true).unwrap();
+        assert_eq!((r.depth, r.at), (1, 4));
+        let r = c.read_line(t, 9, true).unwrap();
+        assert_eq!(r.depth, 0);
+    }
+
+    #[test]
+    fn five_spaces_after_a_marker_make_indented_content() {
+        let t = b"-     code\n";
+        let r = Containers::default().read_line(t, 0, false).unwrap();
+        // The content column is 2; the content starts with 4 columns of indentation.
+        assert_eq!((r.at, r.depth), (2, 1));
+    }
+
+    #[test]
+    fn an_unfinished_prefix_waits() {
+        let mut c = Containers::default();
+        assert!(c.read_line(b"  ", 0, false).is_none());
+        assert!(c.read_line(b"1", 0, false).is_none());
+        assert!(c.read_line(b"- ", 0, false).is_none());
+        assert_eq!(c.depth(), 0);
+    }
+
+    #[test]
+    fn a_fence_line_must_carry_its_containers() {
+        let mut c = Containers::default();
+        let t = b"- ```\n  code\n\n```\n";
+        c.read_line(t, 0, false).unwrap();
+        assert!(matches!(c.continues(t, 6, 1), Continues::Yes(l) if l.at == 8));
+        assert!(matches!(c.continues(t, 13, 1), Continues::Yes(_)));
+        assert_eq!(c.continues(t, 14, 1), Continues::No);
+        assert_eq!(c.continues(b"- ```\n ", 6, 1), Continues::NotYet);
+    }
+
+    #[test]
+    fn prefixes_show_quotes_and_blank_markers() {
+        let p = ContainerPrefix::blanked(b"> 12. > ").unwrap();
+        assert_eq!(p.as_str(), ">     > ");
+        assert!(ContainerPrefix::blanked(&[b' '; PREFIX_CAP + 1]).is_none());
+    }
+}

@@ -259,6 +259,7 @@ proptest! {
             metric: LengthMetric::Chars,
             mode: if newline_mode { SplitMode::Newline } else { SplitMode::Length },
             max_lines: None,
+            ..SplitConfig::default()
         };
         let pieces = PlatformSplitter::new(config).expect("valid").split(&text);
         if let Err(e) = exact(&text, &pieces) {
@@ -350,7 +351,7 @@ proptest! {
             metric: LengthMetric::Chars,
             mode: SplitMode::Length,
             max_lines: None,
-        };
+           ..SplitConfig::default()        };
         let pieces = PlatformSplitter::new(split).expect("valid").split(&text);
         let chunk = ChunkerConfig {
             min: 1,
@@ -401,6 +402,7 @@ fn a_cut_in_quoted_code_closes_and_reopens_with_the_quote() {
         metric: LengthMetric::Chars,
         mode: SplitMode::Length,
         max_lines: None,
+        ..SplitConfig::default()
     };
     let pieces = PlatformSplitter::new(config).unwrap().split(&text);
     assert!(pieces.len() >= 3, "{pieces:#?}");
@@ -436,6 +438,7 @@ fn a_fence_on_an_items_first_line_reopens_without_the_number() {
         metric: LengthMetric::Chars,
         mode: SplitMode::Length,
         max_lines: None,
+        ..SplitConfig::default()
     };
     let pieces = PlatformSplitter::new(config).unwrap().split(&text);
     let reopened: Vec<&Block> = pieces.iter().filter(|b| b.fence_reopened).collect();

@@ -478,12 +478,17 @@ proptest::proptest! {
         if preview {
             config.preview = PreviewMode::Partial;
         }
-        let Ok(engine) = Engine::new(config.clone(), 5) else {
-            proptest::prop_assert!(
-                config.text_limit < smallest_accepted(config.format, config.metric),
-                "refused: {config:?}"
-            );
-            return Ok(());
+        let engine = match Engine::new(config.clone(), 5) {
+            Ok(engine) => engine,
+            Err(e) => {
+                // Refused only below a stated minimum, naming the setting.
+                let small_limit = config.text_limit < smallest_accepted(config.format, config.metric);
+                let small_chunk = config.chunk_max < config.metric.min_limit();
+                let named = (small_limit && e.to_string().contains("text_limit"))
+                    || (small_chunk && e.to_string().contains("chunk_max"));
+                proptest::prop_assert!(named, "refused: {e}: {config:?}");
+                return Ok(());
+            }
         };
         let mut sim = Sim::new(engine);
         sim.chat = Chat::strict(Platform::for_channel(config.channel));

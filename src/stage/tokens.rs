@@ -234,16 +234,31 @@ impl TokenGate {
     }
 
     /// Text after the decided head: release all but the trailing candidate.
+    #[inline]
     fn feed_tail(&mut self, chunk: &str, out: &mut String) {
         if chunk.is_empty() {
             return;
         }
         let bytes = chunk.as_bytes();
+        if self.tail.is_empty()
+            && (!self.tokens.sets.alphabet.contains(bytes[bytes.len() - 1])
+                || (self.released_any && !self.tokens.may_end_run(bytes)))
+        {
+            // The two common cases with nothing held, exactly what the general path below
+            // does for them: `chunk` is released whole (see the comments there).
+            out.push_str(chunk);
+            self.released_any = true;
+            return;
+        }
+        self.feed_tail_general(chunk, out);
+    }
+
+    /// [`TokenGate::feed_tail`] past its fast path: out of line, so that stays small.
+    #[inline(never)]
+    fn feed_tail_general(&mut self, chunk: &str, out: &mut String) {
+        let bytes = chunk.as_bytes();
         if !self.tokens.sets.alphabet.contains(bytes[bytes.len() - 1]) {
-            // Fast path for the common case, exactly what the general path below does here:
-            // the last byte cannot be part of a token run, so `region_start(bytes)` is
-            // `chunk.len()` (not 0), the held text is released, and `candidate_start`
-            // finds no candidate in `chunk`, which is released whole.
+            // As in the fast path, with held text: it is released first.
             if !self.tail.is_empty() {
                 out.push_str(&self.tail);
                 self.tail.clear();

@@ -184,6 +184,7 @@ impl TagFilter {
     /// ([`TagEvents::paused`]), so the caller can act on the answer before the block before
     /// any of the block's reasoning is read. The output is the same as one push: the rest
     /// is read by the next push (an empty delta to just go on).
+    #[inline]
     pub(crate) fn push_pausing(
         &mut self,
         delta: &str,

@@ -150,7 +150,9 @@ impl TokenGate {
     }
 
     /// Feeds the next piece of text; appends the text that is decided to `out`.
-    #[inline]
+    ///
+    /// Inlined: once the start is decided, a push of plain text is a few checks and a copy.
+    #[inline(always)]
     pub(crate) fn push(&mut self, delta: &str, out: &mut String) {
         if delta.is_empty() {
             return;
@@ -159,6 +161,13 @@ impl TokenGate {
             self.feed_tail(delta, out);
             return;
         }
+        self.push_head(delta, out);
+    }
+
+    /// [`TokenGate::push`] while the start of the message is undecided: out of line, as
+    /// it is only the first few pushes of a message.
+    #[inline(never)]
+    fn push_head(&mut self, delta: &str, out: &mut String) {
         self.head.push_str(delta);
         let bytes = self.head.as_bytes();
         let drop = if bytes.len() > MAX_HEAD_HOLD {

@@ -243,6 +243,70 @@ mod tests {
         assert_eq!(tidy(&[Ok("x\r\n"), Err(()), Ok("\r\ny")]), "x\r\ny");
     }
 
+    /// `plain` releases exactly what `text` releases and holds what it holds, wherever it
+    /// answers; it declines (changing nothing) after a removal and when the held spaces are
+    /// not the bytes before the segment.
+    #[test]
+    fn plain_is_text_where_it_answers() {
+        // Segments of one line, with removals (`None`) between some of them.
+        let cases: [&[Option<&str>]; 6] = [
+            &[
+                Some("ab"),
+                Some("cd "),
+                Some("ef"),
+                Some("  "),
+                Some(" g h  "),
+            ],
+            &[Some("  x"), Some("\t "), Some("y\r"), Some("z")],
+            &[Some("a "), None, Some(" b "), Some("c")],
+            &[Some("a"), None, Some("b  "), Some("c"), Some(" ")],
+            &[Some(" "), Some(" "), Some("é "), Some("ü")],
+            &[None, Some("  a "), Some("b")],
+        ];
+        for case in cases {
+            let mut whole = String::new();
+            let (mut by_text, mut by_plain) = (LineTidy::new(), LineTidy::new());
+            let (mut out_text, mut out_plain) =
+                (DirectiveOutput::default(), DirectiveOutput::default());
+            let mut answered = 0;
+            for seg in case {
+                let Some(seg) = seg else {
+                    by_text.removal();
+                    by_plain.removal();
+                    continue;
+                };
+                let start = whole.len();
+                whole.push_str(seg);
+                by_text.text(seg, &mut out_text);
+                match by_plain.plain(&whole, start, whole.len()) {
+                    Some(range) => {
+                        answered += 1;
+                        out_plain.push_text(&whole[range]);
+                    }
+                    None => by_plain.text(seg, &mut out_plain),
+                }
+                assert_eq!(out_plain.text, out_text.text, "{case:?} after {seg:?}");
+                assert_eq!(
+                    by_plain.pending_ws, by_text.pending_ws,
+                    "{case:?} after {seg:?}"
+                );
+            }
+            by_text.newline(&mut out_text);
+            by_plain.newline(&mut out_plain);
+            assert_eq!(out_plain.text, out_text.text, "{case:?}");
+            assert!(answered > 0, "{case:?}");
+        }
+        // Held spaces that are not the bytes before the segment: no answer, nothing changed.
+        let mut t = LineTidy::new();
+        let mut out = DirectiveOutput::default();
+        t.text("a ", &mut out);
+        assert_eq!(t.plain("a\tb", 2, 3), None);
+        assert_eq!(t.pending_ws, " ");
+        // After a removal: no answer.
+        t.removal();
+        assert_eq!(t.plain("a b", 2, 3), None);
+    }
+
     #[test]
     fn text_without_removals_is_untouched() {
         let text = "a  \nb\n\n\n  \nc   ";

@@ -589,7 +589,14 @@ impl Tokens {
             return Match::No;
         }
         let mut prefix = false;
-        for (open, close) in MARKUP {
+        let first = s.get(i).map(u8::to_ascii_lowercase);
+        for &(open, close) in &MARKUP {
+            // An opener whose first byte is not the one here: `match_lit` would say `No`.
+            if let (Some(&o), Some(b)) = (open.first(), first)
+                && o.to_ascii_lowercase() != b
+            {
+                continue;
+            }
             let after = match match_lit(s, i, open) {
                 Match::Full(e) => e,
                 Match::Prefix => {

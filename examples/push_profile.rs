@@ -5,7 +5,9 @@
 //! channel's own sizes; `preview` and `preview-block` turn a live preview on (partial, block)
 //! with the clock standing still after its create, so no push produces an update;
 //! `preview-turn` and `preview-block-turn` let the clock run 1 ms per push, so an update goes
-//! out every second.
+//! out every second. `bench` is the `engine` bench's turn with emission: the whole text in
+//! 4-byte deltas with the channel's own sizes, the clock running 1 ms per delta, then
+//! `Finish` (the bench counts per delta: divide by the deltas it prints).
 //! Run it under callgrind, counting only inside `push`:
 //!
 //! ```sh
@@ -35,13 +37,14 @@ fn main() {
             &TEXT[..8000]
         }
         "emit" | "preview-turn" | "preview-block-turn" => &TEXT[..8000],
+        "bench" => TEXT,
         "preview" | "preview-block" => {
             config.chunk_min = 9000;
             config.chunk_max = 9500;
             &TEXT[..8000]
         }
         other => panic!(
-            "mode {other:?}: quiet, emit, preview, preview-block, preview-turn or \
+            "mode {other:?}: quiet, emit, bench, preview, preview-block, preview-turn or \
              preview-block-turn"
         ),
     };
@@ -54,6 +57,7 @@ fn main() {
     let clock_runs = !matches!(mode.as_str(), "preview" | "preview-block");
     let mut engine = Engine::new(config, 1).expect("config");
     let mut pushes = 0u64;
+    let mut deltas = 0u64;
     let mut at = 0;
     let mut acks = Vec::new();
     while at < text.len() {
@@ -61,7 +65,12 @@ fn main() {
         while !text.is_char_boundary(end) {
             end += 1;
         }
-        let now = Time::from_millis(if clock_runs { pushes } else { 0 });
+        let now = Time::from_millis(match mode.as_str() {
+            "bench" => deltas + 1,
+            _ if clock_runs => pushes,
+            _ => 0,
+        });
+        deltas += 1;
         acks.extend(
             engine
                 .push(Input::TextDelta(&text[at..end]), now)
@@ -79,7 +88,20 @@ fn main() {
         }
         at = end;
     }
-    println!("{pushes} pushes");
+    if mode == "bench" {
+        let now = Time::from_millis(deltas);
+        acks.extend(engine.push(Input::Finish, now).unwrap().filter_map(send_id));
+        pushes += 1;
+        while let Some(id) = acks.pop() {
+            let ack = Input::Delivered {
+                send_id: id,
+                message_ref: None,
+            };
+            acks.extend(engine.push(ack, now).unwrap().filter_map(send_id));
+            pushes += 1;
+        }
+    }
+    println!("{pushes} pushes ({deltas} deltas)");
 }
 
 fn send_id(a: Action) -> Option<replystream::SendId> {

@@ -65,9 +65,13 @@ impl Engine {
         // which then parses it. That is `push` of the answer, one copy fewer; parsing before
         // the reasoning is routed changes nothing, as routing never touches the directive
         // parser or its output, whose events are applied only after.
+        //
+        // Plain text (the common case) comes back as a stretch of the directive parser's
+        // buffer instead of a text event in `directive_out`: it goes to the token gate from
+        // there, one copy fewer again.
         let (tags, reasoning) = (&mut self.tags, &mut self.reasoning_scratch);
-        let events = match raw {
-            Some(raw) => self.directives.push_with(
+        let (events, plain) = match raw {
+            Some(raw) => self.directives.push_with_plain(
                 |answer| tags.push_pausing(raw, answer, reasoning, pause),
                 &mut self.directive_out,
             ),
@@ -77,14 +81,24 @@ impl Engine {
                     &mut self.directive_out,
                 );
                 self.directives.release(&mut self.directive_out);
-                events
+                (events, None)
             }
         };
         // With no block ended and no reasoning, routing does nothing.
         if events.thinking_ended_at.is_some() || !self.reasoning_scratch.is_empty() {
             self.route_reasoning_events(events.thinking_ended_at, now);
         }
-        if !self.directive_out.is_empty() {
+        if let Some(range) = plain {
+            // What `apply_directive_events` does with a lone text event.
+            debug_assert!(self.directive_out.is_empty());
+            let msg = self.messages.last_mut().expect("a message is open");
+            let before = msg.text.len();
+            self.tokens
+                .push(self.directives.released(range), &mut msg.text);
+            if msg.text.len() > before {
+                self.feed_new_clean(now);
+            }
+        } else if !self.directive_out.is_empty() {
             self.apply_directive_events(now);
         }
         events.paused

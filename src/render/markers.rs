@@ -47,23 +47,27 @@ struct Writer {
 }
 
 impl Writer {
+    /// Writes `text`, escaped for the dialect. Runs of bytes that need nothing are copied
+    /// whole: every byte that does is ASCII, so the runs end on char boundaries.
     fn text(&mut self, text: &str) {
-        for c in text.chars() {
-            match c {
+        let slack = self.dialect == Dialect::Slack;
+        let bytes = text.as_bytes();
+        let mut run = 0;
+        for (i, &b) in bytes.iter().enumerate() {
+            let with: &str = match b {
                 // A Slack link label is one line.
-                '\n' if self.links > 0 && self.dialect == Dialect::Slack => self.out.push(' '),
-                '\n' => {
-                    self.out.push('\n');
-                    if self.quotes > 0 {
-                        self.out.push_str("> ");
-                    }
-                }
-                '&' if self.dialect == Dialect::Slack => self.out.push_str("&amp;"),
-                '<' if self.dialect == Dialect::Slack => self.out.push_str("&lt;"),
-                '>' if self.dialect == Dialect::Slack => self.out.push_str("&gt;"),
-                c => self.out.push(c),
-            }
+                b'\n' if self.links > 0 && slack => " ",
+                b'\n' if self.quotes > 0 => "\n> ",
+                b'&' if slack => "&amp;",
+                b'<' if slack => "&lt;",
+                b'>' if slack => "&gt;",
+                _ => continue,
+            };
+            self.out.push_str(&text[run..i]);
+            self.out.push_str(with);
+            run = i + 1;
         }
+        self.out.push_str(&text[run..]);
     }
 
     fn marker(&self, kind: &SpanKind) -> &'static str {

@@ -171,13 +171,22 @@ impl CodeTracker {
     /// Dropping is amortised: the retained tail is moved only when at least as many bytes go
     /// as stay, so the cost over a stream stays linear even while a long line must be kept
     /// (the scanner needs a line that may be a fence line until its end).
+    ///
+    /// Inlined for the common case, which is a single comparison: below [`SETTLE_BATCH`]
+    /// nothing is dropped, so nothing needs scanning yet either: the scanner catches up in one
+    /// batch (here or at the next `code_state` question) instead of a few bytes at a time on
+    /// every push, and the front is moved rarely.
+    #[inline]
     pub(crate) fn settle(&mut self, done: usize) -> usize {
-        // Below this size nothing is dropped, so nothing needs scanning yet either: the
-        // scanner catches up in one batch (here or at the next `code_state` question) instead of
-        // a few bytes at a time on every push, and the front is moved rarely.
         if done < SETTLE_BATCH {
             return 0;
         }
+        self.settle_batch(done)
+    }
+
+    /// [`CodeTracker::settle`] once a batch of decided bytes has gathered.
+    #[inline(never)]
+    fn settle_batch(&mut self, done: usize) -> usize {
         if self.scanner.scanned() < done {
             self.scanner.scan(&self.text[..done]);
         }

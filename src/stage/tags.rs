@@ -184,6 +184,7 @@ impl TagFilter {
     /// ([`TagEvents::paused`]), so the caller can act on the answer before the block before
     /// any of the block's reasoning is read. The output is the same as one push: the rest
     /// is read by the next push (an empty delta to just go on).
+    #[inline]
     pub(crate) fn push_pausing(
         &mut self,
         delta: &str,
@@ -192,8 +193,18 @@ impl TagFilter {
         pause: bool,
     ) -> TagEvents {
         let mut events = TagEvents::default();
+        let held = self.done < self.input.text.len();
         self.input.text.push_str(delta);
-        self.run(false, pause, answer, reasoning, &mut events);
+        if !held && find_byte(b'<', delta.as_bytes()).is_none() {
+            // Nothing held and no `<` in the delta: exactly the first and only round of
+            // `run`'s loop for it (the delta is routed whole, nothing can pause), without the
+            // call.
+            self.router.text(delta, answer, reasoning);
+            self.done = self.input.text.len();
+            self.done -= self.input.settle(self.done);
+        } else {
+            self.run(false, pause, answer, reasoning, &mut events);
+        }
         events
     }
 
@@ -231,6 +242,7 @@ impl TagFilter {
         };
     }
 
+    #[inline(never)]
     fn run(
         &mut self,
         at_end: bool,
@@ -300,32 +312,10 @@ impl Router {
         }
     }
 
+    #[inline]
     fn answer_text(&mut self, mut text: &str, answer: &mut String) {
         if self.tidy {
-            let bytes = text.as_bytes();
-            let mut skip = 0;
-            while skip < bytes.len() {
-                let b = bytes[skip];
-                let [before, last] = self.answer_tail;
-                let empty = last == 0;
-                let drop = match b {
-                    b' ' | b'\t' | b'\r' => empty || is_ascii_ws(last),
-                    // Nothing to separate from yet, or a blank line is already there.
-                    b'\n' if empty || (before == b'\n' && last == b'\n') => true,
-                    // The line break that ended the removed tag's own line.
-                    b'\n' if last == b'\n' && !self.tidy_dropped_newline => {
-                        self.tidy_dropped_newline = true;
-                        true
-                    }
-                    _ => false,
-                };
-                if !drop {
-                    self.tidy = false;
-                    break;
-                }
-                skip += 1;
-            }
-            text = &text[skip..];
+            text = self.tidy_start(text);
             if text.is_empty() {
                 return;
             }
@@ -339,6 +329,37 @@ impl Router {
         };
     }
 
+    /// `text` without the whitespace that the tidy run after a removed tag drops (module
+    /// docs); ends the run at the first byte it keeps. Out of line: tags are rare.
+    #[inline(never)]
+    fn tidy_start<'t>(&mut self, text: &'t str) -> &'t str {
+        let bytes = text.as_bytes();
+        let mut skip = 0;
+        while skip < bytes.len() {
+            let b = bytes[skip];
+            let [before, last] = self.answer_tail;
+            let empty = last == 0;
+            let drop = match b {
+                b' ' | b'\t' | b'\r' => empty || is_ascii_ws(last),
+                // Nothing to separate from yet, or a blank line is already there.
+                b'\n' if empty || (before == b'\n' && last == b'\n') => true,
+                // The line break that ended the removed tag's own line.
+                b'\n' if last == b'\n' && !self.tidy_dropped_newline => {
+                    self.tidy_dropped_newline = true;
+                    true
+                }
+                _ => false,
+            };
+            if !drop {
+                self.tidy = false;
+                break;
+            }
+            skip += 1;
+        }
+        &text[skip..]
+    }
+
+    #[inline(never)]
     fn reasoning_text(&mut self, mut text: &str, reasoning: &mut String) {
         if self.block_empty {
             text = text.trim_start_matches(|c: char| c.is_ascii() && is_ascii_ws(c as u8));

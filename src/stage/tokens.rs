@@ -150,7 +150,9 @@ impl TokenGate {
     }
 
     /// Feeds the next piece of text; appends the text that is decided to `out`.
-    #[inline]
+    ///
+    /// Inlined: once the start is decided, a push of plain text is a few checks and a copy.
+    #[inline(always)]
     pub(crate) fn push(&mut self, delta: &str, out: &mut String) {
         if delta.is_empty() {
             return;
@@ -159,6 +161,13 @@ impl TokenGate {
             self.feed_tail(delta, out);
             return;
         }
+        self.push_head(delta, out);
+    }
+
+    /// [`TokenGate::push`] while the start of the message is undecided: out of line, as
+    /// it is only the first few pushes of a message.
+    #[inline(never)]
+    fn push_head(&mut self, delta: &str, out: &mut String) {
         self.head.push_str(delta);
         let bytes = self.head.as_bytes();
         let drop = if bytes.len() > MAX_HEAD_HOLD {
@@ -234,16 +243,31 @@ impl TokenGate {
     }
 
     /// Text after the decided head: release all but the trailing candidate.
+    #[inline]
     fn feed_tail(&mut self, chunk: &str, out: &mut String) {
         if chunk.is_empty() {
             return;
         }
         let bytes = chunk.as_bytes();
+        if self.tail.is_empty()
+            && (!self.tokens.sets.alphabet.contains(bytes[bytes.len() - 1])
+                || (self.released_any && !self.tokens.may_end_run(bytes)))
+        {
+            // The two common cases with nothing held, exactly what the general path below
+            // does for them: `chunk` is released whole (see the comments there).
+            out.push_str(chunk);
+            self.released_any = true;
+            return;
+        }
+        self.feed_tail_general(chunk, out);
+    }
+
+    /// [`TokenGate::feed_tail`] past its fast path: out of line, so that stays small.
+    #[inline(never)]
+    fn feed_tail_general(&mut self, chunk: &str, out: &mut String) {
+        let bytes = chunk.as_bytes();
         if !self.tokens.sets.alphabet.contains(bytes[bytes.len() - 1]) {
-            // Fast path for the common case, exactly what the general path below does here:
-            // the last byte cannot be part of a token run, so `region_start(bytes)` is
-            // `chunk.len()` (not 0), the held text is released, and `candidate_start`
-            // finds no candidate in `chunk`, which is released whole.
+            // As in the fast path, with held text: it is released first.
             if !self.tail.is_empty() {
                 out.push_str(&self.tail);
                 self.tail.clear();
@@ -565,7 +589,14 @@ impl Tokens {
             return Match::No;
         }
         let mut prefix = false;
-        for (open, close) in MARKUP {
+        let first = s.get(i).map(u8::to_ascii_lowercase);
+        for &(open, close) in &MARKUP {
+            // An opener whose first byte is not the one here: `match_lit` would say `No`.
+            if let (Some(&o), Some(b)) = (open.first(), first)
+                && o.to_ascii_lowercase() != b
+            {
+                continue;
+            }
             let after = match match_lit(s, i, open) {
                 Match::Full(e) => e,
                 Match::Prefix => {

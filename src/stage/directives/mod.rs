@@ -53,7 +53,9 @@ use self::media::{LineStart, media_items, media_line_start, unquote};
 use self::policy::{Verdict, classify};
 use self::tidy::LineTidy;
 use super::tags::CODE_HOLD;
-use super::{CodeState, CodeTracker, find_byte2, is_ascii_ws, may_become, skip_blanks};
+use super::{
+    CodeState, CodeTracker, SETTLE_BATCH, find_byte2, is_ascii_ws, may_become, skip_blanks,
+};
 use crate::config::MediaPolicy;
 use crate::payload::ReplyTarget;
 
@@ -211,13 +213,60 @@ impl DirectiveParser {
         write: impl FnOnce(&mut String) -> R,
         out: &mut DirectiveOutput,
     ) -> R {
-        let before = self.input.text.len();
-        let result = write(&mut self.input.text);
-        debug_assert!(self.input.text.len() >= before, "write may only append");
-        if self.input.text.len() > before {
-            self.run(false, out);
+        let (result, plain) = self.push_with_plain(write, out);
+        if let Some(range) = plain {
+            out.push_text(&self.input.text[range]);
         }
         result
+    }
+
+    /// [`DirectiveParser::push_with`], except that plain text is not copied into `out`: when
+    /// what `write` appends is plain (mid-line, after decided text, no `[` or line break, no
+    /// removal to tidy around), the text it releases is a stretch of the parser's own
+    /// buffer, and that stretch is returned instead (`out` is left as it was). It is exactly
+    /// the text `push_with` would have added to `out` as one text event, and stays readable
+    /// with [`DirectiveParser::released`] until the parser is next changed.
+    #[inline]
+    pub(crate) fn push_with_plain<R>(
+        &mut self,
+        write: impl FnOnce(&mut String) -> R,
+        out: &mut DirectiveOutput,
+    ) -> (R, Option<Range<usize>>) {
+        let before = self.input.text.len();
+        let result = write(&mut self.input.text);
+        let len = self.input.text.len();
+        debug_assert!(len >= before, "write may only append");
+        if len == before {
+            return (result, None);
+        }
+        if self.done == before
+            && !self.at_line_start
+            && find_byte2(b'[', b'\n', &self.input.text.as_bytes()[before..]).is_none()
+        {
+            // Plain text after decided text, mid-line: exactly the first and only round of
+            // `run`'s loop for it (no line start to look at, no `[` or line break to stop
+            // at), without the call.
+            self.prev_byte = Some(self.input.text.as_bytes()[len - 1]);
+            self.done = len;
+            // Below a settle batch nothing is dropped, so the stretch stays where it is.
+            if len < SETTLE_BATCH
+                && let Some(range) = self.tidy.plain(&self.input.text, before, len)
+            {
+                return (result, Some(range));
+            }
+            self.tidy.text(&self.input.text[before..len], out);
+            self.done -= self.input.settle(len);
+        } else {
+            self.run(false, out);
+        }
+        (result, None)
+    }
+
+    /// Bytes `range` of the parser's buffer: text that [`DirectiveParser::push_with_plain`]
+    /// released.
+    #[inline]
+    pub(crate) fn released(&self, range: Range<usize>) -> &str {
+        &self.input.text[range]
     }
 
     /// A text boundary inside the message (`TextEnd`, a tool call, media): decides what is
@@ -251,6 +300,7 @@ impl DirectiveParser {
         self.audio_as_voice = false;
     }
 
+    #[inline(never)]
     fn run(&mut self, at_end: bool, out: &mut DirectiveOutput) {
         loop {
             let len = self.input.text.len();
@@ -322,6 +372,7 @@ impl DirectiveParser {
     }
 
     /// Releases input bytes `start..end` (no line break among them) as text.
+    #[inline]
     fn emit_text(&mut self, start: usize, end: usize, out: &mut DirectiveOutput) {
         if start < end {
             self.tidy.text(&self.input.text[start..end], out);

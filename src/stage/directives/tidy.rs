@@ -7,6 +7,8 @@
 //! start of the output) because a directive line disappeared is dropped. Text without
 //! directives passes through byte for byte.
 
+use std::ops::Range;
+
 use super::DirectiveOutput;
 
 /// Whitespace bookkeeping so removed directives leave no double spaces or empty lines.
@@ -76,6 +78,15 @@ impl LineTidy {
             self.released_text = true;
             return;
         }
+        self.text_with_spaces(seg, out);
+    }
+
+    /// [`LineTidy::text`] when spaces are held or the segment ends in one, or something was
+    /// removed: out of line, so the plain case above stays small enough to inline.
+    #[inline(never)]
+    fn text_with_spaces(&mut self, seg: &str, out: &mut DirectiveOutput) {
+        let is_space = |b: &u8| matches!(b, b' ' | b'\t' | b'\r');
+        let bytes = seg.as_bytes();
         let Some(body_start) = bytes.iter().position(|b| !is_space(b)) else {
             self.pending_ws.push_str(seg);
             return;
@@ -105,6 +116,36 @@ impl LineTidy {
         self.removed_since_text = false;
         self.squeeze_blank = false;
         self.released_text = true;
+    }
+
+    /// [`LineTidy::text`] for the segment `text[start..end]` when nothing was removed since
+    /// the last released text, and the spaces held (if any) are the bytes right before the
+    /// segment in `text`: then what `text` would release is one stretch of `text`, the held
+    /// spaces and the segment up to its trailing spaces, whose range this returns (the
+    /// trailing spaces are held, as `text` holds them). `None`, with nothing changed, when
+    /// that is not so or the segment is only spaces: call [`LineTidy::text`].
+    #[inline]
+    pub(super) fn plain(&mut self, text: &str, start: usize, end: usize) -> Option<Range<usize>> {
+        if self.removed_since_text {
+            return None;
+        }
+        let bytes = text.as_bytes();
+        let is_space = |b: &u8| matches!(b, b' ' | b'\t' | b'\r');
+        let body_end = start + bytes[start..end].iter().rposition(|b| !is_space(b))? + 1;
+        let held = self.pending_ws.len();
+        if held > 0 {
+            if held > start || &bytes[start - held..start] != self.pending_ws.as_bytes() {
+                return None;
+            }
+            self.pending_ws.clear();
+        }
+        if body_end < end {
+            self.pending_ws.push_str(&text[body_end..end]);
+        }
+        self.line_has_text = true;
+        self.squeeze_blank = false;
+        self.released_text = true;
+        Some(start - held..body_end)
     }
 
     /// Whether text other than spaces was released since the start.
@@ -200,6 +241,70 @@ mod tests {
         assert_eq!(tidy(&[Ok("P1\n\n"), Err(()), Ok("\n\nP2")]), "P1\n\nP2");
         assert_eq!(tidy(&[Ok("P1\n"), Err(()), Ok("\n\nP2")]), "P1\n\nP2");
         assert_eq!(tidy(&[Ok("x\r\n"), Err(()), Ok("\r\ny")]), "x\r\ny");
+    }
+
+    /// `plain` releases exactly what `text` releases and holds what it holds, wherever it
+    /// answers; it declines (changing nothing) after a removal and when the held spaces are
+    /// not the bytes before the segment.
+    #[test]
+    fn plain_is_text_where_it_answers() {
+        // Segments of one line, with removals (`None`) between some of them.
+        let cases: [&[Option<&str>]; 6] = [
+            &[
+                Some("ab"),
+                Some("cd "),
+                Some("ef"),
+                Some("  "),
+                Some(" g h  "),
+            ],
+            &[Some("  x"), Some("\t "), Some("y\r"), Some("z")],
+            &[Some("a "), None, Some(" b "), Some("c")],
+            &[Some("a"), None, Some("b  "), Some("c"), Some(" ")],
+            &[Some(" "), Some(" "), Some("é "), Some("ü")],
+            &[None, Some("  a "), Some("b")],
+        ];
+        for case in cases {
+            let mut whole = String::new();
+            let (mut by_text, mut by_plain) = (LineTidy::new(), LineTidy::new());
+            let (mut out_text, mut out_plain) =
+                (DirectiveOutput::default(), DirectiveOutput::default());
+            let mut answered = 0;
+            for seg in case {
+                let Some(seg) = seg else {
+                    by_text.removal();
+                    by_plain.removal();
+                    continue;
+                };
+                let start = whole.len();
+                whole.push_str(seg);
+                by_text.text(seg, &mut out_text);
+                match by_plain.plain(&whole, start, whole.len()) {
+                    Some(range) => {
+                        answered += 1;
+                        out_plain.push_text(&whole[range]);
+                    }
+                    None => by_plain.text(seg, &mut out_plain),
+                }
+                assert_eq!(out_plain.text, out_text.text, "{case:?} after {seg:?}");
+                assert_eq!(
+                    by_plain.pending_ws, by_text.pending_ws,
+                    "{case:?} after {seg:?}"
+                );
+            }
+            by_text.newline(&mut out_text);
+            by_plain.newline(&mut out_plain);
+            assert_eq!(out_plain.text, out_text.text, "{case:?}");
+            assert!(answered > 0, "{case:?}");
+        }
+        // Held spaces that are not the bytes before the segment: no answer, nothing changed.
+        let mut t = LineTidy::new();
+        let mut out = DirectiveOutput::default();
+        t.text("a ", &mut out);
+        assert_eq!(t.plain("a\tb", 2, 3), None);
+        assert_eq!(t.pending_ws, " ");
+        // After a removal: no answer.
+        t.removal();
+        assert_eq!(t.plain("a b", 2, 3), None);
     }
 
     #[test]

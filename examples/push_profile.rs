@@ -5,7 +5,8 @@
 //! channel's own sizes; `preview` and `preview-block` turn a live preview on (partial, block)
 //! with the clock standing still after its create, so no push produces an update;
 //! `preview-turn` and `preview-block-turn` let the clock run 1 ms per push, so an update goes
-//! out every second.
+//! out every second. `turn` is the engine bench's turn: the whole text with the channel's own
+//! sizes, the clock running 1 ms per push, and `Finish` at the end (the final counted too).
 //! Run it under callgrind, counting only inside `push`:
 //!
 //! ```sh
@@ -35,13 +36,14 @@ fn main() {
             &TEXT[..8000]
         }
         "emit" | "preview-turn" | "preview-block-turn" => &TEXT[..8000],
+        "turn" => TEXT,
         "preview" | "preview-block" => {
             config.chunk_min = 9000;
             config.chunk_max = 9500;
             &TEXT[..8000]
         }
         other => panic!(
-            "mode {other:?}: quiet, emit, preview, preview-block, preview-turn or \
+            "mode {other:?}: quiet, emit, turn, preview, preview-block, preview-turn or \
              preview-block-turn"
         ),
     };
@@ -78,6 +80,19 @@ fn main() {
             pushes += 1;
         }
         at = end;
+    }
+    if mode == "turn" {
+        let now = Time::from_millis(pushes);
+        acks.extend(engine.push(Input::Finish, now).unwrap().filter_map(send_id));
+        pushes += 1;
+        while let Some(id) = acks.pop() {
+            let ack = Input::Delivered {
+                send_id: id,
+                message_ref: None,
+            };
+            acks.extend(engine.push(ack, now).unwrap().filter_map(send_id));
+            pushes += 1;
+        }
     }
     println!("{pushes} pushes");
 }

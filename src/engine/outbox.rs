@@ -6,6 +6,7 @@ use smallvec::SmallVec;
 use super::{Engine, Phase};
 use crate::action::{Action, SendKind, SendOp};
 use crate::payload::{Lane, Payload};
+use crate::render::Measured;
 use crate::stage::dispatch::{AckOutcome, Outgoing};
 use crate::stage::ledger::SourceSpan;
 use crate::stage::prefix::apply_prefix;
@@ -34,18 +35,20 @@ impl Engine {
         payload: Payload,
         spans: SmallVec<[SourceSpan; 2]>,
     ) {
-        self.enqueue_checked(kind, payload, spans, false);
+        self.enqueue_checked(kind, payload, spans, false, None);
     }
 
     /// [`Engine::enqueue`] for a coalesced text whose posted length the coalescer already
     /// held within the limit (as long as no prefix is added): it is not rendered again to
-    /// be measured.
+    /// be measured, and `measured`, the render the coalescer measured it with (if it had to
+    /// render it), is the render posted.
     pub(super) fn enqueue_coalesced_text(
         &mut self,
         payload: Payload,
         spans: SmallVec<[SourceSpan; 2]>,
+        measured: Option<Measured>,
     ) {
-        self.enqueue_checked(SendKind::Block, payload, spans, true);
+        self.enqueue_checked(SendKind::Block, payload, spans, true, measured);
     }
 
     fn enqueue_checked(
@@ -54,6 +57,7 @@ impl Engine {
         mut payload: Payload,
         spans: SmallVec<[SourceSpan; 2]>,
         measured: bool,
+        render: Option<Measured>,
     ) {
         if payload.is_empty() {
             return;
@@ -64,7 +68,9 @@ impl Engine {
         let before = payload.text.len();
         self.apply_response_prefix(&mut payload);
         let measured = measured && payload.text.len() == before && payload.media.is_empty();
-        self.enqueue_prefixed(kind, payload, spans, measured);
+        // A prefix changed the text: what was measured is not what is posted.
+        let render = render.filter(|_| measured);
+        self.enqueue_prefixed(kind, payload, spans, measured, render);
     }
 
     /// [`Engine::enqueue`] once the response prefix is on: a caption too long for the
@@ -76,6 +82,7 @@ impl Engine {
         mut payload: Payload,
         spans: SmallVec<[SourceSpan; 2]>,
         measured: bool,
+        render: Option<Measured>,
     ) {
         if !payload.media.is_empty()
             && !payload.text.trim().is_empty()
@@ -89,7 +96,7 @@ impl Engine {
             };
             // The text answers the message replied to; the media follows it.
             payload.reply_to = None;
-            self.enqueue_prefixed(kind, text, spans, false);
+            self.enqueue_prefixed(kind, text, spans, false, None);
             self.dispatcher.enqueue(Outgoing {
                 kind,
                 op: SendOp::CREATE,
@@ -104,12 +111,13 @@ impl Engine {
             false => self.fits(&payload.text, payload.lane),
         };
         if media_only || fits {
-            self.dispatcher.enqueue(Outgoing {
+            let send = Outgoing {
                 kind,
                 op: SendOp::CREATE,
                 payload,
                 spans,
-            });
+            };
+            self.dispatcher.enqueue_measured(send, render);
             return;
         }
         // Above the platform limit: only a host payload gets here (blocks are cut to fit and

@@ -359,6 +359,101 @@ pub fn posted_len(
     }
 }
 
+/// A send's text rendered to be measured, kept so that the render which measured it is the
+/// render posted ([`Measured::into_rendered`]): a send is rendered once, not once to be
+/// measured and again to be posted. Telegram keeps the styled text (its visible text is
+/// what is counted; the HTML or the entities are written from it when it is posted); every
+/// other format keeps what is posted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Measured {
+    form: MeasuredForm,
+    /// The format and options it was rendered with, and the byte length of its Markdown:
+    /// checked against the send before the render is posted.
+    format: Format,
+    options: RenderOptions,
+    markdown_len: usize,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum MeasuredForm {
+    Styled(styled::Styled),
+    Rendered(Rendered),
+}
+
+impl Measured {
+    /// Whether this is the render of a send of `markdown` in `format` with `options` (the
+    /// text itself is the caller's to keep unchanged since it was measured).
+    pub(crate) fn renders(&self, markdown: &str, format: Format, options: &RenderOptions) -> bool {
+        self.format == format && self.options == *options && self.markdown_len == markdown.len()
+    }
+
+    /// What is posted: the same as [`render`] of the Markdown measured.
+    pub(crate) fn into_rendered(self) -> Rendered {
+        match self.form {
+            MeasuredForm::Rendered(r) => r,
+            MeasuredForm::Styled(styled) => match self.format {
+                Format::TelegramHtml => Rendered {
+                    text: html::write_html(&styled),
+                    entities: Vec::new(),
+                },
+                _ => {
+                    let entities = entities::entities(&styled);
+                    Rendered {
+                        text: styled.text,
+                        entities,
+                    }
+                }
+            },
+        }
+    }
+}
+
+/// [`posted_len`] with the render it made kept, so the same render can be posted: `None`
+/// in format `markdown` without a quote (nothing is rendered).
+pub(crate) fn measure(
+    markdown: &str,
+    format: Format,
+    options: &RenderOptions,
+    metric: crate::LengthMetric,
+) -> (usize, Option<Measured>) {
+    let form = match format {
+        Format::Markdown if !options.quote => return (metric.len(markdown), None),
+        Format::TelegramHtml | Format::TelegramEntities => MeasuredForm::Styled(styled(
+            markdown,
+            options.table_mode_for(format),
+            options.quote,
+        )),
+        _ => MeasuredForm::Rendered(render(markdown, format, options)),
+    };
+    let units = match &form {
+        MeasuredForm::Styled(s) => metric.len(&s.text),
+        MeasuredForm::Rendered(r) => metric.len(&r.text),
+    };
+    let measured = Measured {
+        form,
+        format,
+        options: *options,
+        markdown_len: markdown.len(),
+    };
+    (units, Some(measured))
+}
+
+/// [`posted_within`] with the render it made, if it rendered (see [`measure`]).
+pub(crate) fn posted_within_measured(
+    markdown: &str,
+    format: Format,
+    options: &RenderOptions,
+    metric: crate::LengthMetric,
+    limit: usize,
+) -> (bool, Option<Measured>) {
+    let units = metric.len(markdown);
+    if units <= limit && cannot_grow(markdown, format, options.quote) {
+        return (true, None);
+    }
+    let (posted, measured) = measure(markdown, format, options, metric);
+    (posted <= limit, measured)
+}
+
 /// Whether `markdown` posted in `format` is certainly within `limit` units of `metric`,
 /// checked cheaply when that can be shown without rendering (see [`cannot_grow`]), else by
 /// rendering it ([`posted_len`]).

@@ -3,9 +3,10 @@
 //! (Telegram: `<blockquote expandable>`). A preview's text is built in Markdown by the
 //! preview stage (healed tail, cursor, Telegram's `**>`…`||` notation for the reasoning at
 //! its top); here the notation becomes a real quote and the cursor is put back after the
-//! rendered text, outside any tag.
+//! rendered text, outside any tag. A send whose text was rendered to be measured against
+//! the limit ([`super::Measured`]) posts that render: it is not rendered a second time.
 
-use super::{Format, RenderOptions, Rendered, render};
+use super::{Format, Measured, RenderOptions, Rendered, render};
 use crate::action::{SendKind, SendOp};
 use crate::payload::{Lane, Payload};
 
@@ -59,8 +60,40 @@ impl SendRenderer {
     /// The rendered form of a send, `None` when the text to post is the Markdown itself
     /// (format `markdown`: no copy) or there is nothing to post (a delete).
     pub(crate) fn render(&self, payload: &Payload, kind: SendKind, op: SendOp) -> Option<Rendered> {
+        self.render_measured(payload, kind, op, None)
+    }
+
+    /// [`SendRenderer::render`], posting `measured` when it is the render of this send (its
+    /// Markdown, rendered with the options this send is rendered with) instead of rendering
+    /// the text again. The caller keeps the text unchanged since it was measured.
+    pub(crate) fn render_measured(
+        &self,
+        payload: &Payload,
+        kind: SendKind,
+        op: SendOp,
+        measured: Option<Measured>,
+    ) -> Option<Rendered> {
         if self.format == Format::Markdown || matches!(op, SendOp::Delete { .. }) {
             return None;
+        }
+        if let Some(m) = measured
+            && kind != SendKind::Preview
+        {
+            let text = payload.text.as_str();
+            let options = match payload.lane {
+                Lane::Reasoning => RenderOptions {
+                    quote: true,
+                    ..self.options
+                },
+                _ => self.options,
+            };
+            let whole =
+                payload.lane == Lane::Reasoning || split_expandable_notation(text).is_none();
+            if whole && m.renders(text, self.format, &options) {
+                let out = m.into_rendered();
+                debug_assert_eq!(out, render(text, self.format, &options), "{text:?}");
+                return Some(out);
+            }
         }
         let mut markdown = payload.text.as_str();
         let owned;

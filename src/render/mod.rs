@@ -480,7 +480,11 @@ pub(crate) fn posted_within(
 /// and no whole-message quote (`quote`) outside Telegram. Everything else a send holds
 /// renders no longer than written (markup is dropped or kept, links shrink to their text,
 /// fences and escapes go). Slack and WhatsApp are always measured (their markers and
-/// escapes can outgrow the Markdown in many small ways).
+/// escapes can outgrow the Markdown in many small ways). On Telegram the lines of a fenced
+/// code block are not looked at (the code is posted as written, less its fences), found
+/// with the renderer's own fence rules ([`FenceMarker`](crate::text::markdown::FenceMarker));
+/// a fence line that may open inside a quote (no blank line since a `>` line) is not
+/// followed: such a text is measured.
 pub(crate) fn cannot_grow(markdown: &str, format: Format, quote: bool) -> bool {
     let telegram = matches!(format, Format::TelegramHtml | Format::TelegramEntities);
     match format {
@@ -497,14 +501,26 @@ pub(crate) fn cannot_grow(markdown: &str, format: Format, quote: bool) -> bool {
         return false;
     }
     let bytes = markdown.as_bytes();
-    if memchr::memchr(b'|', bytes).is_some() {
+    if !telegram && memchr::memchr(b'|', bytes).is_some() {
         return false;
     }
     let risky_start = |line: &[u8]| {
-        let first = line
-            .iter()
-            .copied()
-            .find(|&b| !matches!(b, b' ' | b'\t' | b'>'));
+        let at = line.iter().position(|&b| !matches!(b, b' ' | b'\t' | b'>'));
+        let first = at.map(|i| line[i]);
+        // Other whitespace (a form feed, U+3000) may be skipped where the renderer trims
+        // a line: what follows it is not looked at, so the text is measured. A line's own
+        // `\r` is not content.
+        let odd_space = at.is_some_and(|i| {
+            let rest = &line[i..];
+            match rest[0] {
+                b'\r' => rest.len() > 1,
+                b if b.is_ascii() => b.is_ascii_whitespace(),
+                _ => std::str::from_utf8(&rest[..rest.len().min(4)])
+                    .map_or_else(|e| std::str::from_utf8(&rest[..e.valid_up_to()]).ok(), Some)
+                    .and_then(|s| s.chars().next())
+                    .is_none_or(char::is_whitespace),
+            }
+        });
         let lead = line
             .iter()
             .take_while(|&&b| matches!(b, b' ' | b'\t' | b'>'));
@@ -512,15 +528,73 @@ pub(crate) fn cannot_grow(markdown: &str, format: Format, quote: bool) -> bool {
         // fenced with markers: a quote marker or an indent of a tab or 4 spaces.
         let quoted_or_code = !telegram
             && (lead.clone().any(|&b| b == b'>' || b == b'\t') || line.starts_with(b"    "));
+        // A quote marker or a heading with nothing after it is an empty block, posted as
+        // the blank lines around it, which can be longer than its line.
+        let rest = at.map_or(&[][..], |i| &line[i..]);
+        let empty_block = rest
+            .iter()
+            .all(|&b| matches!(b, b'#' | b' ' | b'\t' | b'\r'))
+            && (rest.contains(&b'#') || line.contains(&b'>'));
         quoted_or_code
+            || odd_space
+            || empty_block
             || first.is_some_and(|b| matches!(b, b'-' | b'*' | b'+' | b'_') || b.is_ascii_digit())
     };
+    if telegram {
+        return telegram_cannot_grow(markdown, risky_start);
+    }
     let mut start = 0;
     for nl in memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len())) {
         if risky_start(&bytes[start..nl]) {
             return false;
         }
         start = nl + 1;
+    }
+    true
+}
+
+/// [`cannot_grow`] on Telegram: no line outside fenced code has a `|` or a risky start.
+/// The renderer opens a fence on any line [`FenceMarker::parse_open`] accepts at the start
+/// of a top-level block, and closes it on the first line the marker is closed by (or runs
+/// it to the end); outside a list (whose first line is risky, so the text was refused
+/// already) and a quote, every such line starts a top-level block: it interrupts a
+/// paragraph and ends indented code. After a `>` line, until a blank line, a fence line
+/// may belong to the quote (or its lazy lines): the text is then measured.
+///
+/// [`FenceMarker::parse_open`]: crate::text::markdown::FenceMarker::parse_open
+fn telegram_cannot_grow(markdown: &str, risky_start: impl Fn(&[u8]) -> bool) -> bool {
+    use crate::text::markdown::FenceMarker;
+    let bytes = markdown.as_bytes();
+    let mut fence: Option<FenceMarker> = None;
+    let mut quoted = false;
+    let mut start = 0;
+    for nl in memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len())) {
+        let line = &markdown[start..nl];
+        start = nl + 1;
+        if let Some(open) = &fence {
+            if open.is_closed_by(line) {
+                fence = None;
+            }
+            continue;
+        }
+        if let Some(open) = FenceMarker::parse_open(line) {
+            if quoted {
+                return false;
+            }
+            fence = Some(open);
+            continue;
+        }
+        let bytes = line.as_bytes();
+        if memchr::memchr(b'|', bytes).is_some() || risky_start(bytes) {
+            return false;
+        }
+        // Blank and quote lines as the renderer reads them.
+        let content = line.strip_suffix('\r').unwrap_or(line);
+        if content.bytes().all(|b| b == b' ' || b == b'\t') {
+            quoted = false;
+        } else if content.trim_start().starts_with('>') {
+            quoted = true;
+        }
     }
     true
 }
@@ -630,6 +704,16 @@ mod growth_tests {
         "`",
         "```",
         "```rs\n",
+        "\n```\n",
+        "\n~~~\n",
+        "\n````\n",
+        "\n   ```\n",
+        "\n```` a`b\n",
+        "\u{3000}",
+        "\x0c",
+        "#",
+        "\n#\n",
+        "\n>\n",
         "[",
         "](https://x.io/a?b=1&c=2)",
         "![",

@@ -106,11 +106,13 @@ impl Engine {
             return;
         }
         let media_only = payload.text.trim().is_empty();
-        let fits = match measured {
-            true => self.fits_markdown(&payload.text),
-            false => self.fits(&payload.text, payload.lane),
+        // The render that measures the text, if one is needed, is the render posted.
+        let (fits, render) = match (media_only, measured) {
+            (true, _) => (true, render),
+            (false, true) => (self.fits_markdown(&payload.text), render),
+            (false, false) => self.fits_measured(&payload.text, payload.lane),
         };
-        if media_only || fits {
+        if fits {
             let send = Outgoing {
                 kind,
                 op: SendOp::CREATE,
@@ -158,6 +160,29 @@ impl Engine {
     /// rendered format, what is posted, counted as the platform counts it (SPEC §16).
     pub(super) fn fits(&self, text: &str, lane: Lane) -> bool {
         self.fits_markdown(text) && self.posts_within(text, lane, self.cfg().text_limit)
+    }
+
+    /// [`Engine::fits`], with the render made to measure `text` (if one was needed): the
+    /// render to post, so the text is not rendered again.
+    fn fits_measured(&self, text: &str, lane: Lane) -> (bool, Option<Measured>) {
+        if !self.fits_markdown(text) {
+            return (false, None);
+        }
+        let cfg = self.cfg();
+        if cfg.format == crate::Format::Markdown {
+            return (cfg.metric.len(text) <= cfg.text_limit, None);
+        }
+        let options = crate::RenderOptions {
+            quote: lane == Lane::Reasoning,
+            ..self.config.render_options()
+        };
+        crate::render::posted_within_measured(
+            text,
+            cfg.format,
+            &options,
+            cfg.metric,
+            cfg.text_limit,
+        )
     }
 
     /// Whether the Markdown of `text` fits the platform's limit and line cap.

@@ -174,6 +174,53 @@ fn join(mut top: Rendered, body: Rendered) -> Rendered {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::LengthMetric;
+    use crate::render::measure;
+
+    /// A render kept from a measure is posted only where it is the send's own render (same
+    /// format, options, quote and length), and what is posted is always the fresh render.
+    #[test]
+    fn a_measured_render_is_posted_only_where_it_is_the_sends() {
+        let md = "1. one & <two>\n2. [three](https://x.io/a?b=1&c=2)\n\n| a | b |\n|---|---|\n| 1 | 22 |";
+        let plain = RenderOptions::default();
+        let quoted = RenderOptions {
+            quote: true,
+            ..plain
+        };
+        for format in Format::ALL {
+            let r = SendRenderer::new(format, plain, None);
+            for lane in [Lane::Answer, Lane::Reasoning] {
+                let payload = Payload {
+                    lane,
+                    ..Payload::text(md)
+                };
+                let fresh = r.render(&payload, SendKind::Block, SendOp::CREATE);
+                for options in [plain, quoted] {
+                    let (units, m) = measure(md, format, &options, LengthMetric::Utf16);
+                    assert_eq!(
+                        units,
+                        crate::posted_len(md, format, &options, LengthMetric::Utf16)
+                    );
+                    let own = options.quote == (lane == Lane::Reasoning);
+                    if let Some(m) = &m {
+                        assert!(m.renders(md, format, &options));
+                        assert!(!m.renders(&md[1..], format, &options));
+                        let posted = r.render_measured(
+                            &payload,
+                            SendKind::Block,
+                            SendOp::CREATE,
+                            Some(m.clone()),
+                        );
+                        assert_eq!(posted, fresh, "{format:?} {lane:?} quote {}", options.quote);
+                        // Format `markdown` posts the Markdown itself, never a render.
+                        if own && format != Format::Markdown {
+                            assert_eq!(Some(m.clone().into_rendered()), fresh);
+                        }
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn preview_notation_and_cursor() {

@@ -855,6 +855,42 @@ mod tests {
         c.push_block(b, m, None, now, out);
     }
 
+    /// A merge the coalescer had to render to measure hands that render on with the text
+    /// (the send posts it, not a second render); one it could prove without rendering, or
+    /// a text changed after it was measured, hands none on.
+    #[test]
+    fn a_merged_text_carries_the_render_that_measured_it() {
+        let config = CoalescerConfig {
+            format: Format::TelegramHtml,
+            ..cfg(1, 400, BreakPreference::Paragraph)
+        };
+        let options = config.render;
+        let mut c = Coalescer::new(config);
+        let mut out = Vec::new();
+        let src = "1. one & two\n\n2. three <four>\n\nfive\n\n";
+        feed(&mut c, src, &[0, 14, 31, src.len()], &mut out);
+        c.flush(&mut out);
+        assert_eq!(texts(&out), ["1. one & two\n\n2. three <four>\n\nfive"]);
+        let measured = out[0]
+            .measured
+            .clone()
+            .expect("a list is measured rendered");
+        assert!(measured.renders(&out[0].text, Format::TelegramHtml, &options));
+        assert_eq!(
+            measured.into_rendered(),
+            crate::render::render(&out[0].text, Format::TelegramHtml, &options)
+        );
+
+        // Plain paragraphs cannot grow: merged without a render, none handed on.
+        let mut c = Coalescer::new(config);
+        let mut out = Vec::new();
+        let src = "one & two\n\nthree\n\n";
+        feed(&mut c, src, &[0, 11, src.len()], &mut out);
+        c.flush(&mut out);
+        assert_eq!(texts(&out), ["one & two\n\nthree"]);
+        assert_eq!(out[0].measured, None);
+    }
+
     #[test]
     fn joiners() {
         assert_eq!(cfg(1, 9, BreakPreference::Paragraph).joiner(), "\n\n");

@@ -6,6 +6,7 @@ use smallvec::SmallVec;
 use super::{Engine, Phase};
 use crate::action::{Action, SendKind, SendOp};
 use crate::payload::{Lane, Payload};
+use crate::render::Measured;
 use crate::stage::dispatch::{AckOutcome, Outgoing};
 use crate::stage::ledger::SourceSpan;
 use crate::stage::prefix::apply_prefix;
@@ -34,18 +35,20 @@ impl Engine {
         payload: Payload,
         spans: SmallVec<[SourceSpan; 2]>,
     ) {
-        self.enqueue_checked(kind, payload, spans, false);
+        self.enqueue_checked(kind, payload, spans, false, None);
     }
 
     /// [`Engine::enqueue`] for a coalesced text whose posted length the coalescer already
     /// held within the limit (as long as no prefix is added): it is not rendered again to
-    /// be measured.
+    /// be measured, and `measured`, the render the coalescer measured it with (if it had to
+    /// render it), is the render posted.
     pub(super) fn enqueue_coalesced_text(
         &mut self,
         payload: Payload,
         spans: SmallVec<[SourceSpan; 2]>,
+        measured: Option<Measured>,
     ) {
-        self.enqueue_checked(SendKind::Block, payload, spans, true);
+        self.enqueue_checked(SendKind::Block, payload, spans, true, measured);
     }
 
     fn enqueue_checked(
@@ -54,6 +57,7 @@ impl Engine {
         mut payload: Payload,
         spans: SmallVec<[SourceSpan; 2]>,
         measured: bool,
+        render: Option<Measured>,
     ) {
         if payload.is_empty() {
             return;
@@ -64,7 +68,9 @@ impl Engine {
         let before = payload.text.len();
         self.apply_response_prefix(&mut payload);
         let measured = measured && payload.text.len() == before && payload.media.is_empty();
-        self.enqueue_prefixed(kind, payload, spans, measured);
+        // A prefix changed the text: what was measured is not what is posted.
+        let render = render.filter(|_| measured);
+        self.enqueue_prefixed(kind, payload, spans, measured, render);
     }
 
     /// [`Engine::enqueue`] once the response prefix is on: a caption too long for the
@@ -76,6 +82,7 @@ impl Engine {
         mut payload: Payload,
         spans: SmallVec<[SourceSpan; 2]>,
         measured: bool,
+        render: Option<Measured>,
     ) {
         if !payload.media.is_empty()
             && !payload.text.trim().is_empty()
@@ -89,7 +96,7 @@ impl Engine {
             };
             // The text answers the message replied to; the media follows it.
             payload.reply_to = None;
-            self.enqueue_prefixed(kind, text, spans, false);
+            self.enqueue_prefixed(kind, text, spans, false, None);
             self.dispatcher.enqueue(Outgoing {
                 kind,
                 op: SendOp::CREATE,
@@ -99,17 +106,20 @@ impl Engine {
             return;
         }
         let media_only = payload.text.trim().is_empty();
-        let fits = match measured {
-            true => self.fits_markdown(&payload.text),
-            false => self.fits(&payload.text, payload.lane),
+        // The render that measures the text, if one is needed, is the render posted.
+        let (fits, render) = match (media_only, measured) {
+            (true, _) => (true, render),
+            (false, true) => (self.fits_markdown(&payload.text), render),
+            (false, false) => self.fits_measured(&payload.text, payload.lane),
         };
-        if media_only || fits {
-            self.dispatcher.enqueue(Outgoing {
+        if fits {
+            let send = Outgoing {
                 kind,
                 op: SendOp::CREATE,
                 payload,
                 spans,
-            });
+            };
+            self.dispatcher.enqueue_measured(send, render);
             return;
         }
         // Above the platform limit: only a host payload gets here (blocks are cut to fit and
@@ -150,6 +160,29 @@ impl Engine {
     /// rendered format, what is posted, counted as the platform counts it (SPEC §16).
     pub(super) fn fits(&self, text: &str, lane: Lane) -> bool {
         self.fits_markdown(text) && self.posts_within(text, lane, self.cfg().text_limit)
+    }
+
+    /// [`Engine::fits`], with the render made to measure `text` (if one was needed): the
+    /// render to post, so the text is not rendered again.
+    fn fits_measured(&self, text: &str, lane: Lane) -> (bool, Option<Measured>) {
+        if !self.fits_markdown(text) {
+            return (false, None);
+        }
+        let cfg = self.cfg();
+        if cfg.format == crate::Format::Markdown {
+            return (cfg.metric.len(text) <= cfg.text_limit, None);
+        }
+        let options = crate::RenderOptions {
+            quote: lane == Lane::Reasoning,
+            ..self.config.render_options()
+        };
+        crate::render::posted_within_measured(
+            text,
+            cfg.format,
+            &options,
+            cfg.metric,
+            cfg.text_limit,
+        )
     }
 
     /// Whether the Markdown of `text` fits the platform's limit and line cap.

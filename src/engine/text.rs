@@ -345,9 +345,10 @@ impl Engine {
     /// ledger; reasoning text does not (it is never part of the final).
     pub(super) fn enqueue_coalesced(&mut self) {
         let mut items = std::mem::take(&mut self.coalesced);
-        for item in items.drain(..) {
+        for mut item in items.drain(..) {
+            let measured = item.measured.take();
             let (payload, spans) = Self::coalesced_payload(item);
-            self.enqueue_coalesced_text(payload, spans);
+            self.enqueue_coalesced_text(payload, spans, measured);
         }
         self.coalesced = items;
     }

@@ -359,6 +359,101 @@ pub fn posted_len(
     }
 }
 
+/// A send's text rendered to be measured, kept so that the render which measured it is the
+/// render posted ([`Measured::into_rendered`]): a send is rendered once, not once to be
+/// measured and again to be posted. Telegram keeps the styled text (its visible text is
+/// what is counted; the HTML or the entities are written from it when it is posted); every
+/// other format keeps what is posted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Measured {
+    form: MeasuredForm,
+    /// The format and options it was rendered with, and the byte length of its Markdown:
+    /// checked against the send before the render is posted.
+    format: Format,
+    options: RenderOptions,
+    markdown_len: usize,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum MeasuredForm {
+    Styled(styled::Styled),
+    Rendered(Rendered),
+}
+
+impl Measured {
+    /// Whether this is the render of a send of `markdown` in `format` with `options` (the
+    /// text itself is the caller's to keep unchanged since it was measured).
+    pub(crate) fn renders(&self, markdown: &str, format: Format, options: &RenderOptions) -> bool {
+        self.format == format && self.options == *options && self.markdown_len == markdown.len()
+    }
+
+    /// What is posted: the same as [`render`] of the Markdown measured.
+    pub(crate) fn into_rendered(self) -> Rendered {
+        match self.form {
+            MeasuredForm::Rendered(r) => r,
+            MeasuredForm::Styled(styled) => match self.format {
+                Format::TelegramHtml => Rendered {
+                    text: html::write_html(&styled),
+                    entities: Vec::new(),
+                },
+                _ => {
+                    let entities = entities::entities(&styled);
+                    Rendered {
+                        text: styled.text,
+                        entities,
+                    }
+                }
+            },
+        }
+    }
+}
+
+/// [`posted_len`] with the render it made kept, so the same render can be posted: `None`
+/// in format `markdown` without a quote (nothing is rendered).
+pub(crate) fn measure(
+    markdown: &str,
+    format: Format,
+    options: &RenderOptions,
+    metric: crate::LengthMetric,
+) -> (usize, Option<Measured>) {
+    let form = match format {
+        Format::Markdown if !options.quote => return (metric.len(markdown), None),
+        Format::TelegramHtml | Format::TelegramEntities => MeasuredForm::Styled(styled(
+            markdown,
+            options.table_mode_for(format),
+            options.quote,
+        )),
+        _ => MeasuredForm::Rendered(render(markdown, format, options)),
+    };
+    let units = match &form {
+        MeasuredForm::Styled(s) => metric.len(&s.text),
+        MeasuredForm::Rendered(r) => metric.len(&r.text),
+    };
+    let measured = Measured {
+        form,
+        format,
+        options: *options,
+        markdown_len: markdown.len(),
+    };
+    (units, Some(measured))
+}
+
+/// [`posted_within`] with the render it made, if it rendered (see [`measure`]).
+pub(crate) fn posted_within_measured(
+    markdown: &str,
+    format: Format,
+    options: &RenderOptions,
+    metric: crate::LengthMetric,
+    limit: usize,
+) -> (bool, Option<Measured>) {
+    let units = metric.len(markdown);
+    if units <= limit && cannot_grow(markdown, format, options.quote) {
+        return (true, None);
+    }
+    let (posted, measured) = measure(markdown, format, options, metric);
+    (posted <= limit, measured)
+}
+
 /// Whether `markdown` posted in `format` is certainly within `limit` units of `metric`,
 /// checked cheaply when that can be shown without rendering (see [`cannot_grow`]), else by
 /// rendering it ([`posted_len`]).
@@ -385,7 +480,11 @@ pub(crate) fn posted_within(
 /// and no whole-message quote (`quote`) outside Telegram. Everything else a send holds
 /// renders no longer than written (markup is dropped or kept, links shrink to their text,
 /// fences and escapes go). Slack and WhatsApp are always measured (their markers and
-/// escapes can outgrow the Markdown in many small ways).
+/// escapes can outgrow the Markdown in many small ways). On Telegram the lines of a fenced
+/// code block are not looked at (the code is posted as written, less its fences), found
+/// with the renderer's own fence rules ([`FenceMarker`](crate::text::markdown::FenceMarker));
+/// a fence line that may open inside a quote (no blank line since a `>` line) is not
+/// followed: such a text is measured.
 pub(crate) fn cannot_grow(markdown: &str, format: Format, quote: bool) -> bool {
     let telegram = matches!(format, Format::TelegramHtml | Format::TelegramEntities);
     match format {
@@ -402,14 +501,26 @@ pub(crate) fn cannot_grow(markdown: &str, format: Format, quote: bool) -> bool {
         return false;
     }
     let bytes = markdown.as_bytes();
-    if memchr::memchr(b'|', bytes).is_some() {
+    if !telegram && memchr::memchr(b'|', bytes).is_some() {
         return false;
     }
     let risky_start = |line: &[u8]| {
-        let first = line
-            .iter()
-            .copied()
-            .find(|&b| !matches!(b, b' ' | b'\t' | b'>'));
+        let at = line.iter().position(|&b| !matches!(b, b' ' | b'\t' | b'>'));
+        let first = at.map(|i| line[i]);
+        // Other whitespace (a form feed, U+3000) may be skipped where the renderer trims
+        // a line: what follows it is not looked at, so the text is measured. A line's own
+        // `\r` is not content.
+        let odd_space = at.is_some_and(|i| {
+            let rest = &line[i..];
+            match rest[0] {
+                b'\r' => rest.len() > 1,
+                b if b.is_ascii() => b.is_ascii_whitespace(),
+                _ => std::str::from_utf8(&rest[..rest.len().min(4)])
+                    .map_or_else(|e| std::str::from_utf8(&rest[..e.valid_up_to()]).ok(), Some)
+                    .and_then(|s| s.chars().next())
+                    .is_none_or(char::is_whitespace),
+            }
+        });
         let lead = line
             .iter()
             .take_while(|&&b| matches!(b, b' ' | b'\t' | b'>'));
@@ -417,15 +528,73 @@ pub(crate) fn cannot_grow(markdown: &str, format: Format, quote: bool) -> bool {
         // fenced with markers: a quote marker or an indent of a tab or 4 spaces.
         let quoted_or_code = !telegram
             && (lead.clone().any(|&b| b == b'>' || b == b'\t') || line.starts_with(b"    "));
+        // A quote marker or a heading with nothing after it is an empty block, posted as
+        // the blank lines around it, which can be longer than its line.
+        let rest = at.map_or(&[][..], |i| &line[i..]);
+        let empty_block = rest
+            .iter()
+            .all(|&b| matches!(b, b'#' | b' ' | b'\t' | b'\r'))
+            && (rest.contains(&b'#') || line.contains(&b'>'));
         quoted_or_code
+            || odd_space
+            || empty_block
             || first.is_some_and(|b| matches!(b, b'-' | b'*' | b'+' | b'_') || b.is_ascii_digit())
     };
+    if telegram {
+        return telegram_cannot_grow(markdown, risky_start);
+    }
     let mut start = 0;
     for nl in memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len())) {
         if risky_start(&bytes[start..nl]) {
             return false;
         }
         start = nl + 1;
+    }
+    true
+}
+
+/// [`cannot_grow`] on Telegram: no line outside fenced code has a `|` or a risky start.
+/// The renderer opens a fence on any line [`FenceMarker::parse_open`] accepts at the start
+/// of a top-level block, and closes it on the first line the marker is closed by (or runs
+/// it to the end); outside a list (whose first line is risky, so the text was refused
+/// already) and a quote, every such line starts a top-level block: it interrupts a
+/// paragraph and ends indented code. After a `>` line, until a blank line, a fence line
+/// may belong to the quote (or its lazy lines): the text is then measured.
+///
+/// [`FenceMarker::parse_open`]: crate::text::markdown::FenceMarker::parse_open
+fn telegram_cannot_grow(markdown: &str, risky_start: impl Fn(&[u8]) -> bool) -> bool {
+    use crate::text::markdown::FenceMarker;
+    let bytes = markdown.as_bytes();
+    let mut fence: Option<FenceMarker> = None;
+    let mut quoted = false;
+    let mut start = 0;
+    for nl in memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len())) {
+        let line = &markdown[start..nl];
+        start = nl + 1;
+        if let Some(open) = &fence {
+            if open.is_closed_by(line) {
+                fence = None;
+            }
+            continue;
+        }
+        if let Some(open) = FenceMarker::parse_open(line) {
+            if quoted {
+                return false;
+            }
+            fence = Some(open);
+            continue;
+        }
+        let bytes = line.as_bytes();
+        if memchr::memchr(b'|', bytes).is_some() || risky_start(bytes) {
+            return false;
+        }
+        // Blank and quote lines as the renderer reads them.
+        let content = line.strip_suffix('\r').unwrap_or(line);
+        if content.bytes().all(|b| b == b' ' || b == b'\t') {
+            quoted = false;
+        } else if content.trim_start().starts_with('>') {
+            quoted = true;
+        }
     }
     true
 }
@@ -535,6 +704,16 @@ mod growth_tests {
         "`",
         "```",
         "```rs\n",
+        "\n```\n",
+        "\n~~~\n",
+        "\n````\n",
+        "\n   ```\n",
+        "\n```` a`b\n",
+        "\u{3000}",
+        "\x0c",
+        "#",
+        "\n#\n",
+        "\n>\n",
         "[",
         "](https://x.io/a?b=1&c=2)",
         "![",

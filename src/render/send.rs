@@ -3,9 +3,10 @@
 //! (Telegram: `<blockquote expandable>`). A preview's text is built in Markdown by the
 //! preview stage (healed tail, cursor, Telegram's `**>`…`||` notation for the reasoning at
 //! its top); here the notation becomes a real quote and the cursor is put back after the
-//! rendered text, outside any tag.
+//! rendered text, outside any tag. A send whose text was rendered to be measured against
+//! the limit ([`super::Measured`]) posts that render: it is not rendered a second time.
 
-use super::{Format, RenderOptions, Rendered, render};
+use super::{Format, Measured, RenderOptions, Rendered, render};
 use crate::action::{SendKind, SendOp};
 use crate::payload::{Lane, Payload};
 
@@ -59,8 +60,40 @@ impl SendRenderer {
     /// The rendered form of a send, `None` when the text to post is the Markdown itself
     /// (format `markdown`: no copy) or there is nothing to post (a delete).
     pub(crate) fn render(&self, payload: &Payload, kind: SendKind, op: SendOp) -> Option<Rendered> {
+        self.render_measured(payload, kind, op, None)
+    }
+
+    /// [`SendRenderer::render`], posting `measured` when it is the render of this send (its
+    /// Markdown, rendered with the options this send is rendered with) instead of rendering
+    /// the text again. The caller keeps the text unchanged since it was measured.
+    pub(crate) fn render_measured(
+        &self,
+        payload: &Payload,
+        kind: SendKind,
+        op: SendOp,
+        measured: Option<Measured>,
+    ) -> Option<Rendered> {
         if self.format == Format::Markdown || matches!(op, SendOp::Delete { .. }) {
             return None;
+        }
+        if let Some(m) = measured
+            && kind != SendKind::Preview
+        {
+            let text = payload.text.as_str();
+            let options = match payload.lane {
+                Lane::Reasoning => RenderOptions {
+                    quote: true,
+                    ..self.options
+                },
+                _ => self.options,
+            };
+            let whole =
+                payload.lane == Lane::Reasoning || split_expandable_notation(text).is_none();
+            if whole && m.renders(text, self.format, &options) {
+                let out = m.into_rendered();
+                debug_assert_eq!(out, render(text, self.format, &options), "{text:?}");
+                return Some(out);
+            }
         }
         let mut markdown = payload.text.as_str();
         let owned;
@@ -141,6 +174,53 @@ fn join(mut top: Rendered, body: Rendered) -> Rendered {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::LengthMetric;
+    use crate::render::measure;
+
+    /// A render kept from a measure is posted only where it is the send's own render (same
+    /// format, options, quote and length), and what is posted is always the fresh render.
+    #[test]
+    fn a_measured_render_is_posted_only_where_it_is_the_sends() {
+        let md = "1. one & <two>\n2. [three](https://x.io/a?b=1&c=2)\n\n| a | b |\n|---|---|\n| 1 | 22 |";
+        let plain = RenderOptions::default();
+        let quoted = RenderOptions {
+            quote: true,
+            ..plain
+        };
+        for format in Format::ALL {
+            let r = SendRenderer::new(format, plain, None);
+            for lane in [Lane::Answer, Lane::Reasoning] {
+                let payload = Payload {
+                    lane,
+                    ..Payload::text(md)
+                };
+                let fresh = r.render(&payload, SendKind::Block, SendOp::CREATE);
+                for options in [plain, quoted] {
+                    let (units, m) = measure(md, format, &options, LengthMetric::Utf16);
+                    assert_eq!(
+                        units,
+                        crate::posted_len(md, format, &options, LengthMetric::Utf16)
+                    );
+                    let own = options.quote == (lane == Lane::Reasoning);
+                    if let Some(m) = &m {
+                        assert!(m.renders(md, format, &options));
+                        assert!(!m.renders(&md[1..], format, &options));
+                        let posted = r.render_measured(
+                            &payload,
+                            SendKind::Block,
+                            SendOp::CREATE,
+                            Some(m.clone()),
+                        );
+                        assert_eq!(posted, fresh, "{format:?} {lane:?} quote {}", options.quote);
+                        // Format `markdown` posts the Markdown itself, never a render.
+                        if own && format != Format::Markdown {
+                            assert_eq!(Some(m.clone().into_rendered()), fresh);
+                        }
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn preview_notation_and_cursor() {

@@ -9,6 +9,7 @@ use std::ops::Range;
 
 use smallvec::SmallVec;
 
+use crate::render::Measured;
 use crate::text::block::Block;
 use crate::text::chunker::BreakPreference;
 pub(crate) use crate::text::markdown::is_code_indent;
@@ -75,15 +76,16 @@ impl CoalescerConfig {
 
     /// Whether `text`, posted on `lane` in the configured format, is within `max` as the
     /// platform counts it (always in format `markdown`: the caller counted the Markdown).
-    pub(crate) fn posts_within(&self, text: &str, lane: Lane) -> bool {
+    /// With the render made to measure it, if one was needed (see [`Measured`]).
+    pub(crate) fn posts_within(&self, text: &str, lane: Lane) -> (bool, Option<Measured>) {
         if self.format == Format::Markdown {
-            return true;
+            return (true, None);
         }
         let options = RenderOptions {
             quote: lane == Lane::Reasoning,
             ..self.render
         };
-        crate::render::posted_within(text, self.format, &options, self.metric, self.max)
+        crate::render::posted_within_measured(text, self.format, &options, self.metric, self.max)
     }
 
     /// This configuration with `min >= 1`, `max >= min` and then `min <= max` enforced.
@@ -128,6 +130,10 @@ pub(crate) struct CoalescedText {
     /// `text` ends with a `"\n"` and a synthetic closing fence line (the last merged
     /// block was cut inside a fence).
     pub fence_closed: bool,
+    /// `text` as rendered when it was measured against `max` (when it had to be rendered):
+    /// the render the send posts, so it is not rendered again. Dropped whenever `text`
+    /// changes.
+    pub measured: Option<Measured>,
 }
 
 impl CoalescedText {
@@ -440,10 +446,15 @@ impl Coalescer {
         let len = self.config.metric.len(&text);
         let breaks = line_breaks(&text);
         let too_many_lines = self.config.max_lines.is_some_and(|cap| breaks + 1 > cap);
-        if len > self.config.max || too_many_lines || !self.config.posts_within(&text, meta.lane) {
+        if len > self.config.max || too_many_lines {
+            return false;
+        }
+        let (within, measured) = self.config.posts_within(&text, meta.lane);
+        if !within {
             return false;
         }
         buffer.text = text;
+        buffer.measured = measured;
         self.buffer_len = len;
         self.buffer_breaks = breaks;
         self.buffer_trail = 0;
@@ -531,6 +542,7 @@ impl Coalescer {
             .config
             .max_lines
             .is_some_and(|cap| joined_breaks + 1 > cap);
+        let mut measured = None;
         let over_posted = !too_many_lines
             && joined_len <= self.config.max
             && self.config.format != Format::Markdown
@@ -539,7 +551,9 @@ impl Coalescer {
                 joined.push_str(&buffer.text[..kept]);
                 joined.push_str(joiner);
                 joined.push_str(incoming);
-                !self.config.posts_within(&joined, meta.lane)
+                let (within, render) = self.config.posts_within(&joined, meta.lane);
+                measured = render;
+                !within
             };
         if joined_len > self.config.max || too_many_lines || over_posted {
             self.flush(out);
@@ -549,6 +563,7 @@ impl Coalescer {
         buffer.text.truncate(kept);
         buffer.text.push_str(joiner);
         buffer.text.push_str(incoming);
+        buffer.measured = measured;
         match (seam, buffer.sources.last_mut()) {
             (Some(_), Some(last)) => last.end = piece.source.end,
             _ => buffer.sources.push(piece.source),
@@ -595,6 +610,9 @@ impl Coalescer {
         let mut buffer = self.buffer.take()?;
         if self.buffer_trail == 0 {
             let kept = trim_sep_end(&buffer.text).len();
+            if kept < buffer.text.len() {
+                buffer.measured = None;
+            }
             buffer.text.truncate(kept);
         }
         buffer.fence_closed = self.buffer_trail > 0;
@@ -641,6 +659,7 @@ impl Coalescer {
             sources,
             meta: meta.clone(),
             fence_closed: false,
+            measured: None,
         });
         self.buffer_trail = piece.trail;
         if len >= self.config.max {
@@ -842,6 +861,42 @@ mod tests {
             ..Block::default()
         };
         c.push_block(b, m, None, now, out);
+    }
+
+    /// A merge the coalescer had to render to measure hands that render on with the text
+    /// (the send posts it, not a second render); one it could prove without rendering, or
+    /// a text changed after it was measured, hands none on.
+    #[test]
+    fn a_merged_text_carries_the_render_that_measured_it() {
+        let config = CoalescerConfig {
+            format: Format::TelegramHtml,
+            ..cfg(1, 400, BreakPreference::Paragraph)
+        };
+        let options = config.render;
+        let mut c = Coalescer::new(config);
+        let mut out = Vec::new();
+        let src = "1. one & two\n\n2. three <four>\n\nfive\n\n";
+        feed(&mut c, src, &[0, 14, 31, src.len()], &mut out);
+        c.flush(&mut out);
+        assert_eq!(texts(&out), ["1. one & two\n\n2. three <four>\n\nfive"]);
+        let measured = out[0]
+            .measured
+            .clone()
+            .expect("a list is measured rendered");
+        assert!(measured.renders(&out[0].text, Format::TelegramHtml, &options));
+        assert_eq!(
+            measured.into_rendered(),
+            crate::render::render(&out[0].text, Format::TelegramHtml, &options)
+        );
+
+        // Plain paragraphs cannot grow: merged without a render, none handed on.
+        let mut c = Coalescer::new(config);
+        let mut out = Vec::new();
+        let src = "one & two\n\nthree\n\n";
+        feed(&mut c, src, &[0, 11, src.len()], &mut out);
+        c.flush(&mut out);
+        assert_eq!(texts(&out), ["one & two\n\nthree"]);
+        assert_eq!(out[0].measured, None);
     }
 
     #[test]

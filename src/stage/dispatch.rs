@@ -26,6 +26,7 @@ use crate::config::HumanDelay;
 use crate::error::Error;
 use crate::input::SendId;
 use crate::payload::Payload;
+use crate::render::Measured;
 use crate::render::send::SendRenderer;
 use crate::time::Time;
 
@@ -112,8 +113,9 @@ struct KeyedMessage {
     message_ref: Option<String>,
 }
 
-/// A queued send: the send, and its id and attempt count if it is a retry.
-type Queued = (Outgoing, Option<(SendId, u32)>);
+/// A queued send: the send, its id and attempt count if it is a retry, and its text as
+/// rendered when it was measured (posted as it is, not rendered again).
+type Queued = (Outgoing, Option<(SendId, u32)>, Option<Box<Measured>>);
 
 /// The dispatcher's queue, counting its sends per kind, so "is a block still queued?" is
 /// answered without a walk: the engine asks it after every input, and at the end of a long
@@ -174,7 +176,7 @@ impl SendQueue {
     /// Keeps the sends `keep` says yes to, in order.
     fn retain(&mut self, mut keep: impl FnMut(&Outgoing) -> bool) {
         let per_kind = &mut self.per_kind;
-        self.items.retain(|(o, _)| {
+        self.items.retain(|(o, _, _)| {
             let kept = keep(o);
             if !kept {
                 per_kind[kind_index(o.kind)] -= 1;
@@ -247,7 +249,13 @@ impl Dispatcher {
 
     /// Appends a send to the queue. Call [`Dispatcher::pump`] to let it leave.
     pub(crate) fn enqueue(&mut self, item: Outgoing) {
-        self.queue.push_back((item, None));
+        self.queue.push_back((item, None, None));
+    }
+
+    /// [`Dispatcher::enqueue`] for a send whose text was rendered to be measured: `measured`
+    /// is posted when it is the render of the send (see [`SendRenderer::render_measured`]).
+    pub(crate) fn enqueue_measured(&mut self, item: Outgoing, measured: Option<Measured>) {
+        self.queue.push_back((item, None, measured.map(Box::new)));
     }
 
     /// Removes and returns the queued sends (not the one in flight) that `pick` selects, in
@@ -269,7 +277,7 @@ impl Dispatcher {
     /// queued (a failed final edit's replacement takes the edit's place).
     pub(crate) fn enqueue_front(&mut self, items: impl DoubleEndedIterator<Item = Outgoing>) {
         for item in items.rev() {
-            self.queue.push_front((item, None));
+            self.queue.push_front((item, None, None));
         }
     }
 
@@ -397,14 +405,14 @@ impl Dispatcher {
 
     /// The sends still queued (not the one in flight), in order.
     pub(crate) fn queued(&self) -> impl Iterator<Item = &Outgoing> {
-        self.queue.iter().map(|(o, _)| o)
+        self.queue.iter().map(|(o, _, _)| o)
     }
 
     /// Every payload queued or in flight, for dedupe.
     pub(crate) fn pending_payloads(&self) -> impl Iterator<Item = &Payload> {
         self.queue
             .iter()
-            .map(|(o, _)| &o.payload)
+            .map(|(o, _, _)| &o.payload)
             .chain(self.in_flight.iter().map(|f| &f.item.payload))
     }
 
@@ -467,7 +475,7 @@ impl Dispatcher {
                 }
                 self.hold = None;
             }
-            let Some((front, retry)) = self.queue.front() else {
+            let Some((front, retry, _)) = self.queue.front() else {
                 return;
             };
             if self.aborted && front.kind == SendKind::Block && retry.is_none() {
@@ -489,7 +497,7 @@ impl Dispatcher {
                     return;
                 }
             }
-            let (mut item, retry) = self.queue.pop_front().expect("front exists");
+            let (mut item, retry, measured) = self.queue.pop_front().expect("front exists");
             self.delay_done = false;
             let Some((op, message_ref)) = self.resolve(item.op) else {
                 // A delete of a message that was never created: nothing to do.
@@ -505,7 +513,10 @@ impl Dispatcher {
                 self.blocks_sent += 1;
             }
             self.stats.sends += 1;
-            let rendered = self.renderer.render(&item.payload, item.kind, item.op);
+            let measured = measured.map(|m| *m);
+            let rendered =
+                self.renderer
+                    .render_measured(&item.payload, item.kind, item.op, measured);
             actions.push_back(Action::Send(SendRequest {
                 send_id: id,
                 kind: item.kind,
@@ -587,7 +598,7 @@ impl Dispatcher {
         self.hold = Some((now.plus_millis(wait), Hold::Retry));
         let outcome = AckOutcome::WillRetry(f.item.kind, f.item.spans.clone());
         self.queue
-            .push_front((f.item, Some((f.id, f.attempts + 1))));
+            .push_front((f.item, Some((f.id, f.attempts + 1)), None));
         Ok(outcome)
     }
 

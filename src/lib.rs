@@ -183,7 +183,9 @@ pub use engine::{
 pub use error::Error;
 pub use input::{Input, OwnedInput, SendId};
 pub use payload::{Lane, Payload, ReplyTarget};
-pub use render::{Entity, EntityKind, Format, RenderOptions, Rendered, TableMode, render};
+pub use render::{
+    Entity, EntityKind, Format, RenderOptions, Rendered, TableMode, posted_len, render,
+};
 pub use stage::dispatch::DispatchStats;
 pub use stage::prefix::{PrefixContext, render_prefix, short_model_name};
 pub use text::block::Block;

@@ -22,6 +22,17 @@
 //! hands back as `Delivered { message_ref }`, answers an edit that changes nothing with
 //! "message is not modified" (which the host reports as delivered), and, when given a limit,
 //! refuses longer texts. After a turn, [`Chat::texts`] is what a user reads.
+//!
+//! A chat made with [`Chat::strict`] is strict like a real platform ([`Platform`]): it
+//! posts each send's text in its format, refuses Telegram HTML that does not parse ("can't
+//! parse entities"), and counts its limits on what it shows, as the platform does (Telegram:
+//! the text after entity parsing, in UTF-16 units, 4096, captions 1024; Discord 2000
+//! characters; Slack 40 000; WhatsApp 4096, captions 1024).
+
+mod platform;
+mod telegram_html;
+
+pub use platform::Platform;
 
 use crate::action::{AbortReason, Action, MessageKey, SendKind, SendOp, SendRequest};
 use crate::engine::Engine;
@@ -120,7 +131,13 @@ pub struct Chat {
     /// Draft bubbles showing, by key. A new message replaces every draft (as on Telegram).
     pub drafts: Vec<(MessageKey, String)>,
     /// The longest text accepted, in a metric (Telegram: 4096 UTF-16 units); `None`: no limit.
+    /// On a strict chat, counted on what the platform shows, on top of its own limits
+    /// (e.g. the text limit the host configured).
     pub limit: Option<(usize, LengthMetric)>,
+    /// The platform whose rules the chat applies ([`Platform::Markdown`]: none).
+    pub platform: Platform,
+    /// Why the last refused send was refused, as the platform said it.
+    pub last_refusal: Option<String>,
     /// What it did.
     pub counts: ChatCounts,
     /// Keep only the messages created under a key (the ones the engine may edit or delete);
@@ -137,6 +154,27 @@ impl Chat {
     pub fn with_limit(limit: usize, metric: LengthMetric) -> Chat {
         Chat {
             limit: Some((limit, metric)),
+            ..Chat::default()
+        }
+    }
+
+    /// A chat strict like `platform`: it keeps and counts what the platform shows for each
+    /// send (see [`Platform`]) and refuses what the platform refuses.
+    ///
+    /// ```
+    /// use replystream::sim::{Chat, Platform, Sim};
+    /// use replystream::{ChannelProfile, Config, Engine, Input};
+    ///
+    /// let engine = Engine::new(Config::for_channel(&ChannelProfile::TELEGRAM), 1).unwrap();
+    /// let mut sim = Sim::new(engine);
+    /// sim.chat = Chat::strict(Platform::Telegram);
+    /// sim.push(Input::TextDelta("**Done** & <dusted>")).push(Input::Finish).run_until_idle();
+    /// assert_eq!(sim.chat.counts.refused, 0);
+    /// assert_eq!(sim.chat.texts(), ["<b>Done</b> &amp; &lt;dusted&gt;"]);
+    /// ```
+    pub fn strict(platform: Platform) -> Chat {
+        Chat {
+            platform,
             ..Chat::default()
         }
     }
@@ -168,9 +206,21 @@ impl Chat {
             .collect()
     }
 
-    fn too_long(&self, text: &str) -> bool {
-        self.limit
-            .is_some_and(|(max, metric)| metric.len(text) > max)
+    /// Why `shown` (what the platform shows for a send) is too long, if it is: over the
+    /// chat's limit, or the platform's own (its caption limit for a message with media).
+    fn too_long(&self, shown: &str, caption: bool) -> Option<&'static str> {
+        if self
+            .limit
+            .is_some_and(|(max, metric)| metric.len(shown) > max)
+        {
+            return Some("message is too long");
+        }
+        let (own, reason) = match caption {
+            true => (self.platform.caption_limit(), "message caption is too long"),
+            false => (self.platform.text_limit(), "message is too long"),
+        };
+        own.is_some_and(|(max, metric)| metric.len(shown) > max)
+            .then_some(reason)
     }
 
     fn find(&self, message_ref: Option<&str>) -> Option<usize> {
@@ -180,18 +230,35 @@ impl Chat {
 
     /// Applies one send, as the platform would when it answers it.
     pub fn apply(&mut self, send: &SendRequest) -> ChatAnswer {
-        let text = &send.payload.text;
         let refused = |counts: &mut ChatCounts, reason| {
             counts.refused += 1;
             ChatAnswer::Refused { reason }
         };
+        let shown = match send.op {
+            SendOp::Delete { .. } => Ok(String::new()),
+            _ => self.platform.read(send),
+        };
+        let shown = match shown {
+            Ok(shown) => shown,
+            Err(why) => {
+                self.last_refusal = Some(why);
+                return refused(&mut self.counts, "Bad Request: can't parse entities");
+            }
+        };
+        // What the chat keeps: what the host posted (the Markdown on a Markdown chat).
+        let text = match self.platform {
+            Platform::Markdown => &send.payload.text,
+            _ => &send.text().to_owned(),
+        };
+        let caption = !send.payload.media.is_empty();
+        if let Some(reason) = self.too_long(&shown, caption) {
+            self.last_refusal = Some(reason.to_owned());
+            return refused(&mut self.counts, reason);
+        }
         match send.op {
             SendOp::Create { key } => {
                 if text.trim().is_empty() && send.payload.media.is_empty() {
                     return refused(&mut self.counts, "message text is empty");
-                }
-                if self.too_long(text) {
-                    return refused(&mut self.counts, "message is too long");
                 }
                 self.next_id += 1;
                 let id = format!("m{}", self.next_id);
@@ -223,9 +290,6 @@ impl Chat {
                 if text.trim().is_empty() {
                     return refused(&mut self.counts, "message text is empty");
                 }
-                if self.too_long(text) {
-                    return refused(&mut self.counts, "message is too long");
-                }
                 let m = &mut self.messages[i];
                 if m.text == *text {
                     self.counts.not_modified += 1;
@@ -248,9 +312,6 @@ impl Chat {
                 ChatAnswer::Done { message_ref: None }
             }
             SendOp::Draft { key } => {
-                if self.too_long(text) {
-                    return refused(&mut self.counts, "message is too long");
-                }
                 match self.drafts.iter_mut().find(|(k, _)| *k == key) {
                     Some((_, shown)) if shown == text => {
                         self.counts.not_modified += 1;

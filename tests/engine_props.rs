@@ -18,15 +18,17 @@
 //! arrive in order, each once; every send keeps the reply target.
 
 mod common;
+mod render_checks;
 
 use std::collections::HashSet;
 
 use common::reconstruct::{Rule, Source, check_answer, excerpt, seen_sends};
 use common::*;
 use proptest::prelude::*;
+use replystream::sim::{Chat, Platform};
 use replystream::{
-    BreakMode, BreakPreference, ChannelProfile, ChunkMode, Config, Engine, HumanDelay, Input, Lane,
-    LengthMetric, SendKind,
+    BreakMode, BreakPreference, ChannelProfile, ChunkMode, Config, Engine, Format, HumanDelay,
+    Input, Lane, LengthMetric, SendKind,
 };
 
 /// Sample replies with no tags, directives or tokens: the cleaned text is the text itself.
@@ -376,6 +378,31 @@ fn smallest_limit(metric: LengthMetric) -> usize {
     common::reconstruct::units(metric, fence) + common::reconstruct::units(metric, widest)
 }
 
+/// The smallest text limit accepted for a rendered format (SPEC §16): a piece whose
+/// rendering is over the limit is planned again with less room, down to a bare fence marker
+/// reopened and closed around one char (`2 * 4` units and the widest char); that piece, grown
+/// as much as the format grows text (Slack: ten times, `&` in a bare URL is `&amp;` in its
+/// target and its label; the others four times), with a link's `<|>`, must fit.
+fn smallest_posted_limit(format: Format, metric: LengthMetric) -> usize {
+    let growth = match format {
+        Format::Markdown => return smallest_limit(metric),
+        Format::SlackMrkdwn => 10,
+        _ => 4,
+    };
+    let widest_char = match metric {
+        LengthMetric::Bytes => 4,
+        LengthMetric::Utf16 => 2,
+        _ => 1,
+    };
+    (growth * (2 * 4 + widest_char) + 3).max(smallest_limit(metric))
+}
+
+/// Whether the configuration must be refused.
+fn refused(c: &Config) -> bool {
+    let smallest = c.text_limit.min(c.chunk_max.max(c.chunk_min));
+    smallest < smallest_limit(c.metric) || c.text_limit < smallest_posted_limit(c.format, c.metric)
+}
+
 fn config(s: &Script) -> Config {
     let profile = ChannelProfile::ALL[s.channel];
     let mut c = Config::for_channel(&profile);
@@ -651,6 +678,11 @@ fn run(s: &Script) -> Option<Run> {
         }
     });
     let mut sim = Sim::with_policy(engine, policy);
+    // The chat is strict like the channel's platform (Telegram refuses HTML it cannot parse
+    // and counts the text after parsing) and holds every message to the configured limit,
+    // counted on what the platform shows.
+    sim.chat = Chat::strict(Platform::for_channel(resolved.channel));
+    sim.chat.limit = Some((resolved.text_limit, resolved.metric));
     let mut sources = Vec::new();
     let mut cuts = s.cuts.iter().cycle();
     let mut decorations = Vec::new();
@@ -752,6 +784,33 @@ fn check(r: &Run) -> Result<(), String> {
     if sim.max_in_flight > 1 {
         return Err(format!("{} sends in flight", sim.max_in_flight));
     }
+    if sim.chat.counts.refused > 0 {
+        return Err(format!(
+            "the chat refused {} sends: {:?}",
+            sim.chat.counts.refused, sim.chat.last_refusal
+        ));
+    }
+    // Judged here too, with the tests' own Telegram reader: every send within its limit
+    // as the platform counts it (captions within the caption limit).
+    let c = r.sim.engine.config();
+    for (_, s) in sim.sends() {
+        let shown = match s.format {
+            Format::TelegramHtml => {
+                render_checks::read_telegram_html(s.text())
+                    .map_err(|e| format!("Telegram refuses {:?}: {e}", s.text()))?
+                    .text
+            }
+            _ => s.text().to_owned(),
+        };
+        let mut limit = c.text_limit;
+        if !s.payload.media.is_empty() {
+            limit = limit.min(c.caption_limit.unwrap_or(usize::MAX));
+        }
+        let n = common::reconstruct::units(c.metric, &shown);
+        if n > limit {
+            return Err(format!("a send is {n} > {limit} as posted: {:?}", s.text()));
+        }
+    }
     let delivered: HashSet<_> = sim.delivered.iter().map(|(_, s)| s.send_id).collect();
     let log: Vec<_> = sim.sends().into_iter().map(|(_, s)| s).collect();
     let media: Vec<String> = r.decorations.iter().flat_map(|(m, _)| m.clone()).collect();
@@ -814,13 +873,14 @@ proptest! {
         let Some(r) = run(&s) else {
             // Refused at construction: only settings under which a fence cannot be closed
             // and reopened around the widest cluster kept whole.
+            // and reopened around the widest cluster kept whole, or under which a piece
+            // cannot be kept within the limit once rendered.
             let c = config(&s);
-            let smallest = c.text_limit.min(c.chunk_max.max(c.chunk_min));
-            prop_assert!(smallest < smallest_limit(c.metric), "refused: {c:?}");
+            prop_assert!(refused(&c), "refused: {c:?}");
             return Ok(());
         };
         let c = config(&s);
-        prop_assert!(c.text_limit.min(c.chunk_max.max(c.chunk_min)) >= smallest_limit(c.metric));
+        prop_assert!(!refused(&c), "accepted: {c:?}");
         if let Err(e) = check(&r) {
             // The whole story goes to a file; the assertion message stays readable.
             let path = concat!(env!("CARGO_TARGET_TMPDIR"), "/engine_props_failure.txt");

@@ -142,7 +142,8 @@ fn config(rng: &mut fastrand::Rng) -> (Config, Expect) {
         c.metric = metrics[rng.usize(..4)];
     }
     if rng.bool() {
-        c.text_limit = rng.usize(100..=5000);
+        // At least 200: a rendered format (Slack's escapes, in bytes) refuses less.
+        c.text_limit = rng.usize(200..=5000);
     }
     c.chunk_min = [rng.usize(0..=100), rng.usize(0..=1500)][rng.usize(..2)];
     // At least 64: room to close and reopen a fence around any character in any metric.

@@ -170,6 +170,7 @@ proptest! {
             metric,
             mode: if newline { SplitMode::Newline } else { SplitMode::Length },
             max_lines,
+            ..SplitConfig::default()
         };
         let pieces = PlatformSplitter::new(config).expect("valid config").split(&text);
         let expect = Expect::for_text(&text, metric, config.limit, max_lines);

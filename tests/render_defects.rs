@@ -43,6 +43,7 @@ fn messages(d: &Defect) -> Vec<String> {
             metric: LengthMetric::Chars,
             mode: SplitMode::Length,
             max_lines: d.max_lines,
+            ..SplitConfig::default()
         })
         .expect("valid config")
         .split(&d.text)

@@ -329,6 +329,9 @@ fn engine_run(
     let mut c = Config::for_channel(&ChannelProfile::ALL[channel]);
     if let Some(limit) = limit {
         c.text_limit = limit;
+        // The Markdown cut rules at small limits (see `tests/render_rule.rs`): the channel
+        // posts Markdown; rendered formats are held to their limits in engine_limits.
+        c.format = replystream::Format::Markdown;
     }
     let mut sim = Sim::new(Engine::new(c, 7).expect("valid config"));
     sim.push(Input::MessageStart);
@@ -521,6 +524,7 @@ proptest! {
             metric,
             mode: if newline_mode { SplitMode::Newline } else { SplitMode::Length },
             max_lines: cap,
+            ..SplitConfig::default()
         };
         let pieces: Vec<String> = PlatformSplitter::new(config)
             .expect("valid config")

@@ -41,6 +41,7 @@ fn corpus_files_hold_the_invariants() {
                         metric,
                         mode,
                         max_lines,
+                        ..SplitConfig::default()
                     };
                     if let Err(e) = check(&text, config) {
                         panic!("{name}: {e}");
@@ -109,6 +110,7 @@ proptest! {
             metric,
             mode: if newline { SplitMode::Newline } else { SplitMode::Length },
             max_lines,
+            ..SplitConfig::default()
         };
         if let Err(e) = check(&text, config) {
             prop_assert!(false, "{:?}\n{}", text, e);

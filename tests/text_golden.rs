@@ -155,6 +155,7 @@ fn splitter_at_the_smallest_limits() {
             metric,
             mode: SplitMode::Length,
             max_lines: None,
+            ..SplitConfig::default()
         };
         insta::assert_snapshot!(
             format!("splitter_smallest_{}", metric.name()),
@@ -170,6 +171,7 @@ fn splitter_with_a_line_cap_and_in_newline_mode() {
         metric: LengthMetric::Chars,
         mode: SplitMode::Length,
         max_lines: Some(4),
+        ..SplitConfig::default()
     };
     insta::assert_snapshot!("splitter_4_lines", split(&sample(), capped));
     let newline = SplitConfig {
@@ -177,6 +179,7 @@ fn splitter_with_a_line_cap_and_in_newline_mode() {
         metric: LengthMetric::Utf16,
         mode: SplitMode::Newline,
         max_lines: None,
+        ..SplitConfig::default()
     };
     insta::assert_snapshot!("splitter_newline_mode", split(&sample(), newline));
 }

@@ -23,7 +23,7 @@ use replystream_connections::model::{ModelRequest, Protocol, stream_reply};
 use replystream_connections::sink::{DeliveryReport, PlatformSink};
 use replystream_connections::slack::{self, Slack};
 use replystream_connections::telegram::{self, Telegram};
-use replystream_connections::{HttpOptions, Outcome, Platform};
+use replystream_connections::{HttpOptions, MediaRoots, Outcome, Platform};
 
 use crate::CliError;
 use crate::deltas::DeltaReader;
@@ -228,11 +228,14 @@ pub(crate) fn run_post(mut args: PostArgs) -> Result<(), CliError> {
     };
     let http = HttpOptions::default();
     let url = args.api_url.clone();
+    // Local files the model names are uploaded from the engine's media roots only, checked
+    // again on the file system (links followed) at upload time.
+    let roots = MediaRoots::new(&resolved.config().media.roots);
     match args.to {
         Target::Telegram => {
             let url = url.as_deref().unwrap_or(telegram::DEFAULT_API_URL);
             run(
-                Telegram::with_options(&token, url, &http),
+                Telegram::with_options(&token, url, &http).with_media_roots(roots),
                 &args,
                 &resolved,
                 reply,
@@ -242,7 +245,7 @@ pub(crate) fn run_post(mut args: PostArgs) -> Result<(), CliError> {
         Target::Discord => {
             let url = url.as_deref().unwrap_or(discord::DEFAULT_API_URL);
             run(
-                Discord::with_options(&token, url, &http),
+                Discord::with_options(&token, url, &http).with_media_roots(roots),
                 &args,
                 &resolved,
                 reply,
@@ -255,7 +258,9 @@ pub(crate) fn run_post(mut args: PostArgs) -> Result<(), CliError> {
             // cursor back: the connection strips the engine's.
             let cursor = resolved.config().preview_cursor.as_deref();
             run(
-                Slack::with_options(&token, url, &http).with_preview_cursor(cursor),
+                Slack::with_options(&token, url, &http)
+                    .with_preview_cursor(cursor)
+                    .with_media_roots(roots),
                 &args,
                 &resolved,
                 reply,

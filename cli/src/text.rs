@@ -260,21 +260,24 @@ pub(crate) struct SplitArgs {
 /// `replystream split FILE [OPTIONS]`: splits FILE with a [`PlatformSplitter`] and prints
 /// every piece.
 pub(crate) fn run_split(args: SplitArgs) -> Result<(), CliError> {
+    let options = RenderOptions {
+        table_mode: args.table_mode,
+        ..RenderOptions::default()
+    };
+    // With --format, the limit counts each piece as the platform counts it once rendered.
     let config = SplitConfig {
         limit: args.limit,
         metric: args.metric,
         mode: args.mode,
         max_lines: args.max_lines.and_then(|LineCap(cap)| cap),
+        format: args.format.unwrap_or_default(),
+        render: options,
     };
     // An invalid configuration is the caller's mistake: report it before reading input.
     let splitter =
         PlatformSplitter::new(config).map_err(|err| CliError::usage(format!("split: {err}")))?;
     let text = read_input(&args.file)?;
     let mut out = json_lines(config.metric);
-    let options = RenderOptions {
-        table_mode: args.table_mode,
-        ..RenderOptions::default()
-    };
     let format = args.format.map(|f| (f, &options));
     for piece in splitter.split(&text) {
         out.write_rendered(&piece, None, format)?;

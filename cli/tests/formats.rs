@@ -177,3 +177,46 @@ fn split_renders_each_piece() {
     let plain: Value = serde_json::from_str(out.lines().next().unwrap()).unwrap();
     assert!(plain.get("format").is_none() && plain["text"] == text.trim_end());
 }
+
+/// With `--format`, `split` counts each piece as the platform does once rendered: Slack's
+/// `&amp;` `&lt;` `&gt;` are characters posted, so an escape-heavy text is cut shorter than
+/// its Markdown alone would be; a limit too small for that growth is refused.
+#[test]
+fn split_counts_the_limit_on_the_rendered_piece() {
+    let text: String = (0..120)
+        .map(|i| format!("W{i:03} Tom & Jerry <3 a>b && c. "))
+        .collect();
+    let (code, out, err) = run(
+        &["split", "-", "--format", "slack-mrkdwn", "--limit", "200"],
+        &text,
+    );
+    assert_eq!(code, Some(0), "{err}");
+    let pieces: Vec<Value> = out
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let mut words = String::new();
+    for p in &pieces {
+        let posted = p["text"].as_str().unwrap();
+        assert!(
+            posted.chars().count() <= 200,
+            "{} chars: {posted:?}",
+            posted.chars().count()
+        );
+        let md = p["markdown"].as_str().unwrap();
+        // Counted on the Markdown alone, most pieces would have been longer.
+        assert!(md.chars().count() < posted.chars().count(), "{md:?}");
+        words.push_str(md);
+        words.push(' ');
+    }
+    for i in 0..120 {
+        let w = format!("W{i:03}");
+        assert_eq!(words.matches(w.as_str()).count(), 1, "{w}");
+    }
+    let (code, _, err) = run(
+        &["split", "-", "--format", "slack-mrkdwn", "--limit", "60"],
+        &text,
+    );
+    assert_ne!(code, Some(0));
+    assert!(err.contains("at least 93"), "{err}");
+}

@@ -28,7 +28,7 @@ use replystream::{ReplyTarget, SendOp, SendRequest};
 use serde_json::{Value, json};
 
 use crate::http::{Body, Http, HttpOptions, Reply};
-use crate::media::{self, Source};
+use crate::media::{self, MediaRoots, Source};
 use crate::multipart::Form;
 use crate::{Failure, Outcome, Platform, seconds_to_ms};
 
@@ -43,6 +43,8 @@ pub struct Discord {
     allowed_mentions: Value,
     /// Channels whose rate-limit bucket is empty, until when.
     empty_until: Mutex<HashMap<String, Instant>>,
+    /// Where local files may be uploaded from.
+    roots: MediaRoots,
 }
 
 impl Discord {
@@ -60,7 +62,16 @@ impl Discord {
             auth: format!("Bot {token}"),
             allowed_mentions: json!({ "parse": [] }),
             empty_until: Mutex::new(HashMap::new()),
+            roots: MediaRoots::none(),
         }
+    }
+
+    /// Uploads local files only from inside these directories, checked on the file system
+    /// at upload time (see [`MediaRoots`]); none by default, so no local file is uploaded.
+    #[must_use]
+    pub fn with_media_roots(mut self, roots: MediaRoots) -> Discord {
+        self.roots = roots;
+        self
     }
 
     /// Sends `allowed_mentions` with every message instead of `{"parse": []}` (e.g.
@@ -143,7 +154,7 @@ impl Discord {
                 let Source::File(p) = media::source(entry) else {
                     continue;
                 };
-                let (name, bytes) = match media::read_file(p) {
+                let (name, bytes) = match self.roots.read(p) {
                     Ok(f) => f,
                     Err(f) => return f.into(),
                 };

@@ -47,6 +47,7 @@ use replystream::SendRequest;
 use replystream::driver::Delivery;
 
 pub use http::HttpOptions;
+pub use media::MediaRoots;
 
 /// What a platform answered to one send.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -31,7 +31,7 @@ use replystream::{Entity, Format, Payload, ReplyTarget, SendOp, SendRequest};
 use serde_json::{Value, json};
 
 use crate::http::{Body, Http, HttpOptions, Reply};
-use crate::media::{self, MediaKind, Source};
+use crate::media::{self, MediaKind, MediaRoots, Source};
 use crate::multipart::Form;
 use crate::{Failure, Outcome, Platform, seconds_to_ms};
 
@@ -245,6 +245,8 @@ pub struct Telegram {
     /// Media sends that failed part-way: how many entries of the payload already arrived,
     /// so a retry of the same send does not post them twice.
     progress: Mutex<HashMap<(String, u64), (Payload, usize)>>,
+    /// Where local files may be uploaded from.
+    roots: MediaRoots,
 }
 
 impl Telegram {
@@ -260,7 +262,16 @@ impl Telegram {
             http: Http::new(http, token),
             base: format!("{}/bot{token}", api_url.trim_end_matches('/')),
             progress: Mutex::new(HashMap::new()),
+            roots: MediaRoots::none(),
         }
+    }
+
+    /// Uploads local files only from inside these directories, checked on the file system
+    /// at upload time (see [`MediaRoots`]); none by default, so no local file is uploaded.
+    #[must_use]
+    pub fn with_media_roots(mut self, roots: MediaRoots) -> Telegram {
+        self.roots = roots;
+        self
     }
 
     /// Calls `method` and returns its `result`, or the platform's refusal.
@@ -351,6 +362,10 @@ impl Telegram {
     /// when it fits, and goes first as a message of its own when it does not.
     fn create_media(&self, chat: &str, send: &SendRequest) -> Outcome {
         let payload = &send.payload;
+        // A file that may not be uploaded fails the send before any part of it goes out.
+        if let Err(refused) = self.roots.check_all(&payload.media) {
+            return refused.into();
+        }
         let progress_key = (chat.to_owned(), send.send_id.0);
         let mut done = {
             let map = self.progress.lock().unwrap_or_else(|p| p.into_inner());
@@ -430,7 +445,7 @@ impl Telegram {
                 }
             }
             Source::File(path) => {
-                let (name, bytes) = media::read_file(path).map_err(Refusal::Failed)?;
+                let (name, bytes) = self.roots.read(path).map_err(Refusal::Failed)?;
                 let upload = |caption: Option<&Outgoing>| {
                     let mut fields = body.clone();
                     if let Some(c) = caption {

@@ -11,7 +11,7 @@ use replystream::driver::{Driver, DriverOptions};
 use replystream::{ChannelProfile, Config, Format, MessageKey, Payload, ReplyTarget, SendOp};
 use replystream_connections::discord::Discord;
 use replystream_connections::sink::PlatformSink;
-use replystream_connections::{HttpOptions, Outcome, Platform};
+use replystream_connections::{HttpOptions, MediaRoots, Outcome, Platform};
 
 const TOKEN: &str = "MTIz.discord-SECRET";
 
@@ -106,7 +106,7 @@ fn rate_limits_fractional_seconds_and_refusals() {
 #[test]
 fn local_files_are_attachments_and_urls_are_links() {
     let fake = FakeDiscord::start(TOKEN, &["9"]);
-    let dc = bot(&fake);
+    let dc = bot(&fake).with_media_roots(MediaRoots::new([std::env::temp_dir()]));
     let path = std::env::temp_dir().join(format!("rs-conn-dc-{}.png", std::process::id()));
     std::fs::write(
         &path,

@@ -18,7 +18,7 @@ use replystream::{
 };
 use replystream_connections::sink::PlatformSink;
 use replystream_connections::telegram::Telegram;
-use replystream_connections::{HttpOptions, Outcome, Platform};
+use replystream_connections::{HttpOptions, MediaRoots, Outcome, Platform};
 
 const TOKEN: &str = "123456:SECRET-token_value";
 
@@ -178,9 +178,9 @@ fn an_unreachable_server_is_a_transient_failure_without_the_token() {
 #[test]
 fn media_by_url_and_by_upload_with_captions_voice_and_replies() {
     let fake = FakeTelegram::start(TOKEN, &["5"]);
-    let tg = bot(&fake);
     let dir = std::env::temp_dir().join(format!("rs-conn-media-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
+    let tg = bot(&fake).with_media_roots(MediaRoots::new([&dir]));
     let voice = dir.join("note.ogg");
     std::fs::write(&voice, b"OggS\0\x01binary\r\n--not-a-boundary").unwrap();
     let payload = Payload {
@@ -218,7 +218,7 @@ fn media_by_url_and_by_upload_with_captions_voice_and_replies() {
 
     // A caption over 1024 units goes first as a message of its own.
     let fake = FakeTelegram::start(TOKEN, &["5"]);
-    let tg = bot(&fake);
+    let tg = bot(&fake).with_media_roots(MediaRoots::new([&dir]));
     let text = "word ".repeat(300);
     let payload = Payload {
         text: text.clone(),
@@ -900,7 +900,8 @@ fn an_uploaded_files_caption_carries_its_markup_in_the_form() {
         let mut s = send(SendOp::CREATE, payload.clone(), None);
         s.format = format;
         s.rendered = Some(rendered);
-        assert!(bot(&fake).deliver("5", &s).is_delivered(), "case {i}");
+        let tg = bot(&fake).with_media_roots(MediaRoots::new([&dir]));
+        assert!(tg.deliver("5", &s).is_delivered(), "case {i}");
         let msgs = fake.messages("5");
         assert_eq!(msgs.len(), 1, "case {i}: {msgs:?}");
         assert_eq!(msgs[0].kind, "photo");

@@ -25,9 +25,12 @@ static int run_actions(replystream_engine *engine) {
     while (replystream_engine_poll_action(engine, &action) == REPLYSTREAM_OK) {
         switch (action->kind) {
         case REPLYSTREAM_ACTION_SEND:
-            printf("[%6llu ms] send #%llu (%s, %zu bytes): %.*s\n", (unsigned long long)now_ms,
-                   (unsigned long long)action->send_id, kinds[action->send_kind],
-                   action->text.len, (int)action->text.len, action->text.ptr);
+            /* text is what to post, in the channel's format: Telegram HTML here, so a real
+             * host calls sendMessage with parse_mode=HTML (markdown holds the Markdown). */
+            printf("[%6llu ms] send #%llu (%s, %s, %zu bytes): %.*s\n",
+                   (unsigned long long)now_ms, (unsigned long long)action->send_id,
+                   kinds[action->send_kind], action->format_name.ptr, action->text.len,
+                   (int)action->text.len, action->text.ptr);
             /* A real host posts the message here, then reports the platform's id. */
             now_ms += 120;
             replystream_engine_push_delivered(engine, action->send_id, "platform-id", 11, now_ms);

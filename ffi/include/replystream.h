@@ -12,6 +12,14 @@
  * The text core: replystream_split and replystream_chunk cut a whole buffer into pieces
  * (views into one result object, freed with replystream_blocks_free).
  *
+ * Platform formats: each SEND's `text` is what to post, as is, in the engine's format
+ * (`format` / `format_name`: the channel's unless replystream_options_set_format chose
+ * another): "telegram-html" with parse_mode=HTML; "telegram-entities" as plain text with
+ * `entities` (Bot API MessageEntity: type_name, UTF-16 offset and length, url, language);
+ * "slack-mrkdwn" as Slack's text; "discord" as the message content; "whatsapp", "plain" and
+ * "markdown" as the message text. `markdown` is the Markdown it was rendered from.
+ * replystream_render renders any Markdown the same way.
+ *
  * Text passed in is pointer + length in bytes, UTF-8, copied or read during the call only.
  * Text handed out (replystream_str) is owned by a handle or result; each function says how
  * long a view stays valid. Every function returns a replystream_result (or says what it
@@ -323,6 +331,106 @@ enum replystream_abort_reason
 typedef enum replystream_abort_reason replystream_abort_reason;
 #else
 typedef uint32_t replystream_abort_reason;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * The format a send's text is in (SPEC §16): what to post it as.
+ */
+enum replystream_format
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * CommonMark with GFM tables, as written (generic, Google Chat): post as Markdown.
+     */
+    REPLYSTREAM_FORMAT_MARKDOWN = 0,
+    /**
+     * Discord's Markdown (tables per table mode, `@everyone`/`@here` neutralised unless
+     * allowed): post as the message content.
+     */
+    REPLYSTREAM_FORMAT_DISCORD = 1,
+    /**
+     * Telegram HTML: post with `parse_mode=HTML`.
+     */
+    REPLYSTREAM_FORMAT_TELEGRAM_HTML = 2,
+    /**
+     * Telegram plain text plus `entities` (post the text with the entities, no parse mode).
+     */
+    REPLYSTREAM_FORMAT_TELEGRAM_ENTITIES = 3,
+    /**
+     * Slack mrkdwn: post as `text` (mrkdwn on).
+     */
+    REPLYSTREAM_FORMAT_SLACK_MRKDWN = 4,
+    /**
+     * WhatsApp's markers (`*bold*`, `_italic_`, `~strike~`, monospace).
+     */
+    REPLYSTREAM_FORMAT_WHATSAPP = 5,
+    /**
+     * Plain text, markup removed, links as `text (url)` (Signal, iMessage).
+     */
+    REPLYSTREAM_FORMAT_PLAIN = 6,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum replystream_format replystream_format;
+#else
+typedef uint32_t replystream_format;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+/**
+ * The type of a Telegram message entity (`replystream_entity.kind`); `type_name` spells it
+ * as the Bot API does.
+ */
+enum replystream_entity_kind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+    /**
+     * A type this version of the header does not name: read `type_name`.
+     */
+    REPLYSTREAM_ENTITY_UNKNOWN = 0,
+    /**
+     * `bold`.
+     */
+    REPLYSTREAM_ENTITY_BOLD = 1,
+    /**
+     * `italic`.
+     */
+    REPLYSTREAM_ENTITY_ITALIC = 2,
+    /**
+     * `strikethrough`.
+     */
+    REPLYSTREAM_ENTITY_STRIKETHROUGH = 3,
+    /**
+     * `code` (inline).
+     */
+    REPLYSTREAM_ENTITY_CODE = 4,
+    /**
+     * `pre` (a code block; `language` may name its language).
+     */
+    REPLYSTREAM_ENTITY_PRE = 5,
+    /**
+     * `text_link` (`url` is the link).
+     */
+    REPLYSTREAM_ENTITY_TEXT_LINK = 6,
+    /**
+     * `blockquote`.
+     */
+    REPLYSTREAM_ENTITY_BLOCKQUOTE = 7,
+    /**
+     * `expandable_blockquote` (reasoning, collapsed).
+     */
+    REPLYSTREAM_ENTITY_EXPANDABLE_BLOCKQUOTE = 8,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum replystream_entity_kind replystream_entity_kind;
+#else
+typedef uint32_t replystream_entity_kind;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
@@ -647,6 +755,14 @@ typedef struct replystream_engine replystream_engine;
 typedef struct replystream_options replystream_options;
 
 /**
+ * A text rendered by `replystream_render`. Opaque; read with `replystream_rendered_text`,
+ * `replystream_rendered_format` and `replystream_rendered_entity`, free with
+ * `replystream_rendered_free` (every view into it becomes invalid then). Read-only, so it
+ * may be read from several threads at once.
+ */
+typedef struct replystream_rendered replystream_rendered;
+
+/**
  * A read-only view of UTF-8 text: a pointer and a length in bytes.
  *
  * Handed out by the library, it is never NULL, and `ptr[len]` is always a readable NUL
@@ -669,6 +785,38 @@ typedef struct replystream_str {
 } replystream_str;
 
 /**
+ * A Telegram message entity of a `telegram-entities` text: a span in UTF-16 code units,
+ * as the Bot API's `MessageEntity` (`type`, `offset`, `length`, `url`, `language`). Owned
+ * by whatever handed it out, with the same lifetime as that text.
+ */
+typedef struct replystream_entity {
+    /**
+     * One of `replystream_entity_kind`.
+     */
+    replystream_entity_kind kind;
+    /**
+     * The entity type as the Bot API spells it (`bold`, `text_link`, …); a static string.
+     */
+    struct replystream_str type_name;
+    /**
+     * Where the span starts, in UTF-16 code units from the start of the text.
+     */
+    size_t offset;
+    /**
+     * How long it is, in UTF-16 code units.
+     */
+    size_t length;
+    /**
+     * `text_link`: the URL (empty otherwise).
+     */
+    struct replystream_str url;
+    /**
+     * `pre`: the code block's language (empty when none, and for other types).
+     */
+    struct replystream_str language;
+} replystream_entity;
+
+/**
  * One action for the host, owned by the engine handle and returned by
  * `replystream_engine_poll_action`. Only the fields of `kind` are meaningful; the others
  * are zero, false or empty views.
@@ -676,9 +824,11 @@ typedef struct replystream_str {
  * The library owns the record, so later versions may add fields at its end without
  * breaking programs built against this header.
  *
- * Lifetime: the record and every view in it (text, media, reply_to_id, message_ref) stay
- * valid until the next `replystream_engine_poll_action` or `replystream_engine_free` on that
- * handle; pushes do not invalidate them. Copy what you need longer.
+ * Lifetime: the record and every view in it (text, markdown, media, entities and their
+ * url and language, reply_to_id, message_ref) stay valid until the next
+ * `replystream_engine_poll_action` or `replystream_engine_free` on that handle; pushes do
+ * not invalidate them. Copy what you need longer. `format_name` and each entity's
+ * `type_name` are static.
  */
 typedef struct replystream_action {
     /**
@@ -716,7 +866,9 @@ typedef struct replystream_action {
      */
     struct replystream_str message_ref;
     /**
-     * SEND: the message text (may be empty when there is media, and for DELETE).
+     * SEND: the text to post, as is, in `format` (Telegram HTML, Slack mrkdwn, …; with
+     * `telegram-entities` the plain text the `entities` index). May be empty when there is
+     * media, and for DELETE. `markdown` is the Markdown it was rendered from.
      */
     struct replystream_str text;
     /**
@@ -759,6 +911,28 @@ typedef struct replystream_action {
      * ABORT: one of `replystream_abort_reason`.
      */
     replystream_abort_reason abort_reason;
+    /**
+     * SEND: one of `replystream_format`, the format `text` is in (the engine's format).
+     */
+    replystream_format format;
+    /**
+     * SEND: the format's name (`markdown`, `discord`, `telegram-html`, `telegram-entities`,
+     * `slack-mrkdwn`, `whatsapp`, `plain`); a static string. Empty for other kinds.
+     */
+    struct replystream_str format_name;
+    /**
+     * SEND: the Markdown `text` was rendered from (equal to `text` in format `markdown`).
+     */
+    struct replystream_str markdown;
+    /**
+     * SEND in `telegram-entities`: the message entities of `text`, `entity_count` records
+     * in an array (NULL when there are none, and in every other format).
+     */
+    const struct replystream_entity *entities;
+    /**
+     * SEND: how many entities.
+     */
+    size_t entity_count;
 } replystream_action;
 
 /**
@@ -917,8 +1091,8 @@ typedef struct replystream_outcome {
 typedef struct replystream_block {
     /**
      * What to display: the source text of the piece, plus synthetic text at an edge where
-     * code or a table was cut (see `fence_reopened`, `indent_reopened`, `fence_closed`,
-     * `table_header_repeated`).
+     * code, a table or an inline span was cut (see `fence_reopened`, `indent_reopened`,
+     * `fence_closed`, `table_header_repeated`, `spans_reopened`, `spans_closed`).
      */
     struct replystream_str text;
     /**
@@ -968,6 +1142,17 @@ typedef struct replystream_block {
      * to `source_in_text_start`): it goes on with the rows of a table cut between two rows.
      */
     bool table_header_repeated;
+    /**
+     * The piece starts with synthetic inline delimiters (outermost first, before
+     * `source_in_text_start`): the piece before was cut inside an inline code span longer
+     * than a piece, or inside emphasis, strong emphasis or strikethrough, opened again here.
+     */
+    bool spans_reopened;
+    /**
+     * The piece ends with synthetic inline delimiters (innermost first, after
+     * `source_in_text_end`) closing what the cut fell inside.
+     */
+    bool spans_closed;
 } replystream_block;
 
 #ifdef __cplusplus
@@ -1032,8 +1217,8 @@ replystream_result replystream_engine_new(const char *channel,
                                           struct replystream_engine **out);
 
 /**
- * Why the last `replystream_engine_new`, `replystream_split` or `replystream_chunk` on this
- * thread failed (empty after a success). The view stays valid until the next of those calls
+ * Why the last `replystream_engine_new`, `replystream_split`, `replystream_chunk` or
+ * `replystream_render` on this thread failed (empty after a success). The view stays valid until the next of those calls
  * on this thread. Returns `REPLYSTREAM_NULL_POINTER` if `out` is NULL.
  *
  * # Safety
@@ -1462,6 +1647,61 @@ replystream_result replystream_options_set_media_allow_http(struct replystream_o
                                                             bool on);
 
 /**
+ * The format every send's text is rendered in, by name: `markdown`, `discord`,
+ * `telegram-html`, `telegram-entities`, `slack-mrkdwn`, `whatsapp` or `plain` (any case,
+ * `_` for `-`); NULL (with 0) goes back to the channel's own (telegram `telegram-html`,
+ * discord `discord`, slack `slack-mrkdwn`, whatsapp `whatsapp`, signal and imessage
+ * `plain`, others `markdown`). An unknown name is `REPLYSTREAM_INVALID_CONFIG` (the detail
+ * names `format` and lists the known ones); invalid UTF-8 `REPLYSTREAM_INVALID_UTF8`. A
+ * format the channel cannot show (e.g. `slack-mrkdwn` on telegram) is refused on use:
+ * `replystream_engine_new`, `replystream_split`, `replystream_chunk` and
+ * `replystream_render` return `REPLYSTREAM_INVALID_CONFIG`, the detail naming `format`.
+ *
+ * # Safety
+ * As for `replystream_options_set_response_prefix`.
+ */
+replystream_result replystream_options_set_format(struct replystream_options *options,
+                                                  const char *name,
+                                                  size_t len);
+
+/**
+ * How a table shows in a format without tables, by name: `code` (a monospace block,
+ * columns aligned; the default there), `bullets` (one bullet per row, `header: value`),
+ * `off` (the lines as written) or `native` (only for format `markdown`, its default);
+ * OpenClaw's `block` is read as `code`. NULL (with 0) for the format's default. An unknown
+ * name is `REPLYSTREAM_INVALID_CONFIG` (the detail names `table_mode`); `native` with a
+ * format that shows no tables is refused on use, like the format.
+ *
+ * # Safety
+ * As for `replystream_options_set_response_prefix`.
+ */
+replystream_result replystream_options_set_table_mode(struct replystream_options *options,
+                                                      const char *name,
+                                                      size_t len);
+
+/**
+ * Discord: let `@everyone` and `@here` written by the model ping (false: they are
+ * neutralised so they show as text).
+ *
+ * # Safety
+ * As for `replystream_options_set_text_limit`.
+ */
+replystream_result replystream_options_set_allow_mass_mentions(struct replystream_options *options,
+                                                               bool allow);
+
+/**
+ * The longest caption a media message carries, in the metric's units (channel default:
+ * telegram and whatsapp 1024, others none); 0 for none (a caption may be as long as a
+ * message). Text of a media send that does not fit is sent as its own message before the
+ * media.
+ *
+ * # Safety
+ * As for `replystream_options_set_text_limit`.
+ */
+replystream_result replystream_options_set_caption_limit(struct replystream_options *options,
+                                                         size_t caption_limit);
+
+/**
  * Sets the sequence number carried by the next push on this handle (only that one). A
  * repeated or older number makes the engine ignore that input (counted in its stats); a gap
  * is counted and processing continues. A push refused for its arguments keeps the number
@@ -1877,6 +2117,87 @@ const struct replystream_block *replystream_blocks_get(const struct replystream_
  * `blocks` is NULL or a result not freed yet and not in use.
  */
 void replystream_blocks_free(struct replystream_blocks *blocks);
+
+/**
+ * The static name of format number `format` (one of `replystream_format`), e.g.
+ * "telegram-html"; NULL for a number that is not a format. Must not be freed.
+ */
+const char *replystream_format_name(uint32_t format);
+
+/**
+ * Renders a whole Markdown text into a channel's format, as the engine renders each send
+ * (the text to post, and with `telegram-entities` its entities). Use it for text the engine
+ * did not send: a message of your own, or a piece of `replystream_split`.
+ *
+ * `channel` and `options` choose the format, the table mode and whether `@everyone` /
+ * `@here` may ping, as for `replystream_engine_new` (the channel's format unless
+ * `replystream_options_set_format` changed it). `text`/`len` is UTF-8 Markdown, read during
+ * the call only (NULL with 0 is the empty text). `*out` receives the result (NULL on error).
+ *
+ * Returns `REPLYSTREAM_OK`, or `REPLYSTREAM_NULL_POINTER` (`out` NULL, or a NULL pointer with
+ * a non-zero length), `REPLYSTREAM_INVALID_ARGUMENT` (a length above `PTRDIFF_MAX`),
+ * `REPLYSTREAM_INVALID_UTF8` (the text or channel name), `REPLYSTREAM_UNKNOWN_CHANNEL`,
+ * `REPLYSTREAM_INVALID_CONFIG` (the options are refused, e.g. a format the channel cannot
+ * show: the detail names `format`), `REPLYSTREAM_POISONED` (options), `REPLYSTREAM_PANIC`;
+ * `replystream_new_error` tells why. Rendering itself never fails: Markdown that is not
+ * well-formed renders as the visible text it is, escaped.
+ *
+ * # Safety
+ * `channel` and `text` are NULL or point to their lengths of readable bytes; `options` is
+ * NULL or a live options handle not being written; `out` is NULL or writable.
+ */
+replystream_result replystream_render(const char *channel,
+                                      size_t channel_len,
+                                      const struct replystream_options *options,
+                                      const char *text,
+                                      size_t len,
+                                      struct replystream_rendered **out);
+
+/**
+ * The rendered text, to post as is (an empty view for NULL). Valid until
+ * `replystream_rendered_free`.
+ *
+ * # Safety
+ * `rendered` is NULL or a live result.
+ */
+struct replystream_str replystream_rendered_text(const struct replystream_rendered *rendered);
+
+/**
+ * The format the text is in (one of `replystream_format`; MARKDOWN for NULL). Its name is
+ * `replystream_format_name`.
+ *
+ * # Safety
+ * `rendered` is NULL or a live result.
+ */
+replystream_format replystream_rendered_format(const struct replystream_rendered *rendered);
+
+/**
+ * How many entities the text has (0 for NULL, and in every format but
+ * `telegram-entities`).
+ *
+ * # Safety
+ * `rendered` is NULL or a live result.
+ */
+size_t replystream_rendered_entity_count(const struct replystream_rendered *rendered);
+
+/**
+ * The entity number `index` (from 0), or NULL when `index` is not below the count (or
+ * `rendered` is NULL). The entities are contiguous: `replystream_rendered_entity(r, 0)[i]`
+ * is entity `i`. Valid, with its views, until `replystream_rendered_free`.
+ *
+ * # Safety
+ * `rendered` is NULL or a live result.
+ */
+const struct replystream_entity *replystream_rendered_entity(const struct replystream_rendered *rendered,
+                                                             size_t index);
+
+/**
+ * Frees a result and every view into it. NULL is allowed and does nothing.
+ *
+ * # Safety
+ * `rendered` is NULL or a result from `replystream_render` not freed yet and not in use.
+ */
+void replystream_rendered_free(struct replystream_rendered *rendered);
 
 #ifdef __cplusplus
 }  // extern "C"

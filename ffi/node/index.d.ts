@@ -19,6 +19,70 @@ export type Channel =
   | 'generic'
   | (string & {});
 
+/**
+ * The format a send's `text` is in, i.e. how to post it (SPEC §16):
+ * - `'telegram-html'` (telegram's default): `sendMessage` / `editMessageText` with
+ *   `parse_mode: 'HTML'`;
+ * - `'telegram-entities'`: the plain `text` with `entities` (Bot API `MessageEntity`
+ *   objects, UTF-16 offsets, as JavaScript strings count) and no parse mode;
+ * - `'slack-mrkdwn'` (slack): `chat.postMessage` / `chat.update` `text` (mrkdwn);
+ * - `'discord'` (discord): the message `content` (tables laid out per `tableMode`,
+ *   `@everyone`/`@here` neutralised unless `allowMassMentions`);
+ * - `'whatsapp'` (whatsapp): the message body, WhatsApp's markers;
+ * - `'plain'` (signal, imessage): plain text, links as `text (url)`;
+ * - `'markdown'` (generic, googlechat): the Markdown as written.
+ */
+export type Format =
+  | 'markdown'
+  | 'discord'
+  | 'telegram-html'
+  | 'telegram-entities'
+  | 'slack-mrkdwn'
+  | 'whatsapp'
+  | 'plain';
+
+/** Every format name, in the C ABI's order. */
+export const FORMATS: readonly Format[];
+
+/**
+ * How a table shows in a format without tables: `'code'` (a monospace block, columns
+ * aligned; the default there), `'bullets'` (one bullet per row, `header: value`), `'off'`
+ * (the lines as written), `'native'` (only for `'markdown'`, its default). `'block'` is read
+ * as `'code'`.
+ */
+export type TableMode = 'code' | 'bullets' | 'off' | 'native' | 'block';
+
+/**
+ * A Telegram message entity of a `'telegram-entities'` text, exactly the Bot API's
+ * `MessageEntity` (pass the array as `entities`): offsets and lengths in UTF-16 code units.
+ */
+export interface Entity {
+  type:
+    | 'bold'
+    | 'italic'
+    | 'strikethrough'
+    | 'code'
+    | 'pre'
+    | 'text_link'
+    | 'blockquote'
+    | 'expandable_blockquote';
+  offset: number;
+  length: number;
+  /** `text_link`: the URL. */
+  url?: string;
+  /** `pre`: the code block's language, when it names one. */
+  language?: string;
+}
+
+/** A text rendered by `render()`. */
+export interface Rendered {
+  /** What to post, as is, in `format`. */
+  readonly text: string;
+  readonly format: Format;
+  /** `'telegram-entities'` only (empty otherwise). */
+  readonly entities: readonly Entity[];
+}
+
 /** How a channel counts text length. */
 export type Metric = 'utf16' | 'chars' | 'bytes' | 'graphemes';
 
@@ -86,7 +150,21 @@ export interface Options {
   mediaRoots?: readonly string[];
   /** Whether `http://` URLs are media (true); false keeps them as text (counted refused). */
   mediaAllowHttp?: boolean;
-  // Issue 17 (formats, table modes): their options join here once the C ABI has them.
+  /**
+   * The format every send is rendered in (default: the channel's, see `Format`); null for
+   * the channel's. A format the channel cannot show (e.g. `'slack-mrkdwn'` on telegram) is
+   * refused with an InvalidConfigError whose field is `format`.
+   */
+  format?: Format | null;
+  /** How tables show where the format has none; null for the format's default. */
+  tableMode?: TableMode | null;
+  /** Discord: let `@everyone` / `@here` written by the model ping (false). */
+  allowMassMentions?: boolean;
+  /**
+   * The longest caption of a media send (telegram and whatsapp 1024); null for none. A
+   * longer text goes as its own message before the media.
+   */
+  captionLimit?: number | null;
 }
 
 /** Options of an engine: the knobs plus the seed of its random pauses. */
@@ -98,7 +176,11 @@ export type SendKind = 'tool' | 'block' | 'final' | 'preview';
 export type SendOp = 'create' | 'edit' | 'delete' | 'draft';
 export type Lane = 'answer' | 'reasoning' | 'status';
 
-/** Deliver `text` and `media` as `op` says, then ack with `sendId`. */
+/**
+ * Deliver `text` and `media` as `op` says, then ack with `sendId`. `text` is what to post,
+ * as is, in `format` (see `Format` for the API call and parse mode of each); `markdown` is
+ * the Markdown it was rendered from.
+ */
 export interface SendAction {
   kind: 'send';
   sendId: number;
@@ -116,8 +198,12 @@ export interface SendAction {
   /** 'current': reply to the user's message; 'id': to the message `replyToId`. */
   replyTo: 'none' | 'current' | 'id';
   replyToId: string | null;
-  // Issue 17 (formats): the rendered text, its format and entities will be added here once
-  // the C ABI carries them.
+  /** The format `text` is in (the engine's). */
+  format: Format;
+  /** The Markdown `text` was rendered from (equal to `text` in `'markdown'`). */
+  markdown: string;
+  /** `'telegram-entities'`: the entities of `text` (empty in every other format). */
+  entities: Entity[];
 }
 
 /** The earliest deadline changed: push a timer at `deadlineMs` (null: none any more). */
@@ -243,6 +329,10 @@ export interface Block {
   /** The piece starts with a table's header and delimiter rows again (a table cut between
    * two rows goes on). */
   readonly tableHeaderRepeated: boolean;
+  /** The piece starts with inline delimiters reopening an emphasis or code span cut before it. */
+  readonly spansReopened: boolean;
+  /** The piece ends with inline delimiters closing an emphasis or code span cut after it. */
+  readonly spansClosed: boolean;
   /** The UTF-16 range of `text` that is source. */
   readonly sourceInText: readonly [number, number];
   /** `text.slice(...sourceInText)`: over all pieces, lead + sourceText + sep is the input. */
@@ -251,6 +341,11 @@ export interface Block {
 
 export function split(text: Text, channel?: Channel, options?: Options): Block[];
 export function chunk(text: Text, channel?: Channel, options?: Options): Block[];
+/**
+ * Renders a whole Markdown text into the channel's format (or `options.format`), as the
+ * engine renders each send. Options `format`, `tableMode` and `allowMassMentions` apply.
+ */
+export function render(text: Text, channel?: Channel, options?: Options): Rendered;
 /** The smallest text limit accepted in `metric`: 29 UTF-16 units, 24 chars, 49 bytes, 15 graphemes. */
 export function minLimit(metric?: Metric): number;
 

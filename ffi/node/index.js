@@ -5,7 +5,7 @@
 const native = require('./lib/native');
 const errors = require('./lib/errors');
 const { Engine } = require('./lib/engine');
-const { chunk, minLimit, split } = require('./lib/text');
+const { chunk, minLimit, render, split } = require('./lib/text');
 const { DeliveryError, Driver, Turn } = require('./lib/driver');
 
 /** The version of the loaded library, e.g. "0.1.0". */
@@ -34,6 +34,7 @@ module.exports = {
   InvalidConfigError: errors.InvalidConfigError,
   InvalidUtf8Error: errors.InvalidUtf8Error,
   ReplystreamError: errors.ReplystreamError,
+  FORMATS: native.FORMATS,
   ResultCode: native.ResultCode,
   Turn,
   TurnEndedError: errors.TurnEndedError,
@@ -42,6 +43,7 @@ module.exports = {
   chunk,
   libraryPath,
   minLimit,
+  render,
   resultMessage,
   split,
   version,

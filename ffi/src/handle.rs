@@ -11,7 +11,7 @@ use replystream::{Engine, Error, SendRequest};
 use crate::args::{ArgError, Utf8Carry};
 use crate::options::{config_from, replystream_options};
 use crate::result::replystream_result::{self, *};
-use crate::types::{replystream_action, replystream_str};
+use crate::types::{replystream_action, replystream_entity, replystream_str};
 
 /// One reply stream. Opaque; create with `replystream_engine_new`, destroy with
 /// `replystream_engine_free`.
@@ -28,6 +28,8 @@ pub struct replystream_engine {
     pub(crate) last_send: Option<SendRequest>,
     /// Views of `last_send`'s media URLs (the action's `media` array).
     pub(crate) media_views: Vec<replystream_str>,
+    /// Views of `last_send`'s entities (the action's `entities` array).
+    pub(crate) entity_views: Vec<replystream_entity>,
     /// The last polled action (what `replystream_engine_poll_action` hands out).
     pub(crate) action: replystream_action,
     /// The detail of the last failed call, NUL-terminated (empty: just "\0").
@@ -49,6 +51,7 @@ impl replystream_engine {
             poisoned: false,
             last_send: None,
             media_views: Vec::new(),
+            entity_views: Vec::new(),
             action: replystream_action::NONE,
             last_error: String::from("\0"),
             next_seq: None,
@@ -165,6 +168,7 @@ pub(crate) unsafe fn with_engine(
             handle.poisoned = true;
             handle.last_send = None;
             handle.media_views = Vec::new();
+            handle.entity_views = Vec::new();
             handle.action = replystream_action::NONE;
             let detail = format!("panic: {}", panic_text(&*payload));
             // Formatting the message could only panic on allocation failure, which aborts.
@@ -282,8 +286,8 @@ pub unsafe extern "C" fn replystream_engine_new(
     })
 }
 
-/// Why the last `replystream_engine_new`, `replystream_split` or `replystream_chunk` on this
-/// thread failed (empty after a success). The view stays valid until the next of those calls
+/// Why the last `replystream_engine_new`, `replystream_split`, `replystream_chunk` or
+/// `replystream_render` on this thread failed (empty after a success). The view stays valid until the next of those calls
 /// on this thread. Returns `REPLYSTREAM_NULL_POINTER` if `out` is NULL.
 ///
 /// # Safety

@@ -12,7 +12,8 @@
 //! counters), `handle` (the engine handle, the panic boundary, lifecycle), `args` (argument
 //! conversion and the UTF-8 carry of streamed text), `push` (inputs), `poll` (the poll loop
 //! and getters), `outcome` (how a turn ended), `options` (the options handle), `text`
-//! (split and chunk).
+//! (split and chunk), `render` (platform formats: the format and entity records, and
+//! `replystream_render`).
 #![warn(missing_docs)]
 // The exported names are C names.
 #![allow(non_camel_case_types)]
@@ -33,6 +34,8 @@ mod poll;
 mod outcome;
 // The text core.
 mod text;
+// Platform formats: rendering and the entity records.
+mod render;
 // Argument conversion (no exports).
 mod args;
 
@@ -41,6 +44,7 @@ pub use options::*;
 pub use outcome::*;
 pub use poll::*;
 pub use push::*;
+pub use render::*;
 pub use result::*;
 pub use text::*;
 pub use types::*;

@@ -5,8 +5,8 @@ use std::ffi::c_char;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use replystream::{
-    BreakMode, BreakPreference, ChannelProfile, ChunkMode, Config, ConfigOverrides, HumanDelay,
-    LengthMetric, PreviewMode, PreviewTransport, ReasoningMode,
+    BreakMode, BreakPreference, ChannelProfile, ChunkMode, Config, ConfigOverrides, Format,
+    HumanDelay, LengthMetric, PreviewMode, PreviewTransport, ReasoningMode, TableMode,
 };
 
 use crate::args::{ArgError, str_arg};
@@ -963,6 +963,111 @@ pub unsafe extern "C" fn replystream_options_set_media_allow_http(
 ) -> replystream_result {
     // SAFETY: caller contract.
     unsafe { set(options, |o| o.media_allow_http = Some(on)) }
+}
+
+/// The format every send's text is rendered in, by name: `markdown`, `discord`,
+/// `telegram-html`, `telegram-entities`, `slack-mrkdwn`, `whatsapp` or `plain` (any case,
+/// `_` for `-`); NULL (with 0) goes back to the channel's own (telegram `telegram-html`,
+/// discord `discord`, slack `slack-mrkdwn`, whatsapp `whatsapp`, signal and imessage
+/// `plain`, others `markdown`). An unknown name is `REPLYSTREAM_INVALID_CONFIG` (the detail
+/// names `format` and lists the known ones); invalid UTF-8 `REPLYSTREAM_INVALID_UTF8`. A
+/// format the channel cannot show (e.g. `slack-mrkdwn` on telegram) is refused on use:
+/// `replystream_engine_new`, `replystream_split`, `replystream_chunk` and
+/// `replystream_render` return `REPLYSTREAM_INVALID_CONFIG`, the detail naming `format`.
+///
+/// # Safety
+/// As for `replystream_options_set_response_prefix`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn replystream_options_set_format(
+    options: *mut replystream_options,
+    name: *const c_char,
+    len: usize,
+) -> replystream_result {
+    // SAFETY: caller contract.
+    unsafe {
+        update(options, |o| {
+            o.format = match str_arg(name, len, "format")? {
+                None => None,
+                Some(name) => Some(Format::from_name(name).ok_or_else(|| {
+                    let known: Vec<_> = Format::ALL.iter().map(|f| f.name()).collect();
+                    ArgError::new(
+                        REPLYSTREAM_INVALID_CONFIG,
+                        format!(
+                            "format: unknown format {name:?} (known: {})",
+                            known.join(", ")
+                        ),
+                    )
+                })?),
+            };
+            Ok(())
+        })
+    }
+}
+
+/// How a table shows in a format without tables, by name: `code` (a monospace block,
+/// columns aligned; the default there), `bullets` (one bullet per row, `header: value`),
+/// `off` (the lines as written) or `native` (only for format `markdown`, its default);
+/// OpenClaw's `block` is read as `code`. NULL (with 0) for the format's default. An unknown
+/// name is `REPLYSTREAM_INVALID_CONFIG` (the detail names `table_mode`); `native` with a
+/// format that shows no tables is refused on use, like the format.
+///
+/// # Safety
+/// As for `replystream_options_set_response_prefix`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn replystream_options_set_table_mode(
+    options: *mut replystream_options,
+    name: *const c_char,
+    len: usize,
+) -> replystream_result {
+    // SAFETY: caller contract.
+    unsafe {
+        update(options, |o| {
+            let mode = match str_arg(name, len, "table_mode")? {
+                None => None,
+                Some(name) => Some(TableMode::from_name(name).ok_or_else(|| {
+                    ArgError::new(
+                        REPLYSTREAM_INVALID_CONFIG,
+                        format!(
+                            "table_mode: unknown mode {name:?} (known: code, bullets, off, native)"
+                        ),
+                    )
+                })?),
+            };
+            o.table_mode = Some(mode);
+            Ok(())
+        })
+    }
+}
+
+/// Discord: let `@everyone` and `@here` written by the model ping (false: they are
+/// neutralised so they show as text).
+///
+/// # Safety
+/// As for `replystream_options_set_text_limit`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn replystream_options_set_allow_mass_mentions(
+    options: *mut replystream_options,
+    allow: bool,
+) -> replystream_result {
+    // SAFETY: caller contract.
+    unsafe { set(options, |o| o.allow_mass_mentions = Some(allow)) }
+}
+
+/// The longest caption a media message carries, in the metric's units (channel default:
+/// telegram and whatsapp 1024, others none); 0 for none (a caption may be as long as a
+/// message). Text of a media send that does not fit is sent as its own message before the
+/// media.
+///
+/// # Safety
+/// As for `replystream_options_set_text_limit`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn replystream_options_set_caption_limit(
+    options: *mut replystream_options,
+    caption_limit: usize,
+) -> replystream_result {
+    let value = (caption_limit != 0).then_some(caption_limit);
+    // SAFETY: caller contract.
+    unsafe { set(options, |o| o.caption_limit = Some(value)) }
 }
 
 #[cfg(test)]

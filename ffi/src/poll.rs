@@ -5,6 +5,7 @@ use replystream::{
 };
 
 use crate::handle::{read_engine, replystream_engine, with_engine};
+use crate::render::{entity_views, format_of, nul_terminate_rendered};
 use crate::result::replystream_result::{self, *};
 use crate::types::{
     REPLYSTREAM_NONE, replystream_abort_reason, replystream_action, replystream_action_kind,
@@ -23,11 +24,15 @@ pub(crate) fn nul_terminate_payload(payload: &mut Payload) {
     }
 }
 
-/// NUL-terminates every string of a send, so the action's views can point into it.
+/// NUL-terminates every string of a send (its rendered text and entities included), so
+/// the action's views can point into it.
 fn nul_terminate(send: &mut SendRequest) {
     nul_terminate_payload(&mut send.payload);
     if let Some(message_ref) = &mut send.message_ref {
         message_ref.push('\0');
+    }
+    if let Some(rendered) = &mut send.rendered {
+        nul_terminate_rendered(rendered);
     }
 }
 
@@ -63,6 +68,7 @@ fn fill_action(h: &mut replystream_engine, action: Action) {
     use replystream_action_kind::*;
     let mut out = replystream_action::NONE;
     h.media_views.clear();
+    h.entity_views.clear();
     match action {
         Action::Send(mut send) => {
             nul_terminate(&mut send);
@@ -84,8 +90,16 @@ fn fill_action(h: &mut replystream_engine, action: Action) {
                 out.has_message_ref = true;
                 out.message_ref = replystream_str::of_nul_terminated(message_ref);
             }
+            // The text to post (rendered, or the Markdown itself) and its Markdown.
+            out.text = replystream_str::of_nul_terminated(send.text());
+            out.markdown = replystream_str::of_nul_terminated(send.markdown());
+            (out.format, out.format_name) = format_of(send.format);
+            entity_views(send.entities(), &mut h.entity_views);
+            out.entity_count = h.entity_views.len();
+            if out.entity_count > 0 {
+                out.entities = h.entity_views.as_ptr();
+            }
             let payload = &send.payload;
-            out.text = replystream_str::of_nul_terminated(&payload.text);
             h.media_views.extend(media_views(payload));
             out.media_count = h.media_views.len();
             if out.media_count > 0 {
@@ -165,6 +179,7 @@ pub unsafe extern "C" fn replystream_engine_poll_action(
                 }
                 None => {
                     h.media_views.clear();
+                    h.entity_views.clear();
                     h.action = replystream_action::NONE;
                     REPLYSTREAM_DONE
                 }

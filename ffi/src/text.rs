@@ -23,8 +23,8 @@ use crate::types::replystream_str;
 #[derive(Clone, Copy, Debug)]
 pub struct replystream_block {
     /// What to display: the source text of the piece, plus synthetic text at an edge where
-    /// code or a table was cut (see `fence_reopened`, `indent_reopened`, `fence_closed`,
-    /// `table_header_repeated`).
+    /// code, a table or an inline span was cut (see `fence_reopened`, `indent_reopened`,
+    /// `fence_closed`, `table_header_repeated`, `spans_reopened`, `spans_closed`).
     pub text: replystream_str,
     /// The source text between this piece and the next (e.g. "\n\n", " ", or empty after a
     /// hard cut).
@@ -53,6 +53,13 @@ pub struct replystream_block {
     /// The piece starts with a table's header row and delimiter row repeated (synthetic, up
     /// to `source_in_text_start`): it goes on with the rows of a table cut between two rows.
     pub table_header_repeated: bool,
+    /// The piece starts with synthetic inline delimiters (outermost first, before
+    /// `source_in_text_start`): the piece before was cut inside an inline code span longer
+    /// than a piece, or inside emphasis, strong emphasis or strikethrough, opened again here.
+    pub spans_reopened: bool,
+    /// The piece ends with synthetic inline delimiters (innermost first, after
+    /// `source_in_text_end`) closing what the cut fell inside.
+    pub spans_closed: bool,
 }
 
 /// The pieces of a text from `replystream_split` or `replystream_chunk`. Opaque; read with
@@ -91,6 +98,8 @@ impl replystream_blocks {
                 source_in_text_start: shown.start,
                 source_in_text_end: shown.end,
                 table_header_repeated: b.table_header_repeated,
+                spans_reopened: b.spans_reopened,
+                spans_closed: b.spans_closed,
             })
             .collect();
         replystream_blocks { blocks, views }
@@ -124,7 +133,10 @@ unsafe fn cut(
         // SAFETY: `out` is non-NULL and writable (caller contract).
         unsafe { out.write(std::ptr::null_mut()) };
         // SAFETY: caller contract.
-        let config = unsafe { config_from(channel, channel_len, options) }?;
+        let mut config = unsafe { config_from(channel, channel_len, options) }?;
+        // The pieces go back as Markdown (the C ABI has no rendered text yet): the limit
+        // counts the Markdown, as the caller does.
+        config.format = replystream::Format::Markdown;
         let resolved = config
             .validate()
             .map_err(|error| ArgError::new(code_of(&error), error.to_string()))?;

@@ -131,6 +131,72 @@ pub enum replystream_abort_reason {
     REPLYSTREAM_ABORT_DELIVERY_TIMEOUT = 2,
 }
 
+/// The format a send's text is in (SPEC §16): what to post it as.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum replystream_format {
+    /// CommonMark with GFM tables, as written (generic, Google Chat): post as Markdown.
+    REPLYSTREAM_FORMAT_MARKDOWN = 0,
+    /// Discord's Markdown (tables per table mode, `@everyone`/`@here` neutralised unless
+    /// allowed): post as the message content.
+    REPLYSTREAM_FORMAT_DISCORD = 1,
+    /// Telegram HTML: post with `parse_mode=HTML`.
+    REPLYSTREAM_FORMAT_TELEGRAM_HTML = 2,
+    /// Telegram plain text plus `entities` (post the text with the entities, no parse mode).
+    REPLYSTREAM_FORMAT_TELEGRAM_ENTITIES = 3,
+    /// Slack mrkdwn: post as `text` (mrkdwn on).
+    REPLYSTREAM_FORMAT_SLACK_MRKDWN = 4,
+    /// WhatsApp's markers (`*bold*`, `_italic_`, `~strike~`, monospace).
+    REPLYSTREAM_FORMAT_WHATSAPP = 5,
+    /// Plain text, markup removed, links as `text (url)` (Signal, iMessage).
+    REPLYSTREAM_FORMAT_PLAIN = 6,
+}
+
+/// The type of a Telegram message entity (`replystream_entity.kind`); `type_name` spells it
+/// as the Bot API does.
+#[repr(u32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum replystream_entity_kind {
+    /// A type this version of the header does not name: read `type_name`.
+    REPLYSTREAM_ENTITY_UNKNOWN = 0,
+    /// `bold`.
+    REPLYSTREAM_ENTITY_BOLD = 1,
+    /// `italic`.
+    REPLYSTREAM_ENTITY_ITALIC = 2,
+    /// `strikethrough`.
+    REPLYSTREAM_ENTITY_STRIKETHROUGH = 3,
+    /// `code` (inline).
+    REPLYSTREAM_ENTITY_CODE = 4,
+    /// `pre` (a code block; `language` may name its language).
+    REPLYSTREAM_ENTITY_PRE = 5,
+    /// `text_link` (`url` is the link).
+    REPLYSTREAM_ENTITY_TEXT_LINK = 6,
+    /// `blockquote`.
+    REPLYSTREAM_ENTITY_BLOCKQUOTE = 7,
+    /// `expandable_blockquote` (reasoning, collapsed).
+    REPLYSTREAM_ENTITY_EXPANDABLE_BLOCKQUOTE = 8,
+}
+
+/// A Telegram message entity of a `telegram-entities` text: a span in UTF-16 code units,
+/// as the Bot API's `MessageEntity` (`type`, `offset`, `length`, `url`, `language`). Owned
+/// by whatever handed it out, with the same lifetime as that text.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct replystream_entity {
+    /// One of `replystream_entity_kind`.
+    pub kind: replystream_entity_kind,
+    /// The entity type as the Bot API spells it (`bold`, `text_link`, …); a static string.
+    pub type_name: replystream_str,
+    /// Where the span starts, in UTF-16 code units from the start of the text.
+    pub offset: usize,
+    /// How long it is, in UTF-16 code units.
+    pub length: usize,
+    /// `text_link`: the URL (empty otherwise).
+    pub url: replystream_str,
+    /// `pre`: the code block's language (empty when none, and for other types).
+    pub language: replystream_str,
+}
+
 /// One action for the host, owned by the engine handle and returned by
 /// `replystream_engine_poll_action`. Only the fields of `kind` are meaningful; the others
 /// are zero, false or empty views.
@@ -138,9 +204,11 @@ pub enum replystream_abort_reason {
 /// The library owns the record, so later versions may add fields at its end without
 /// breaking programs built against this header.
 ///
-/// Lifetime: the record and every view in it (text, media, reply_to_id, message_ref) stay
-/// valid until the next `replystream_engine_poll_action` or `replystream_engine_free` on that
-/// handle; pushes do not invalidate them. Copy what you need longer.
+/// Lifetime: the record and every view in it (text, markdown, media, entities and their
+/// url and language, reply_to_id, message_ref) stay valid until the next
+/// `replystream_engine_poll_action` or `replystream_engine_free` on that handle; pushes do
+/// not invalidate them. Copy what you need longer. `format_name` and each entity's
+/// `type_name` are static.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct replystream_action {
@@ -162,7 +230,9 @@ pub struct replystream_action {
     pub has_message_ref: bool,
     /// SEND with `has_message_ref`: the platform id from the CREATE's ack (empty otherwise).
     pub message_ref: replystream_str,
-    /// SEND: the message text (may be empty when there is media, and for DELETE).
+    /// SEND: the text to post, as is, in `format` (Telegram HTML, Slack mrkdwn, …; with
+    /// `telegram-entities` the plain text the `entities` index). May be empty when there is
+    /// media, and for DELETE. `markdown` is the Markdown it was rendered from.
     pub text: replystream_str,
     /// SEND: the media URLs, `media_count` views in an array (NULL when there are none).
     pub media: *const replystream_str,
@@ -184,6 +254,18 @@ pub struct replystream_action {
     pub deadline_ms: u64,
     /// ABORT: one of `replystream_abort_reason`.
     pub abort_reason: replystream_abort_reason,
+    /// SEND: one of `replystream_format`, the format `text` is in (the engine's format).
+    pub format: replystream_format,
+    /// SEND: the format's name (`markdown`, `discord`, `telegram-html`, `telegram-entities`,
+    /// `slack-mrkdwn`, `whatsapp`, `plain`); a static string. Empty for other kinds.
+    pub format_name: replystream_str,
+    /// SEND: the Markdown `text` was rendered from (equal to `text` in format `markdown`).
+    pub markdown: replystream_str,
+    /// SEND in `telegram-entities`: the message entities of `text`, `entity_count` records
+    /// in an array (NULL when there are none, and in every other format).
+    pub entities: *const replystream_entity,
+    /// SEND: how many entities.
+    pub entity_count: usize,
 }
 
 impl replystream_action {
@@ -208,6 +290,11 @@ impl replystream_action {
         has_deadline: false,
         deadline_ms: 0,
         abort_reason: replystream_abort_reason::REPLYSTREAM_ABORT_NONE,
+        format: replystream_format::REPLYSTREAM_FORMAT_MARKDOWN,
+        format_name: replystream_str::EMPTY,
+        markdown: replystream_str::EMPTY,
+        entities: std::ptr::null(),
+        entity_count: 0,
     };
 }
 

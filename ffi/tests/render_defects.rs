@@ -75,8 +75,10 @@ unsafe fn drain(engine: *mut replystream_engine, now: u64, texts: &mut Vec<Strin
         let a = unsafe { &*action };
         match a.kind {
             REPLYSTREAM_ACTION_SEND => {
+                // The judge reads Markdown: the Markdown each send was rendered from (on
+                // Telegram, `text` is the HTML to post).
                 if a.lane == REPLYSTREAM_LANE_ANSWER {
-                    texts.push(view(&a.text));
+                    texts.push(view(&a.markdown));
                 }
                 let id = a.send_id;
                 // SAFETY: live handle; the reference is "m".

@@ -492,6 +492,12 @@ impl Config {
     ///   room to close and reopen a code fence around the widest grapheme cluster kept
     ///   whole);
     /// - a rendered `response_prefix` so long that less than that remains of `text_limit`;
+    /// - with a rendered `format`, a `text_limit` (less the prefix's room) below the
+    ///   smallest limit that keeps every piece within it once rendered: the metric's smallest
+    ///   Markdown limit, and a piece cut to the least room (a bare fence reopened and closed
+    ///   around one char: 8 units and the widest char) grown as much as the format grows
+    ///   text (Slack ten times, `&` in a bare URL being `&amp;` twice; the others four
+    ///   times), plus 3 (93 characters on Slack, 43 UTF-16 units on Telegram);
     /// - `chunk_max` or `preview_block_max` (once raised to their `min`) below that limit;
     /// - `max_lines` below [`MIN_MAX_LINES`] (0 included), or, with a response prefix, not
     ///   above it (the prefix goes on a line of its own before a block construct, and the
@@ -566,7 +572,19 @@ impl Config {
         if prefix.is_none() {
             c.response_prefix = None;
         }
-        let cost = prefix.as_deref().map_or(0, |p| prefix_cost(p, c.metric));
+        let render = RenderOptions {
+            table_mode: c.table_mode,
+            allow_mass_mentions: c.allow_mass_mentions,
+            quote: false,
+        };
+        // The prefix's room as posted too (Slack's `&amp;`), and the joining char.
+        let cost = prefix.as_deref().map_or(0, |p| {
+            let posted = match c.format {
+                Format::Markdown => 0,
+                f => crate::posted_len(p, f, &render, c.metric) + 1,
+            };
+            prefix_cost(p, c.metric).max(posted)
+        });
         let budget = c.text_limit.saturating_sub(cost);
         let smallest = c.metric.min_limit();
         if budget < smallest {
@@ -575,6 +593,24 @@ impl Config {
                  {smallest} must remain (a text_limit of at least {} with this prefix)",
                 c.text_limit,
                 smallest + cost
+            )));
+        }
+
+        let posted_min = crate::render::min_posted_limit(c.format, c.metric);
+        if budget < posted_min {
+            return Err(invalid(format!(
+                "text_limit must be at least {} for format {}, counted in {} (got {}{}): a \
+                 piece cut to the least room, grown as much as rendering can grow it, must \
+                 still fit",
+                posted_min + cost,
+                c.format.name(),
+                c.metric,
+                c.text_limit,
+                if cost > 0 {
+                    ", with the response prefix"
+                } else {
+                    ""
+                }
             )));
         }
 
@@ -642,6 +678,8 @@ impl Config {
                 ChunkMode::Newline => SplitMode::Newline,
             },
             max_lines,
+            format: c.format,
+            render,
         };
         let coalescer = CoalescerConfig {
             min: coalesce_min,
@@ -651,6 +689,8 @@ impl Config {
             flush_on_enqueue: flush_on_paragraph,
             metric: c.metric,
             max_lines,
+            format: c.format,
+            render: splitter.render,
         };
         Ok(ResolvedConfig {
             config: c,

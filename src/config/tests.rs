@@ -68,6 +68,7 @@ fn library_defaults() {
             metric: LengthMetric::Chars,
             mode: SplitMode::Length,
             max_lines: None,
+            ..SplitConfig::default()
         }
     );
     let co = r.coalescer();
@@ -599,4 +600,23 @@ fn media_roots_must_be_absolute_plain_directories() {
         ok.config().media.clone().checked(),
         Ok(ok.config().media.clone())
     );
+}
+
+#[test]
+fn rendered_formats_refuse_limits_too_small_for_their_growth() {
+    let config = |channel: &ChannelProfile, limit: usize| {
+        let mut c = Config::for_channel(channel);
+        c.text_limit = limit;
+        c
+    };
+    // Slack: 10 × (8 + 1) + 3 characters; Telegram: 4 × (8 + 2) + 3 UTF-16 units.
+    for (profile, smallest) in [(ChannelProfile::SLACK, 93), (ChannelProfile::TELEGRAM, 43)] {
+        let e = error_of(config(&profile, smallest - 1));
+        assert!(e.contains("text_limit must be at least"), "{e}");
+        assert!(e.contains(&format!("at least {smallest} ")), "{e}");
+        assert!(config(&profile, smallest).validate().is_ok());
+        assert!(crate::Engine::new(config(&profile, smallest), 1).is_ok());
+    }
+    // Markdown counts its own text: the metric's smallest limit is enough.
+    assert!(config(&ChannelProfile::GENERIC, 24).validate().is_ok());
 }

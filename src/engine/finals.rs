@@ -281,7 +281,7 @@ impl Engine {
             return Vec::new();
         }
         let mut out = Vec::new();
-        for (piece, spans) in self.split_mapped(&payload.text, Some(&map)) {
+        for (piece, spans) in self.split_mapped_on(payload.lane, &payload.text, Some(&map)) {
             // Only a reopened fence and its own closer: the piece before showed that line
             // with its synthetic close, and counts it as its own.
             if piece.is_empty() {

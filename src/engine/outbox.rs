@@ -9,6 +9,7 @@ use crate::payload::{Lane, Payload};
 use crate::stage::dispatch::{AckOutcome, Outgoing};
 use crate::stage::ledger::SourceSpan;
 use crate::stage::prefix::apply_prefix;
+use crate::text::splitter::PlatformSplitter;
 use crate::time::Time;
 
 /// What a `DeliveryFailed` said, for [`Engine::on_ack_outcome`].
@@ -30,8 +31,29 @@ impl Engine {
     pub(super) fn enqueue(
         &mut self,
         kind: SendKind,
+        payload: Payload,
+        spans: SmallVec<[SourceSpan; 2]>,
+    ) {
+        self.enqueue_checked(kind, payload, spans, false);
+    }
+
+    /// [`Engine::enqueue`] for a coalesced text whose posted length the coalescer already
+    /// held within the limit (as long as no prefix is added): it is not rendered again to
+    /// be measured.
+    pub(super) fn enqueue_coalesced_text(
+        &mut self,
+        payload: Payload,
+        spans: SmallVec<[SourceSpan; 2]>,
+    ) {
+        self.enqueue_checked(SendKind::Block, payload, spans, true);
+    }
+
+    fn enqueue_checked(
+        &mut self,
+        kind: SendKind,
         mut payload: Payload,
         spans: SmallVec<[SourceSpan; 2]>,
+        measured: bool,
     ) {
         if payload.is_empty() {
             return;
@@ -39,8 +61,10 @@ impl Engine {
         if payload.lane == Lane::Answer && self.message_open {
             self.send_reasoning_before(&spans);
         }
+        let before = payload.text.len();
         self.apply_response_prefix(&mut payload);
-        self.enqueue_prefixed(kind, payload, spans);
+        let measured = measured && payload.text.len() == before && payload.media.is_empty();
+        self.enqueue_prefixed(kind, payload, spans, measured);
     }
 
     /// [`Engine::enqueue`] once the response prefix is on: a caption too long for the
@@ -51,10 +75,11 @@ impl Engine {
         kind: SendKind,
         mut payload: Payload,
         spans: SmallVec<[SourceSpan; 2]>,
+        measured: bool,
     ) {
         if !payload.media.is_empty()
             && !payload.text.trim().is_empty()
-            && !self.fits_caption(&payload.text)
+            && !self.fits_caption(&payload.text, payload.lane)
         {
             let text = Payload {
                 text: std::mem::take(&mut payload.text),
@@ -64,7 +89,7 @@ impl Engine {
             };
             // The text answers the message replied to; the media follows it.
             payload.reply_to = None;
-            self.enqueue_prefixed(kind, text, spans);
+            self.enqueue_prefixed(kind, text, spans, false);
             self.dispatcher.enqueue(Outgoing {
                 kind,
                 op: SendOp::CREATE,
@@ -74,7 +99,11 @@ impl Engine {
             return;
         }
         let media_only = payload.text.trim().is_empty();
-        if media_only || self.fits(&payload.text) {
+        let fits = match measured {
+            true => self.fits_markdown(&payload.text),
+            false => self.fits(&payload.text, payload.lane),
+        };
+        if media_only || fits {
             self.dispatcher.enqueue(Outgoing {
                 kind,
                 op: SendOp::CREATE,
@@ -85,7 +114,7 @@ impl Engine {
         }
         // Above the platform limit: only a host payload gets here (blocks are cut to fit and
         // finals go through `enqueue_final`). Any spans travel with the last piece.
-        let pieces = self.splitter.split(&payload.text);
+        let pieces = self.splitter_for(payload.lane).split(&payload.text);
         let n = pieces.len();
         for (i, piece) in pieces.into_iter().enumerate() {
             let last = i + 1 == n;
@@ -108,20 +137,62 @@ impl Engine {
         }
     }
 
-    /// Whether `text` fits the channel's caption limit (always, without one).
-    fn fits_caption(&self, text: &str) -> bool {
+    /// Whether `text` fits the channel's caption limit (always, without one), counted on
+    /// what is posted.
+    fn fits_caption(&self, text: &str, lane: Lane) -> bool {
         let cfg = self.cfg();
-        cfg.caption_limit
-            .is_none_or(|limit| cfg.metric.len(text) <= limit)
+        cfg.caption_limit.is_none_or(|limit| {
+            cfg.metric.len(text) <= limit && self.posts_within(text, lane, limit)
+        })
     }
 
-    pub(super) fn fits(&self, text: &str) -> bool {
+    /// Whether `text` fits the platform's limit and line cap: its Markdown and, with a
+    /// rendered format, what is posted, counted as the platform counts it (SPEC §16).
+    pub(super) fn fits(&self, text: &str, lane: Lane) -> bool {
+        self.fits_markdown(text) && self.posts_within(text, lane, self.cfg().text_limit)
+    }
+
+    /// Whether the Markdown of `text` fits the platform's limit and line cap.
+    fn fits_markdown(&self, text: &str) -> bool {
         let cfg = self.cfg();
         let within_len = cfg.metric.len(text) <= cfg.text_limit;
         let within_lines = cfg
             .max_lines
             .is_none_or(|max| text.split('\n').count() <= max);
         within_len && within_lines
+    }
+
+    /// Whether `text` once posted on `lane` (reasoning is quoted) is within `limit` units
+    /// of the channel's metric (the Markdown's own length in format `markdown`).
+    fn posts_within(&self, text: &str, lane: Lane, limit: usize) -> bool {
+        let cfg = self.cfg();
+        if cfg.format == crate::Format::Markdown {
+            return cfg.metric.len(text) <= limit;
+        }
+        let options = crate::RenderOptions {
+            quote: lane == Lane::Reasoning,
+            ..self.config.render_options()
+        };
+        crate::render::posted_within(text, cfg.format, &options, cfg.metric, limit)
+    }
+
+    /// The splitter for sends on `lane`: reasoning is measured quoted, as it is posted.
+    pub(super) fn splitter_for(&self, lane: Lane) -> std::borrow::Cow<'_, PlatformSplitter> {
+        let config = *self.splitter.config();
+        if lane != Lane::Reasoning || config.format == crate::Format::Markdown {
+            return std::borrow::Cow::Borrowed(&self.splitter);
+        }
+        let quoted = crate::SplitConfig {
+            render: crate::RenderOptions {
+                quote: true,
+                ..config.render
+            },
+            ..config
+        };
+        match PlatformSplitter::new(quoted) {
+            Ok(s) => std::borrow::Cow::Owned(s),
+            Err(_) => std::borrow::Cow::Borrowed(&self.splitter),
+        }
     }
 
     pub(super) fn apply_response_prefix(&mut self, payload: &mut Payload) {

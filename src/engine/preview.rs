@@ -32,6 +32,7 @@ use super::{Engine, Phase};
 use crate::action::{MessageKey, SendKind, SendOp};
 use crate::config::{PreviewMode, PreviewTransport, ReasoningMode, ResolvedConfig};
 use crate::payload::{Lane, Payload, ReplyTarget};
+use crate::render::send::SendRenderer;
 use crate::stage::dispatch::Outgoing;
 use crate::stage::preview::render::{PreviewRenderer, RenderConfig};
 use crate::stage::preview::{ClosedSegment, PreviewPolicy, PreviewState, Update};
@@ -102,6 +103,9 @@ impl PreviewLane {
                 limit: c.preview_limit,
                 cursor: c.preview_cursor.clone(),
                 expandable_quote: c.preview_expandable_quote,
+                posted: (c.format != crate::Format::Markdown).then(|| {
+                    SendRenderer::new(c.format, config.render_options(), c.preview_cursor.clone())
+                }),
             }),
             transport: c.preview_transport,
             metric: c.metric,
@@ -350,7 +354,7 @@ impl Engine {
     /// Reasoning `stream` mode with a preview: the segment's reasoning, shown live at the top
     /// of the preview, is delivered as its own message(s) on the reasoning lane.
     fn enqueue_segment_reasoning(&mut self, reasoning: String) {
-        for (text, _) in self.split_mapped(&reasoning, None) {
+        for (text, _) in self.split_mapped_on(Lane::Reasoning, &reasoning, None) {
             if text.is_empty() {
                 continue;
             }

@@ -8,6 +8,7 @@ use super::text::without_separator_edges;
 use crate::action::SendKind;
 use crate::config::ReasoningMode;
 use crate::payload::{Lane, Payload};
+use crate::render::{Format, RenderOptions, posted_len};
 use crate::stage::ledger::SourceSpan;
 use crate::text::markdown::FenceMarker;
 use crate::text::markdown::is_indented_code_line;
@@ -156,6 +157,11 @@ impl Engine {
             metric: self.cfg().metric,
             limit: self.config.text_budget(),
             max_lines: self.cfg().max_lines,
+            format: self.cfg().format,
+            render: RenderOptions {
+                quote: true,
+                ..self.config.render_options()
+            },
         };
         let Some(msg) = self.messages.last_mut() else {
             return;
@@ -190,6 +196,9 @@ pub(super) struct ReasoningLimits {
     pub metric: LengthMetric,
     pub limit: usize,
     pub max_lines: Option<usize>,
+    /// The format reasoning messages are posted in (quoted), counted as the platform does.
+    pub format: Format,
+    pub render: RenderOptions,
 }
 
 /// The reasoning `raw` as messages (SPEC §8: `"Reasoning:\n_…_"`), each well-formed on its
@@ -212,6 +221,7 @@ pub(super) fn reasoning_messages(raw: &str, limits: ReasoningLimits) -> Vec<Stri
             metric,
             mode: SplitMode::Length,
             max_lines: limits.max_lines.map(|n| n.saturating_sub(1).max(1)),
+            ..SplitConfig::default()
         }) else {
             break;
         };
@@ -235,7 +245,8 @@ pub(super) fn reasoning_messages(raw: &str, limits: ReasoningLimits) -> Vec<Stri
         let overflow = messages
             .iter()
             .map(|m| {
-                let over_len = metric.len(m).saturating_sub(limits.limit);
+                let posted = posted_len(m, limits.format, &limits.render, metric);
+                let over_len = posted.max(metric.len(m)).saturating_sub(limits.limit);
                 let lines = m.split('\n').count();
                 let over_lines = limits.max_lines.map_or(0, |cap| lines.saturating_sub(cap));
                 over_len.max(over_lines * 2)
@@ -400,6 +411,8 @@ mod tests {
             metric: LengthMetric::Utf16,
             limit: 400,
             max_lines: None,
+            format: Format::Markdown,
+            render: RenderOptions::default(),
         };
         let messages = reasoning_messages(&raw, limits);
         assert!(messages.len() > 1);
@@ -420,6 +433,8 @@ mod tests {
             metric: LengthMetric::Chars,
             limit: 100,
             max_lines: Some(17),
+            format: Format::Markdown,
+            render: RenderOptions::default(),
         };
         for m in reasoning_messages(raw.trim(), limits) {
             assert!(m.chars().count() <= 100);

@@ -5,7 +5,6 @@ use smallvec::SmallVec;
 
 use super::Engine;
 use super::finals::ContentMap;
-use crate::action::SendKind;
 use crate::config::BreakMode;
 use crate::payload::{Lane, Payload};
 use crate::stage::coalescer::{BlockMeta, CoalescedText, is_code_indent, reopened_then_closed};
@@ -260,13 +259,13 @@ impl Engine {
         };
         let mut blocks = std::mem::take(&mut self.blocks);
         for block in blocks.drain(..) {
-            if self.fits(&block.text) {
+            if self.fits(&block.text, lane) {
                 self.coalesce_block(block, &meta, now);
                 continue;
             }
             // Within the chunk size but over the channel's line cap: split it here, each
             // piece a block of the message in its own right.
-            let pieces = self.splitter.split(&block.text);
+            let pieces = self.splitter_for(lane).split(&block.text);
             for piece in line_cap_pieces(&block, pieces) {
                 self.coalesce_block(piece, &meta, now);
             }
@@ -289,17 +288,20 @@ impl Engine {
     /// Splits `text` to the platform limit. With `map`, each piece carries the exact part of
     /// the model's text it shows, so a piece that fails is re-sent in the final and a piece
     /// that arrives is never sent again.
-    pub(super) fn split_mapped(
+    /// Sends on `lane` are measured as they are posted (reasoning quoted).
+    pub(super) fn split_mapped_on(
         &self,
+        lane: Lane,
         text: &str,
         map: Option<&ContentMap>,
     ) -> Vec<(String, SmallVec<[SourceSpan; 2]>)> {
+        let splitter = self.splitter_for(lane);
         // Text that goes on inside a fence not reopened is read as it is in the source.
         let pieces = match map.and_then(|m| Some((m.message, m.in_fence.clone()?))) {
-            Some((message, line)) => self
-                .splitter
-                .split_in_fence(&self.messages[message as usize].text[line], text),
-            None => self.splitter.split(text),
+            Some((message, line)) => {
+                splitter.split_in_fence(&self.messages[message as usize].text[line], text)
+            }
+            None => splitter.split(text),
         };
         pieces
             .into_iter()
@@ -331,7 +333,7 @@ impl Engine {
         let mut items = std::mem::take(&mut self.coalesced);
         for item in items.drain(..) {
             let (payload, spans) = Self::coalesced_payload(item);
-            self.enqueue(SendKind::Block, payload, spans);
+            self.enqueue_coalesced_text(payload, spans);
         }
         self.coalesced = items;
     }

@@ -148,7 +148,11 @@ fn is_blank(line: &str) -> bool {
 
 /// The indentation of `line` in columns (a tab advances to the next multiple of 4).
 fn columns(line: &str) -> usize {
-    let mut col = 0;
+    columns_from(line, 0)
+}
+
+/// The column the indentation of `line` reaches when `line` starts at column `col`.
+fn columns_from(line: &str, mut col: usize) -> usize {
     for b in line.bytes() {
         match b {
             b' ' => col += 1,
@@ -161,7 +165,12 @@ fn columns(line: &str) -> usize {
 
 /// `line` with `n` columns of indentation removed (tabs expanded as needed).
 fn strip_columns(line: &str, n: usize) -> String {
-    let mut col = 0;
+    strip_columns_from(line, 0, n)
+}
+
+/// [`strip_columns`] for a `line` that starts at column `col` (after `col` columns that
+/// are removed too).
+fn strip_columns_from(line: &str, mut col: usize, n: usize) -> String {
     for (i, b) in line.bytes().enumerate() {
         if col >= n {
             return line[i..].to_owned();
@@ -182,9 +191,9 @@ fn strip_columns(line: &str, n: usize) -> String {
 }
 
 /// `line` with up to `n` leading spaces removed.
-fn strip_spaces(line: &str, n: usize) -> String {
+fn strip_spaces(line: &str, n: usize) -> &str {
     let k = line.bytes().take(n).take_while(|&b| b == b' ').count();
-    line[k..].to_owned()
+    &line[k..]
 }
 
 /// Backslash escapes in an info string decoded.
@@ -240,7 +249,7 @@ fn is_rule(line: &str) -> bool {
 }
 
 /// A list item's marker on its first line.
-struct ItemMarker {
+struct ItemMarker<'a> {
     number: Option<u64>,
     /// `-`, `*`, `+`, `.` or `)`.
     marker: u8,
@@ -248,11 +257,25 @@ struct ItemMarker {
     content: usize,
     /// Whether the item has nothing after its marker on the first line.
     empty: bool,
-    /// The first line's content (after the marker and the spaces that belong to it).
-    first: String,
+    /// The first line after the marker, which ends at column `marker_end`.
+    after: &'a str,
+    marker_end: usize,
 }
 
-fn list_marker(line: &str) -> Option<ItemMarker> {
+impl ItemMarker<'_> {
+    /// The first line's content (after the marker and the spaces that belong to it): the
+    /// line with the marker turned into spaces, then the content column removed. Built only
+    /// for an item that is read (a paragraph line is asked whether it starts one).
+    fn first(&self) -> String {
+        if self.empty {
+            String::new()
+        } else {
+            strip_columns_from(self.after, self.marker_end, self.content)
+        }
+    }
+}
+
+fn list_marker(line: &str) -> Option<ItemMarker<'_>> {
     let indent = columns(line);
     if indent >= 4 || is_rule(line) {
         return None;
@@ -277,30 +300,19 @@ fn list_marker(line: &str) -> Option<ItemMarker> {
     }
     let empty = is_blank(after);
     let marker_end = indent + width;
-    let spaces = columns(
-        &" ".repeat(marker_end)
-            .chars()
-            .chain(after.chars())
-            .collect::<String>(),
-    ) - marker_end;
+    let spaces = columns_from(after, marker_end) - marker_end;
     let content = if empty || spaces > 4 {
         marker_end + 1
     } else {
         marker_end + spaces
-    };
-    // The first line with the marker turned into spaces, then the content column removed.
-    let spaced = " ".repeat(marker_end) + after;
-    let first = if empty {
-        String::new()
-    } else {
-        strip_columns(&spaced, content)
     };
     Some(ItemMarker {
         number,
         marker,
         content,
         empty,
-        first,
+        after,
+        marker_end,
     })
 }
 
@@ -344,7 +356,7 @@ fn quote_lines(lines: &[&str], mut i: usize) -> (Vec<String>, usize) {
 /// The content lines of the list item starting at `i` and the index after it (trailing
 /// blank lines are left to what follows).
 fn item_lines(lines: &[&str], mut i: usize, item: &ItemMarker) -> (Vec<String>, usize) {
-    let first = item.first.clone();
+    let first = item.first();
     let mut in_paragraph = !item.empty && !interrupts_paragraph(&first) && columns(&first) < 4;
     let mut inner = vec![first];
     let mut last_blank = item.empty;
@@ -426,24 +438,38 @@ fn table(lines: &[&str], i: usize) -> Option<(Table, usize)> {
 fn split_row(line: &str) -> Vec<String> {
     let t = line.trim();
     let t = t.strip_prefix('|').unwrap_or(t);
+    let bytes = t.as_bytes();
     let mut cells = Vec::new();
+    // The cell read so far: `cell` (only once it holds an escaped pipe) then `t[from..i]`.
     let mut cell = String::new();
-    let mut chars = t.chars().peekable();
+    let mut from = 0;
+    let mut i = 0;
     let mut ended_with_pipe = false;
-    while let Some(c) = chars.next() {
+    while i < bytes.len() {
         ended_with_pipe = false;
-        match c {
-            '\\' if chars.peek() == Some(&'|') => {
+        match bytes[i] {
+            b'\\' if bytes.get(i + 1) == Some(&b'|') => {
+                cell.push_str(&t[from..i]);
                 cell.push('|');
-                chars.next();
+                i += 2;
+                from = i;
             }
-            '|' => {
-                cells.push(std::mem::take(&mut cell).trim().to_owned());
+            b'|' => {
+                if cell.is_empty() {
+                    cells.push(t[from..i].trim().to_owned());
+                } else {
+                    cell.push_str(&t[from..i]);
+                    cells.push(cell.trim().to_owned());
+                    cell.clear();
+                }
+                i += 1;
+                from = i;
                 ended_with_pipe = true;
             }
-            _ => cell.push(c),
+            _ => i += 1,
         }
     }
+    cell.push_str(&t[from..]);
     if !ended_with_pipe || !cell.trim().is_empty() {
         cells.push(cell.trim().to_owned());
     }

@@ -61,12 +61,11 @@ fn close_tag(kind: &SpanKind, out: &mut String) {
 /// Escapes `&`, `<` and `>` in text.
 pub(crate) fn escape_text(text: &str, out: &mut String) {
     let mut last = 0;
-    for (i, b) in text.bytes().enumerate() {
-        let rep = match b {
+    for i in memchr::memchr3_iter(b'&', b'<', b'>', text.as_bytes()) {
+        let rep = match text.as_bytes()[i] {
             b'&' => "&amp;",
             b'<' => "&lt;",
-            b'>' => "&gt;",
-            _ => continue,
+            _ => "&gt;",
         };
         out.push_str(&text[last..i]);
         out.push_str(rep);

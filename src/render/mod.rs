@@ -327,6 +327,140 @@ pub fn render(markdown: &str, format: Format, options: &RenderOptions) -> Render
     plain_rendered(text)
 }
 
+/// The length of `markdown` once posted in `format`, counted as the platform counts its
+/// limit (SPEC §16), in `metric`: Telegram counts the text after entity parsing (the HTML's
+/// visible text, the same for both Telegram formats), every other platform the text posted
+/// (Slack's `&amp;` is five characters, a `plain` link `text (url)` its whole length). The
+/// cost is one render of `markdown`.
+///
+/// ```
+/// use replystream::{posted_len, Format, LengthMetric, RenderOptions};
+///
+/// let o = RenderOptions::default();
+/// let md = "**a** & [b](https://x.io)";
+/// assert_eq!(posted_len(md, Format::TelegramHtml, &o, LengthMetric::Utf16), 5);
+/// // `*a* &amp; <https://x.io|b>`
+/// assert_eq!(posted_len(md, Format::SlackMrkdwn, &o, LengthMetric::Chars), 26);
+/// // `a & b (https://x.io)`
+/// assert_eq!(posted_len(md, Format::Plain, &o, LengthMetric::Chars), 20);
+/// ```
+pub fn posted_len(
+    markdown: &str,
+    format: Format,
+    options: &RenderOptions,
+    metric: crate::LengthMetric,
+) -> usize {
+    match format {
+        Format::Markdown if !options.quote => metric.len(markdown),
+        Format::TelegramHtml | Format::TelegramEntities => {
+            metric.len(&styled(markdown, options.table_mode_for(format), options.quote).text)
+        }
+        _ => metric.len(&render(markdown, format, options).text),
+    }
+}
+
+/// Whether `markdown` posted in `format` is certainly within `limit` units of `metric`,
+/// checked cheaply when that can be shown without rendering (see [`cannot_grow`]), else by
+/// rendering it ([`posted_len`]).
+pub(crate) fn posted_within(
+    markdown: &str,
+    format: Format,
+    options: &RenderOptions,
+    metric: crate::LengthMetric,
+    limit: usize,
+) -> bool {
+    let units = metric.len(markdown);
+    if units <= limit && cannot_grow(markdown, format, options.quote) {
+        return true;
+    }
+    posted_len(markdown, format, options, metric) <= limit
+}
+
+/// Whether rendering `markdown` into `format` can only keep or shrink what the platform
+/// counts, in any metric, so that no render is needed to know it fits. True when the text
+/// holds none of what can grow: a table (`|`), a line that starts (after spaces, tabs and
+/// quote markers) with a list or rule marker (`- * + _` or a digit: markers as text,
+/// renumbering, continuation indent, a rule drawn wider) or, outside Telegram, with a quote
+/// marker (`> ` repeated on lazy lines) or indented code; on Discord a mass mention (`@`);
+/// and no whole-message quote (`quote`) outside Telegram. Everything else a send holds
+/// renders no longer than written (markup is dropped or kept, links shrink to their text,
+/// fences and escapes go). Slack and WhatsApp are always measured (their markers and
+/// escapes can outgrow the Markdown in many small ways).
+pub(crate) fn cannot_grow(markdown: &str, format: Format, quote: bool) -> bool {
+    let telegram = matches!(format, Format::TelegramHtml | Format::TelegramEntities);
+    match format {
+        Format::Markdown => return !quote,
+        Format::Discord => {
+            return !quote && memchr::memchr2(b'|', b'@', markdown.as_bytes()).is_none();
+        }
+        // Marker formats add markers of their own (a code block's, a heading's) where
+        // Markdown had fewer or none: always measured.
+        Format::SlackMrkdwn | Format::Whatsapp => return false,
+        _ => {}
+    }
+    if quote && !telegram {
+        return false;
+    }
+    let bytes = markdown.as_bytes();
+    if memchr::memchr(b'|', bytes).is_some() {
+        return false;
+    }
+    let risky_start = |line: &[u8]| {
+        let first = line
+            .iter()
+            .copied()
+            .find(|&b| !matches!(b, b' ' | b'\t' | b'>'));
+        let lead = line
+            .iter()
+            .take_while(|&&b| matches!(b, b' ' | b'\t' | b'>'));
+        // Outside Telegram a quote is `> ` on every line (lazy ones too) and code is
+        // fenced with markers: a quote marker or an indent of a tab or 4 spaces.
+        let quoted_or_code = !telegram
+            && (lead.clone().any(|&b| b == b'>' || b == b'\t') || line.starts_with(b"    "));
+        quoted_or_code
+            || first.is_some_and(|b| matches!(b, b'-' | b'*' | b'+' | b'_') || b.is_ascii_digit())
+    };
+    let mut start = 0;
+    for nl in memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len())) {
+        if risky_start(&bytes[start..nl]) {
+            return false;
+        }
+        start = nl + 1;
+    }
+    true
+}
+
+/// How many times its Markdown length a short piece can grow once posted in `format`, at
+/// most: Slack escapes `&` as `&amp;` in both the target and the label of a bare URL (ten
+/// characters for one), the other formats grow by at most a rule line, list numbers and
+/// the padding of a short table laid out in `code` mode.
+const fn growth(format: Format) -> usize {
+    match format {
+        Format::Markdown => 1,
+        Format::SlackMrkdwn => 10,
+        _ => 4,
+    }
+}
+
+/// The least room, in `metric` units of Markdown, a piece is planned with when its
+/// rendering is over the limit: a bare fence marker reopened and closed (`"```\n"`,
+/// `"\n```"`) around one char, so that a fence cut there is still repaired.
+pub(crate) const fn min_room(metric: crate::LengthMetric) -> usize {
+    2 * 4 + crate::text::limits::widest_char(metric)
+}
+
+/// The smallest limit accepted for pieces posted in `format` and counted in `metric`: the
+/// smallest Markdown limit of the metric, and room for a piece planned with [`min_room`],
+/// grown as much as the format can grow it (plus a link's `<`, `|`, `>`).
+pub(crate) const fn min_posted_limit(format: Format, metric: crate::LengthMetric) -> usize {
+    let markdown = crate::text::limits::min_limit(metric);
+    if matches!(format, Format::Markdown) {
+        return markdown;
+    }
+    let grown = growth(format) * min_room(metric) + 3;
+    if grown > markdown { grown } else { markdown }
+}
+
 fn plain_rendered(text: String) -> Rendered {
     Rendered {
         text,
@@ -379,4 +513,85 @@ fn quote_markdown(body: &str) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod growth_tests {
+    use super::*;
+    use crate::LengthMetric;
+
+    /// Random Markdown, list, table, rule and quote lines included, with escapes, links,
+    /// bare URLs, mentions, emoji, CJK and CRLF.
+    const PIECES: &[&str] = &[
+        "word",
+        " ",
+        "\n",
+        "\n\n",
+        "\r\n",
+        "**",
+        "*",
+        "_",
+        "~~",
+        "`",
+        "```",
+        "```rs\n",
+        "[",
+        "](https://x.io/a?b=1&c=2)",
+        "![",
+        "<",
+        ">",
+        "&",
+        "&amp;",
+        "|",
+        "- ",
+        "1. ",
+        "2) ",
+        "> ",
+        "# ",
+        "    ",
+        "\t",
+        "\\",
+        "---",
+        "***",
+        "|---|---|",
+        "<https://a.io/b>",
+        "https://c.io/d_e",
+        "@everyone",
+        "@here",
+        "日本語",
+        "👩‍👩‍👧",
+        "e\u{301}",
+        "x",
+    ];
+
+    #[test]
+    fn what_cannot_grow_renders_no_longer() {
+        let mut rng = fastrand::Rng::with_seed(17);
+        let mut checked = 0;
+        for _ in 0..20_000 {
+            let n = rng.usize(1..40);
+            let md: String = (0..n).map(|_| PIECES[rng.usize(..PIECES.len())]).collect();
+            for format in Format::ALL {
+                for quote in [false, true] {
+                    if !cannot_grow(&md, format, quote) {
+                        continue;
+                    }
+                    checked += 1;
+                    let options = RenderOptions {
+                        quote,
+                        ..RenderOptions::default()
+                    };
+                    for metric in LengthMetric::ALL {
+                        let posted = posted_len(&md, format, &options, metric);
+                        assert!(
+                            posted <= metric.len(&md),
+                            "{format:?} quote {quote} {metric}: {posted} > {}: {md:?}",
+                            metric.len(&md)
+                        );
+                    }
+                }
+            }
+        }
+        assert!(checked > 10_000, "{checked}");
+    }
 }

@@ -32,6 +32,30 @@ impl SendRenderer {
         self.format
     }
 
+    /// The length of a send's text once posted, counted as the platform counts its limit
+    /// (see [`crate::posted_len`]; Telegram: the visible text of the HTML, cursor included),
+    /// in `metric`: what the preview, like every send, must keep within its limit.
+    pub(crate) fn posted_units(
+        &self,
+        payload: &Payload,
+        kind: SendKind,
+        op: SendOp,
+        metric: crate::LengthMetric,
+    ) -> usize {
+        let visible = match self.format {
+            // Telegram counts the text after entity parsing: the entities' text.
+            Format::TelegramHtml => SendRenderer {
+                format: Format::TelegramEntities,
+                ..self.clone()
+            },
+            _ => self.clone(),
+        };
+        match visible.render(payload, kind, op) {
+            Some(out) => metric.len(&out.text),
+            None => metric.len(&payload.text),
+        }
+    }
+
     /// The rendered form of a send, `None` when the text to post is the Markdown itself
     /// (format `markdown`: no copy) or there is nothing to post (a delete).
     pub(crate) fn render(&self, payload: &Payload, kind: SendKind, op: SendOp) -> Option<Rendered> {

@@ -13,7 +13,7 @@ use crate::text::block::Block;
 use crate::text::chunker::BreakPreference;
 pub(crate) use crate::text::markdown::is_code_indent;
 use crate::text::markdown::{FenceMarker, is_indented_code_line};
-use crate::{Lane, LengthMetric, ReplyTarget, Time};
+use crate::{Format, Lane, LengthMetric, RenderOptions, ReplyTarget, Time};
 
 /// Coalescer settings. `min` and `max` are in `metric` units.
 ///
@@ -38,6 +38,12 @@ pub struct CoalescerConfig {
     /// result would have more lines (a blank line counts). A single block with more lines
     /// still goes out as it is; splitting it is the platform splitter's job.
     pub max_lines: Option<usize>,
+    /// The format merged texts are posted in: with any but `markdown`, blocks are merged
+    /// only while what is posted, counted as the platform counts it
+    /// ([`crate::posted_len`]), stays within `max` too.
+    pub format: Format,
+    /// The options merged texts are rendered with (reasoning is quoted on top of these).
+    pub render: RenderOptions,
 }
 
 impl Default for CoalescerConfig {
@@ -50,6 +56,8 @@ impl Default for CoalescerConfig {
             flush_on_enqueue: false,
             metric: LengthMetric::Chars,
             max_lines: None,
+            format: Format::Markdown,
+            render: RenderOptions::default(),
         }
     }
 }
@@ -63,6 +71,19 @@ impl CoalescerConfig {
             BreakPreference::Newline => "\n",
             BreakPreference::Sentence => " ",
         }
+    }
+
+    /// Whether `text`, posted on `lane` in the configured format, is within `max` as the
+    /// platform counts it (always in format `markdown`: the caller counted the Markdown).
+    pub(crate) fn posts_within(&self, text: &str, lane: Lane) -> bool {
+        if self.format == Format::Markdown {
+            return true;
+        }
+        let options = RenderOptions {
+            quote: lane == Lane::Reasoning,
+            ..self.render
+        };
+        crate::render::posted_within(text, self.format, &options, self.metric, self.max)
     }
 
     /// This configuration with `min >= 1`, `max >= min` and then `min <= max` enforced.
@@ -419,7 +440,7 @@ impl Coalescer {
         let len = self.config.metric.len(&text);
         let breaks = line_breaks(&text);
         let too_many_lines = self.config.max_lines.is_some_and(|cap| breaks + 1 > cap);
-        if len > self.config.max || too_many_lines {
+        if len > self.config.max || too_many_lines || !self.config.posts_within(&text, meta.lane) {
             return false;
         }
         buffer.text = text;
@@ -510,7 +531,17 @@ impl Coalescer {
             .config
             .max_lines
             .is_some_and(|cap| joined_breaks + 1 > cap);
-        if joined_len > self.config.max || too_many_lines {
+        let over_posted = !too_many_lines
+            && joined_len <= self.config.max
+            && self.config.format != Format::Markdown
+            && {
+                let mut joined = String::with_capacity(kept + joiner.len() + incoming.len());
+                joined.push_str(&buffer.text[..kept]);
+                joined.push_str(joiner);
+                joined.push_str(incoming);
+                !self.config.posts_within(&joined, meta.lane)
+            };
+        if joined_len > self.config.max || too_many_lines || over_posted {
             self.flush(out);
             self.start(piece, meta, now, out);
             return;
@@ -750,6 +781,7 @@ mod tests {
             flush_on_enqueue: false,
             metric: LengthMetric::Chars,
             max_lines: None,
+            ..CoalescerConfig::default()
         }
     }
 
@@ -1315,6 +1347,7 @@ mod proptests {
             let config = CoalescerConfig {
                 min, max, idle_ms: idle, break_preference: pref,
                 flush_on_enqueue: paragraph, metric, max_lines,
+                ..CoalescerConfig::default()
             };
             let mut c = Coalescer::new(config);
             let max = c.config().max;

@@ -1031,9 +1031,10 @@ impl BlockChunker {
         }
         let first = self.fresh.len();
         {
+            let lo = self.collect_from(from, t);
             let text = &self.buffer[..t];
             let bytes = text.as_bytes();
-            for j in from.max(self.start + 1)..t {
+            for j in lo..t {
                 if may_be_candidate(bytes, j)
                     && let Some(c) = candidate_at(text, j, false)
                     && c.rank(self.eager).is_some()
@@ -1065,6 +1066,35 @@ impl BlockChunker {
         }
         collected.clear();
         self.scratch = collected;
+    }
+
+    /// Where [`BlockChunker::sync_scanner`] starts re-collecting candidates that turned
+    /// safe at or after `from`, at moment `t`: the first position whose candidate could
+    /// still be cut at.
+    ///
+    /// A candidate `p` shows `reopen + units(start..p)` units, and no char has more units
+    /// than bytes in the chars, UTF-16 and bytes metrics, so one before `start + min -
+    /// reopen` shows fewer than `min`: [`BlockChunker::cut_fresh`] never takes it, and a cut
+    /// it makes at a later candidate leaves it behind the next block's start. It is skipped
+    /// only when it would go to `fresh` (and so be dropped this moment): when content lies
+    /// after it before `t` (content is not whitespace, so it lies after the candidate's
+    /// separator too). A `waiting` one could outlive a cut at max below `min` and count
+    /// again from a later start with another synthetic start, so then the walk starts
+    /// where it did. In graphemes, units are counted with context, so the walk does too.
+    fn collect_from(&mut self, from: usize, t: usize) -> usize {
+        let lo = from.max(self.start + 1);
+        if self.config.metric == LengthMetric::Graphemes {
+            return lo;
+        }
+        let shown = self.config.min.saturating_sub(self.reopen_cost().units);
+        let bound = self.start.saturating_add(shown).min(t);
+        if bound <= lo {
+            return lo;
+        }
+        match self.scanner.first_content(&self.buffer, bound, t) {
+            Ok(_) => bound,
+            Err(_) => lo,
+        }
     }
 
     /// Cuts at the best eligible fresh candidate, again and again in what remains.

@@ -92,7 +92,7 @@ pub(crate) fn check_limit(field: &str, value: usize, metric: LengthMetric) -> Re
 }
 
 /// The widest char in the metric: the least room that always allows progress.
-pub(crate) fn widest_char(metric: LengthMetric) -> usize {
+pub(crate) const fn widest_char(metric: LengthMetric) -> usize {
     match metric {
         LengthMetric::Bytes => 4,
         LengthMetric::Utf16 => 2,

@@ -24,6 +24,7 @@ use super::markdown::inline::SpanDelims;
 use super::markdown::{FenceMarker, MarkdownScanner};
 use super::metric::LengthMetric;
 use crate::Error;
+use crate::render::{Format, RenderOptions, cannot_grow, min_posted_limit, min_room, posted_len};
 
 /// How the splitter chooses its cuts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -47,6 +48,13 @@ pub struct SplitConfig {
     pub mode: SplitMode,
     /// At most this many lines per piece (Discord: 17), a reopened fence line included.
     pub max_lines: Option<usize>,
+    /// The format the pieces are posted in (SPEC §16). With any format but `markdown`,
+    /// `limit` bounds each piece as the platform counts it once rendered
+    /// ([`crate::posted_len`]): a piece whose rendering is over the limit (a table laid out
+    /// in `code` mode, Slack's `&amp;`, a `plain` link's URL) is cut shorter.
+    pub format: Format,
+    /// The options pieces are rendered with (table mode, mass mentions, quote).
+    pub render: RenderOptions,
 }
 
 impl Default for SplitConfig {
@@ -56,6 +64,8 @@ impl Default for SplitConfig {
             metric: LengthMetric::Chars,
             mode: SplitMode::Length,
             max_lines: None,
+            format: Format::Markdown,
+            render: RenderOptions::default(),
         }
     }
 }
@@ -100,6 +110,20 @@ impl PlatformSplitter {
     /// line, a line of code, a closing fence line). Errors with [`Error::InvalidConfig`].
     pub fn new(config: SplitConfig) -> Result<Self, Error> {
         check_limit("text limit", config.limit, config.metric)?;
+        let posted = min_posted_limit(config.format, config.metric);
+        if config.limit < posted {
+            return Err(Error::InvalidConfig(
+                format!(
+                    "text limit must be at least {posted} for format {}, counted in {} (got \
+                     {}): the smallest room a piece is cut to, grown as much as rendering \
+                     can grow it, must still fit",
+                    config.format.name(),
+                    config.metric,
+                    config.limit
+                )
+                .into(),
+            ));
+        }
         if let Some(lines) = config.max_lines
             && lines < MIN_LINES
         {
@@ -186,6 +210,7 @@ impl PlatformSplitter {
         let limits = self.limits();
         let first = out.len();
         let mut run = SplitRun {
+            config: &self.config,
             text,
             scanner,
             limits,
@@ -215,8 +240,17 @@ impl PlatformSplitter {
     }
 }
 
+/// What [`SplitRun::plan_piece`] emitted.
+enum Piece {
+    /// The last piece of the range.
+    Last,
+    /// A piece; the next one starts after the separator ending here.
+    Next(usize),
+}
+
 /// One call of [`PlatformSplitter::split_into`].
 struct SplitRun<'a, 'o> {
+    config: &'a SplitConfig,
     text: &'a str,
     scanner: &'a MarkdownScanner,
     limits: Limits,
@@ -244,60 +278,114 @@ impl<'a> SplitRun<'a, '_> {
     }
 
     /// Splits `text[start..end]`; the last piece's separator runs to `sep_end`.
+    ///
+    /// With a rendered format, each piece planned within the limit is rendered and measured
+    /// as the platform counts it; one over the limit is planned again with less room (in
+    /// proportion to the overshoot, at least one unit less), down to the smallest limit of
+    /// the metric, so that the cuts are the renderer's own measure, never an estimate.
     fn split_range(&mut self, start: usize, end: usize, sep_end: usize) {
+        let full = self.limits;
+        let mut start = self.begin(start, end);
+        let mut room = full.max;
+        loop {
+            let before = self.reopen;
+            self.limits = Limits { max: room, ..full };
+            let done = self.plan_piece(start, end, sep_end);
+            self.limits = full;
+            let Some(done) = done else {
+                return;
+            };
+            if let Some(smaller) = self.over_limit(room) {
+                // Take the piece back and plan it again with less room.
+                self.out.pop();
+                self.reopen = before;
+                room = smaller;
+                continue;
+            }
+            room = full.max;
+            match done {
+                Piece::Last => return,
+                Piece::Next(q) => start = self.begin(q, end),
+            }
+        }
+    }
+
+    /// When the piece just emitted is over the limit once rendered, the room to plan it
+    /// with again; `None` when it fits (or the format is Markdown, counted as planned), or
+    /// when the room is already the smallest the metric allows.
+    fn over_limit(&self, room: usize) -> Option<usize> {
+        let config = self.config;
+        if config.format == Format::Markdown && !config.render.quote {
+            return None;
+        }
+        let piece = &self.out.last()?.text;
+        if config.metric.len(piece) <= config.limit
+            && cannot_grow(piece, config.format, config.render.quote)
+        {
+            return None;
+        }
+        let posted = posted_len(piece, config.format, &config.render, config.metric);
+        if posted <= config.limit {
+            return None;
+        }
+        let floor = min_room(config.metric);
+        let units = config.metric.len(piece).min(room);
+        if units <= floor {
+            return None;
+        }
+        let scaled = (units as u128 * config.limit as u128 / posted as u128) as usize;
+        Some(scaled.min(units - 1).max(floor))
+    }
+
+    /// Plans and emits the next piece of `text[start..end]` within `self.limits`: `None`
+    /// when nothing is left to show.
+    fn plan_piece(&mut self, start: usize, end: usize, sep_end: usize) -> Option<Piece> {
         let text = self.text;
         let bytes = text.as_bytes();
         let planner = self.planner(end);
-        let mut start = self.begin(start, end);
-        loop {
-            let mut last = end;
-            while last > start && is_ws(bytes[last - 1]) && !joined_ws(&text[..end], last - 1) {
-                last -= 1;
-            }
-            if last <= start {
-                return;
-            }
-            let reopen = ReopenCost::of(self.reopen, self.limits.metric);
-            let open = self
-                .scanner
-                .fence_at(last)
-                .filter(|f| planner.repair(f).is_some());
-            let (close_cost, close_lines) = open.map_or((0, 0), |f| (f.marker.close_len() + 1, 1));
-            if self.limits.fits(
-                text,
-                start,
-                last,
-                reopen.units + close_cost,
-                reopen.lines + close_lines,
-            ) {
-                self.emit(start, last, sep_end, open.map(|f| f.marker));
-                self.reopen = open.and_then(|f| planner.repair(f));
-                return;
-            }
-            if self.tail_over_line_cap(start, last, reopen.units + close_cost, reopen.lines) {
-                self.emit(start, last, sep_end, open.map(|f| f.marker));
-                self.reopen = open.and_then(|f| planner.repair(f));
-                return;
-            }
-            let planned = planner
-                .plan(start, reopen, 1, true)
-                .expect("a forced plan always has a cut");
-            let cut = planned.cut;
-            let delims = match planned.next {
-                NextStart::Delims(d) => d,
-                _ => SpanDelims::NONE,
-            };
-            self.emit_with(
-                start,
-                cut.end,
-                cut.sep_end,
-                planned.close.map(|f| f.marker),
-                delims,
-            );
-            self.reopen = planner.next_reopen(&planned);
-            debug_assert!(planned.next != NextStart::Plain || self.reopen.is_none());
-            start = self.begin(cut.sep_end, end);
+        let mut last = end;
+        while last > start && is_ws(bytes[last - 1]) && !joined_ws(&text[..end], last - 1) {
+            last -= 1;
         }
+        if last <= start {
+            return None;
+        }
+        let reopen = ReopenCost::of(self.reopen, self.limits.metric);
+        let open = self
+            .scanner
+            .fence_at(last)
+            .filter(|f| planner.repair(f).is_some());
+        let (close_cost, close_lines) = open.map_or((0, 0), |f| (f.marker.close_len() + 1, 1));
+        if self.limits.fits(
+            text,
+            start,
+            last,
+            reopen.units + close_cost,
+            reopen.lines + close_lines,
+        ) || self.tail_over_line_cap(start, last, reopen.units + close_cost, reopen.lines)
+        {
+            self.emit(start, last, sep_end, open.map(|f| f.marker));
+            self.reopen = open.and_then(|f| planner.repair(f));
+            return Some(Piece::Last);
+        }
+        let planned = planner
+            .plan(start, reopen, 1, true)
+            .expect("a forced plan always has a cut");
+        let cut = planned.cut;
+        let delims = match planned.next {
+            NextStart::Delims(d) => d,
+            _ => SpanDelims::NONE,
+        };
+        self.emit_with(
+            start,
+            cut.end,
+            cut.sep_end,
+            planned.close.map(|f| f.marker),
+            delims,
+        );
+        self.reopen = planner.next_reopen(&planned);
+        debug_assert!(planned.next != NextStart::Plain || self.reopen.is_none());
+        Some(Piece::Next(cut.sep_end))
     }
 
     /// Whether the rest of the range, `text[start..last]`, goes out whole although it is over

@@ -46,7 +46,8 @@
 //!   start of a message whose raw text starts with it;
 //! - a table header at a message's start (its `Row` and header cells) equal to the last table
 //!   header the reply showed before that point, where the reply goes on with a body row: the
-//!   synthetic repeated header of a continued table;
+//!   synthetic repeated header of a continued table (the same at the top of a preview's
+//!   tail window);
 //! - separators at message edges (above).
 //!
 //! One difference is called out although the tokens would match: a message whose last
@@ -736,12 +737,26 @@ pub(crate) fn check_preview(
         (0..=reply.iter().take_while(|t| t.is_gap()).count()).collect()
     };
     let (start, same) = starts
-        .into_iter()
-        .map(|s| (s, common(reply, s, &msg)))
+        .iter()
+        .map(|&s| (s, common(reply, s, &msg)))
         .max_by_key(|&(s, n)| (n, std::cmp::Reverse(s)))
         .unwrap_or((0, 0));
     if same >= free_from.min(msg.len()) {
         return Ok(());
+    }
+    // A tail window that starts among a table's body rows shows the table's header again
+    // on top: the rest must then match the reply at a body row of a table with that header.
+    if tail && let Some(n) = leading_header(&msg) {
+        let body = &msg[n..];
+        let repeated = starts.iter().any(|&s| {
+            reply[s] == Tok::Row
+                && leading_header(&reply[s..]).is_none()
+                && last_header_before(reply, s) == Some(&msg[..n])
+                && n + common(reply, s, body) >= free_from.min(msg.len())
+        });
+        if repeated {
+            return Ok(());
+        }
     }
     Err(format!(
         "preview ({rule:?}) differs from the reply before its free tail (token {free_from}): {}",

@@ -139,10 +139,12 @@ pub fn stream_reply(
         if n == 0 {
             return decoder.finish();
         }
-        decoder.feed(&buf[..n], &mut inputs)?;
+        // The inputs decoded before a bad event in the same read are handed over first.
+        let fed = decoder.feed(&buf[..n], &mut inputs);
         for input in inputs.drain(..) {
             on_input(input);
         }
+        fed?;
         if decoder.is_done() {
             return Ok(());
         }

@@ -113,19 +113,21 @@ impl Decoder {
     }
 
     /// Reads the next piece of the reply, appending the inputs it completes to `out`.
-    /// Bytes after the protocol's last event are ignored.
+    /// Bytes after the protocol's last event are ignored. On an error, `out` still holds
+    /// the inputs of the events before the bad one.
     pub fn feed(&mut self, bytes: &[u8], out: &mut Vec<OwnedInput>) -> Result<(), ModelError> {
         if self.done {
             return Ok(());
         }
-        self.sse.feed(bytes, &mut self.events)?;
+        // The events parsed before bytes that are not an event stream still count.
+        let parsed = self.sse.feed(bytes, &mut self.events);
         for event in std::mem::take(&mut self.events) {
             if self.done {
                 break;
             }
             self.done = self.mapper.event(&event, out)?;
         }
-        Ok(())
+        parsed.map_err(ModelError::from)
     }
 
     /// The protocol's last event was read.

@@ -16,8 +16,19 @@
 //! as text and pings nobody. Draft previews streamed natively stay Markdown
 //! (`markdown_text`, which Slack's streaming methods read as Markdown), escaped the same
 //! way. A reply-to id becomes `thread_ts`. Media by URL is linked in the text (Slack
-//! unfurls it); uploading local files (Slack's external-upload flow) is not supported: such
-//! a send is refused as permanent, saying which file.
+//! unfurls it); local files go through Slack's external-upload flow ([Files](self#files))
+//! from inside the [`MediaRoots`] only.
+//!
+//! # Files
+//!
+//! A send with local files uploads each (`files.getUploadURLExternal`, then the bytes to
+//! the URL it answers) and shares them with `files.completeUploadExternal` in the channel
+//! (`channel_id`), the send's text as the `initial_comment` and the reply-to message as
+//! `thread_ts`: one message, files and text. Nothing is shared before the last step, so a
+//! failure on the way is retried whole without a duplicate. A final that goes into an open
+//! preview stream shares its files first (no comment, once per send) and then finishes the
+//! preview with its text. Slack shares asynchronously: the message's `ts` is the send's
+//! `message_ref` only when the answer holds it.
 //!
 //! # Draft previews
 //!
@@ -28,13 +39,18 @@
 //! `chat.update` when a new preview text does not extend the streamed one, is in the
 //! `stream` module's source docs; the README's "Connect it to a chat" has the summary.
 
-use replystream::{Format, Lane, ReplyTarget, SendKind, SendOp, SendRequest};
+use replystream::{Format, Lane, Payload, ReplyTarget, SendKind, SendOp, SendRequest};
 use serde_json::{Value, json};
 
 mod stream;
+mod upload;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Mutex;
 
 use crate::http::{Body, Http, HttpOptions};
-use crate::media::{self, Source};
+use crate::media::{self, MediaRoots, Source};
 use crate::{Failure, Outcome, Platform, seconds_to_ms};
 
 /// The public Web API.
@@ -57,6 +73,11 @@ pub struct Slack {
     previews: stream::Previews,
     cursor: Option<String>,
     recipient: Option<(String, String)>,
+    /// Where local files may be uploaded from.
+    roots: MediaRoots,
+    /// Finals whose files were shared ahead of their text going into a preview, by chat and
+    /// send id: a retry of the text does not share them twice.
+    shared: Mutex<HashMap<(String, u64), Payload>>,
 }
 
 impl Slack {
@@ -74,7 +95,17 @@ impl Slack {
             previews: stream::Previews::default(),
             cursor: Some("\u{2588}".to_owned()),
             recipient: None,
+            roots: MediaRoots::none(),
+            shared: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// Uploads local files only from inside these directories, checked on the file system
+    /// at upload time (see [`MediaRoots`]); none by default, so no local file is uploaded.
+    #[must_use]
+    pub fn with_media_roots(mut self, roots: MediaRoots) -> Slack {
+        self.roots = roots;
+        self
     }
 
     /// The preview cursor the engine appends to drafts (`█` by default, the engine's
@@ -95,10 +126,14 @@ impl Slack {
     }
 
     fn call(&self, method: &str, body: &Value) -> Result<Value, Outcome> {
+        self.call_with(method, Body::Json(body))
+    }
+
+    fn call_with(&self, method: &str, body: Body<'_>) -> Result<Value, Outcome> {
         let url = format!("{}/{method}", self.base);
         let reply = self
             .http
-            .request("POST", &url, Some(&self.auth), Body::Json(body))
+            .request("POST", &url, Some(&self.auth), body)
             .map_err(Outcome::from)?;
         let json = reply.json();
         if reply.status == 429 {
@@ -129,31 +164,66 @@ impl Slack {
 
     fn create(&self, chat: &str, send: &SendRequest) -> Outcome {
         let (kind, payload) = (send.kind, &send.payload);
-        if let Some(file) = payload
+        let files: Vec<&Path> = payload
             .media
             .iter()
-            .find(|m| matches!(media::source(m), Source::File(_)))
-        {
-            return Failure::permanent(format!(
-                "slack: uploading local files is not supported ({file})"
-            ))
-            .into();
-        }
+            .filter_map(|m| match media::source(m) {
+                Source::File(path) => Some(path),
+                Source::Url(_) => None,
+            })
+            .collect();
+        let thread_ts = match &payload.reply_to {
+            Some(ReplyTarget::Id(ts)) => Some(ts.as_str()),
+            _ => None,
+        };
         let texts = stream::Texts {
             markdown: stream::final_text(payload),
             mrkdwn: posted_text(send),
         };
         // The reasoning, delivered as its own message, is not the reply the preview showed.
-        if kind == SendKind::Final
-            && payload.lane != Lane::Reasoning
-            && self.previews.has(chat)
-            && let Some(outcome) = self.finish_into_preview(chat, &texts)
-        {
+        let into_preview =
+            kind == SendKind::Final && payload.lane != Lane::Reasoning && self.previews.has(chat);
+        if !files.is_empty() {
+            // A file that may not be uploaded fails the send before any part goes out.
+            if let Err(refused) = self.roots.check_all(&payload.media) {
+                return refused.into();
+            }
+            if !into_preview {
+                return self.share_files(chat, &files, Some(&texts.mrkdwn), thread_ts);
+            }
+            let key = (chat.to_owned(), send.send_id.0);
+            let done = self.shared_lock().get(&key) == Some(payload);
+            if !done {
+                match self.share_files(chat, &files, None, thread_ts) {
+                    Outcome::Delivered { .. } => {
+                        self.shared_lock().insert(key.clone(), payload.clone());
+                    }
+                    failed => return failed,
+                }
+            }
+            let outcome = self
+                .finish_into_preview(chat, &texts)
+                .unwrap_or_else(|| self.post(chat, &texts, thread_ts));
+            if !matches!(&outcome, Outcome::Failed(f) if !f.permanent) {
+                self.shared_lock().remove(&key);
+            }
             return outcome;
         }
+        if into_preview && let Some(outcome) = self.finish_into_preview(chat, &texts) {
+            return outcome;
+        }
+        self.post(chat, &texts, thread_ts)
+    }
+
+    fn shared_lock(&self) -> std::sync::MutexGuard<'_, HashMap<(String, u64), Payload>> {
+        self.shared.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// `chat.postMessage` with the mrkdwn text, in the thread of `thread_ts` if given.
+    fn post(&self, chat: &str, texts: &stream::Texts, thread_ts: Option<&str>) -> Outcome {
         let mut body = json!({ "channel": chat, "text": texts.mrkdwn, "mrkdwn": true });
-        if let Some(ReplyTarget::Id(ts)) = &payload.reply_to {
-            body["thread_ts"] = Value::from(ts.as_str());
+        if let Some(ts) = thread_ts {
+            body["thread_ts"] = Value::from(ts);
         }
         match self.call("chat.postMessage", &body) {
             Ok(v) => Outcome::delivered(v.get("ts").and_then(Value::as_str).map(str::to_owned)),

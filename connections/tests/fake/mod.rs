@@ -5,6 +5,7 @@
 
 pub mod discord;
 pub mod slack;
+pub mod slack_files;
 pub mod telegram;
 
 use std::io::{BufRead, BufReader, Read, Write};

@@ -53,6 +53,17 @@ pub struct State {
     limited_until: Option<Instant>,
     pub log: Vec<(String, u16, Instant)>,
     pub early_calls: u32,
+    /// Uploads and file shares (`slack_files`).
+    pub files: super::slack_files::Files,
+}
+
+impl State {
+    /// A new message `ts`.
+    pub fn next_ts(&mut self) -> String {
+        let ts = format!("1700000000.{:06}", self.next_ts);
+        self.next_ts += 1;
+        ts
+    }
 }
 
 pub struct FakeSlack {
@@ -85,7 +96,18 @@ impl FakeSlack {
             st.log.push((req.path.clone(), response.status, req.at));
             response
         });
+        state.lock().unwrap().files.base = server.url();
         FakeSlack { server, state }
+    }
+
+    /// The messages that shared files, in order.
+    pub fn shares(&self) -> Vec<super::slack_files::Share> {
+        self.state.lock().unwrap().files.shares.clone()
+    }
+
+    /// Files asked an upload URL for, shared or not.
+    pub fn uploads(&self) -> Vec<super::slack_files::Upload> {
+        self.state.lock().unwrap().files.uploads.clone()
     }
 
     pub fn url(&self) -> String {
@@ -158,10 +180,15 @@ fn answer(st: &mut State, req: &Request, authorized: bool) -> Response {
         }
         Some(Fault::LoseAnswer) | None => {}
     }
-    if !authorized {
+    // The upload URL is signed: it needs no token.
+    let upload_step = req.path.starts_with("/upload/");
+    if !authorized && !upload_step {
         return not_ok("invalid_auth");
     }
-    let response = carry_out(st, req);
+    let response = match super::slack_files::answer(st, req) {
+        Some(response) => response,
+        None => carry_out(st, req),
+    };
     if lose {
         return Response::json(500, &json!({ "ok": false, "error": "internal_error" }));
     }

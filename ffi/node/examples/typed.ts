@@ -4,6 +4,9 @@ import {
   Block,
   Driver,
   Engine,
+  Entity,
+  FORMATS,
+  Format,
   InvalidConfigError,
   ReplystreamError,
   ResultCode,
@@ -11,6 +14,8 @@ import {
   TurnOutcome,
   chunk,
   minLimit,
+  render,
+  Rendered,
   split,
 } from 'replystream';
 
@@ -64,6 +69,23 @@ try {
 } catch (error) {
   if (error instanceof InvalidConfigError) console.log(error.field, error.codeName);
 }
+
+// Platform formats: what to post, and the Bot API's entities as they are.
+const html: Rendered = render('**Done.** See [docs](https://example.com)', 'telegram');
+const asEntities = render('**Done.**', 'telegram', { format: 'telegram-entities', tableMode: 'bullets' });
+const entities: readonly Entity[] = asEntities.entities;
+const formats: readonly Format[] = FORMATS;
+console.log(html.text, JSON.stringify(entities), formats.length);
+
+function post(action: SendAction): { text: string; parse_mode?: 'HTML'; entities?: Entity[] } {
+  const format: Format = action.format;
+  if (format === 'telegram-html') return { text: action.text, parse_mode: 'HTML' };
+  if (format === 'telegram-entities') return { text: action.text, entities: action.entities };
+  console.log(action.markdown);
+  return { text: action.text };
+}
+void post;
+new Engine('discord', { format: null, allowMassMentions: false, captionLimit: null });
 
 async function driven(): Promise<void> {
   const driver = new Driver({ now: () => Math.ceil(performance.now()) });

@@ -58,6 +58,7 @@ function actionOf(raw) {
   switch (kind) {
     case 'send': {
       const replyTo = named(REPLY_TO, raw.reply_to);
+      const text = native.strText(raw.text);
       return {
         kind,
         sendId: Number(raw.send_id),
@@ -65,15 +66,17 @@ function actionOf(raw) {
         op: named(OPS, raw.op),
         messageKey: raw.has_message_key ? raw.message_key : null,
         messageRef: raw.has_message_ref ? native.strText(raw.message_ref) : null,
-        text: native.strText(raw.text),
+        text,
+        format: named(native.FORMATS, raw.format),
+        // In format markdown the text to post is the Markdown itself (one view, one decode).
+        markdown: raw.markdown.ptr === raw.text.ptr ? text : native.strText(raw.markdown),
+        entities: native.entityArray(raw.entities, raw.entity_count),
         media: native.strArray(raw.media, raw.media_count),
         isError: raw.is_error,
         audioAsVoice: raw.audio_as_voice,
         lane: named(LANES, raw.lane),
         replyTo,
         replyToId: replyTo === 'id' ? native.strText(raw.reply_to_id) : null,
-        // Issue 17 (formats): the rendered text, its format, the Markdown it came from and
-        // Telegram entities join here once the C action record carries them.
       };
     }
     case 'arm_timer':

@@ -32,7 +32,7 @@ function fieldOf(detail) {
 // One-word option and argument names a detail may start with.
 const KNOWN_SINGLE_WORDS = new Set([
   'metric', 'preview', 'reasoning', 'model', 'provider', 'text', 'media', 'name', 'error',
-  'channel', 'options',
+  'channel', 'options', 'format',
 ]);
 
 /**

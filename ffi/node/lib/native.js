@@ -2,7 +2,7 @@
 // The shared library and its C declarations: koffi mirrors of `ffi/include/replystream.h`.
 //
 // Every C function is declared once, in FUNCTIONS below, as a C-like prototype string; a new
-// function in the header (media roots, the formats of issue 17) is one more line there, then
+// function in the header (media roots, the formats) is one more line there, then
 // a method where it belongs. Pointers are BigInts (koffi 3); handles are
 // kept inside the classes that own them and never handed to user code.
 
@@ -37,6 +37,15 @@ const NONE = 0xffff_ffff_ffff_ffffn;
 
 const Str = koffi.struct('replystream_str', { ptr: 'const void *', len: 'size_t' });
 
+const EntityRecord = koffi.struct('replystream_entity', {
+  kind: 'uint32_t',
+  type_name: Str,
+  offset: 'size_t',
+  length: 'size_t',
+  url: Str,
+  language: Str,
+});
+
 const ActionRecord = koffi.struct('replystream_action', {
   kind: 'uint32_t',
   send_id: 'uint64_t',
@@ -57,8 +66,11 @@ const ActionRecord = koffi.struct('replystream_action', {
   has_deadline: 'bool',
   deadline_ms: 'uint64_t',
   abort_reason: 'uint32_t',
-  // Issue 17 (formats): the rendered text, its format and entities will be new fields at
-  // the end of this record once the C ABI has them; they are not declared here until then.
+  format: 'uint32_t',
+  format_name: Str,
+  markdown: Str,
+  entities: 'const void *',
+  entity_count: 'size_t',
 });
 
 /** The counters of `replystream_stats`, in field order (C names). */
@@ -97,6 +109,8 @@ const BlockRecord = koffi.struct('replystream_block', {
   source_in_text_start: 'size_t',
   source_in_text_end: 'size_t',
   table_header_repeated: 'bool',
+  spans_reopened: 'bool',
+  spans_closed: 'bool',
 });
 
 const UndeliveredRecord = koffi.struct('replystream_undelivered', {
@@ -159,19 +173,28 @@ const FUNCTIONS = {
   replystream_blocks_count: 'size_t replystream_blocks_count(void *blocks)',
   replystream_blocks_get: 'void *replystream_blocks_get(void *blocks, size_t index)',
   replystream_blocks_free: 'void replystream_blocks_free(void *blocks)',
+
+  replystream_format_name: 'const char *replystream_format_name(uint32_t format)',
+  replystream_render: `${R} replystream_render(const void *ch, size_t ch_len, void *options, const void *text, size_t len, _Out_ void **out)`,
+  replystream_rendered_text: 'replystream_str replystream_rendered_text(void *rendered)',
+  replystream_rendered_format: 'uint32_t replystream_rendered_format(void *rendered)',
+  replystream_rendered_entity_count: 'size_t replystream_rendered_entity_count(void *rendered)',
+  replystream_rendered_entity: 'void *replystream_rendered_entity(void *rendered, size_t index)',
+  replystream_rendered_free: 'void replystream_rendered_free(void *rendered)',
 };
 
 // The option setters, by argument shape (`replystream_options_set_<name>`).
 const SETTERS = {
   size_t: ['text_limit', 'preview_limit', 'max_lines', 'chunk_min', 'chunk_max', 'coalesce_min',
-    'coalesce_max', 'preview_min_initial_units', 'preview_block_min', 'preview_block_max'],
+    'coalesce_max', 'preview_min_initial_units', 'preview_block_min', 'preview_block_max',
+    'caption_limit'],
   uint32_t: ['metric', 'break_preference', 'chunk_mode', 'break_mode', 'reasoning', 'preview',
     'preview_transport'],
   bool: ['block_streaming', 'prefix_every_message', 'require_final_tag',
-    'preview_expandable_quote', 'media_allow_http'],
+    'preview_expandable_quote', 'media_allow_http', 'allow_mass_mentions'],
   uint64_t: ['coalesce_idle_ms', 'delivery_timeout_ms', 'preview_throttle_ms'],
   text: ['response_prefix', 'model', 'provider', 'thinking_level', 'identity_name',
-    'silent_token', 'heartbeat_token', 'preview_cursor'],
+    'silent_token', 'heartbeat_token', 'preview_cursor', 'format', 'table_mode'],
 };
 for (const [shape, names] of Object.entries(SETTERS)) {
   for (const name of names) {
@@ -266,6 +289,25 @@ function strArray(ptr, count) {
   return koffi.decode(ptr, Str, n).map(strText);
 }
 
+/** The format names, in the C ABI's order (`replystream_format`). */
+const FORMATS = Object.freeze(['markdown', 'discord', 'telegram-html', 'telegram-entities',
+  'slack-mrkdwn', 'whatsapp', 'plain']);
+
+/**
+ * Decodes `count` entity records from a C array into Bot API `MessageEntity` objects (`url`
+ * and `language` only where they apply, so `JSON.stringify` gives what Telegram takes).
+ */
+function entityArray(ptr, count) {
+  const n = Number(count);
+  if (n === 0 || !ptr) return [];
+  return koffi.decode(ptr, EntityRecord, n).map((e) => {
+    const entity = { type: strText(e.type_name), offset: Number(e.offset), length: Number(e.length) };
+    if (Number(e.url.len)) entity.url = strText(e.url);
+    if (Number(e.language.len)) entity.language = strText(e.language);
+    return entity;
+  });
+}
+
 /** The library's static message for a result code. */
 function resultMessage(code) {
   return lib().replystream_result_str(code >>> 0);
@@ -282,6 +324,8 @@ module.exports = {
   ActionRecord,
   BlockRecord,
   CODE_NAMES,
+  EntityRecord,
+  FORMATS,
   NONE,
   OutcomeRecord,
   ResultCode,
@@ -295,6 +339,7 @@ module.exports = {
   libraryFileName,
   load,
   newError,
+  entityArray,
   resultMessage,
   strArray,
   strText,

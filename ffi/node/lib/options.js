@@ -46,6 +46,18 @@ function mediaRoots(name, value) {
   });
 }
 
+/**
+ * A name the library reads (a format, a table mode), or null for the channel's default.
+ * The library checks the name and lists the known ones when it refuses it.
+ */
+function nameOrNull(name, value) {
+  if (value === null) return [null, 0];
+  if (typeof value !== 'string') throw args.typeError(name, 'a string or null', value);
+  const data = args.text(name, value);
+  // koffi passes an empty buffer as NULL (the default); an empty name is refused instead.
+  return [data.length === 0 ? Buffer.alloc(1) : data, data.length];
+}
+
 function humanDelay(name, value) {
   if (typeof value === 'string') return [args.choice(name, value, HUMAN_DELAY), 0, 0];
   if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
@@ -96,7 +108,10 @@ const KNOBS = {
   previewExpandableQuote: ['preview_expandable_quote', flag],
   mediaRoots: ['replystream_options_add_media_root', mediaRoots, 'each'],
   mediaAllowHttp: ['media_allow_http', flag],
-  // Issue 17 (formats, table modes): new knobs go here once the C ABI has their setters.
+  format: ['format', nameOrNull],
+  tableMode: ['table_mode', nameOrNull],
+  allowMassMentions: ['allow_mass_mentions', flag],
+  captionLimit: ['caption_limit', sizeOrNull],
 };
 
 /**

@@ -65,6 +65,8 @@ function cut(func, text, channel, options) {
         fenceClosed: r.fence_closed,
         indentReopened: r.indent_reopened,
         tableHeaderRepeated: r.table_header_repeated,
+        spansReopened: r.spans_reopened,
+        spansClosed: r.spans_closed,
         sourceInText: Object.freeze([inStart, inEnd]),
         sourceText: shownText.slice(inStart, inEnd),
       });
@@ -88,9 +90,40 @@ function chunk(text, channel = 'generic', options = {}) {
   return cut('chunk', text, channel, options);
 }
 
+/**
+ * Renders a whole Markdown text into the channel's format, as the engine renders each send:
+ * `{ text, format, entities }` (entities only with `telegram-entities`). Options as for
+ * Engine (`format`, `tableMode`, `allowMassMentions` apply).
+ */
+function render(text, channel = 'generic', options = {}) {
+  const data = args.text('text', text);
+  const name = channelBytes(channel);
+  const calls = plan(options);
+  const f = native.lib();
+  const out = [null];
+  const code = withOptions(calls, (handle) =>
+    f.replystream_render(name, name.length, handle, data, data.length, out));
+  if (code !== ResultCode.OK) {
+    throw errorFor(code, native.newError(),
+      code === ResultCode.UNKNOWN_CHANNEL ? 'channel' : undefined);
+  }
+  const result = out[0];
+  try {
+    const count = f.replystream_rendered_entity_count(result);
+    return Object.freeze({
+      text: native.strText(f.replystream_rendered_text(result)),
+      format: native.FORMATS[f.replystream_rendered_format(result)] ?? 'markdown',
+      entities: Object.freeze(native.entityArray(
+        Number(count) ? f.replystream_rendered_entity(result, 0) : null, count)),
+    });
+  } finally {
+    f.replystream_rendered_free(result);
+  }
+}
+
 /** The smallest text limit (and chunkMax, previewLimit) accepted in `metric`. */
 function minLimit(metric = 'utf16') {
   return Number(native.lib().replystream_min_limit(args.choice('metric', metric, METRICS)));
 }
 
-module.exports = { chunk, minLimit, split };
+module.exports = { chunk, minLimit, render, split };

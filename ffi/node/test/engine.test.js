@@ -110,7 +110,8 @@ test('every option is accepted', () => {
     heartbeatToken: null, preview: 'partial', previewThrottleMs: 400, previewCursor: null,
     previewMinInitialUnits: 10, previewBlockMin: 50, previewBlockMax: 300,
     previewTransport: 'draft', previewExpandableQuote: false, mediaRoots: ['/srv/media'],
-    mediaAllowHttp: false,
+    mediaAllowHttp: false, format: 'telegram-entities', tableMode: 'bullets',
+    allowMassMentions: true, captionLimit: 500,
   };
   assert.deepEqual(Object.keys(options).sort(), Object.keys(KNOBS).sort());
   const e = new Engine('telegram', { ...options, seed: 9 });

@@ -125,6 +125,8 @@ class FullTurn(unittest.TestCase):
             preview_cursor=None, preview_min_initial_units=10, preview_block_min=50,
             preview_block_max=300, preview_transport="draft", preview_expandable_quote=False,
             media_roots=["/srv/media", "C:\\Bot Media"], media_allow_http=False,
+            format="telegram-entities", table_mode="bullets", allow_mass_mentions=True,
+            caption_limit=500,
         )
         self.assertEqual(set(options),
                          set(replystream._config.KNOBS) | set(replystream._config.LIST_KNOBS))

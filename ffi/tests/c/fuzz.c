@@ -1,11 +1,13 @@
 /* A bounded random-sequence test over the whole C ABI (a fuzz smoke that needs no nightly
  * toolchain): for a fixed range of seeds, any push in any order, random acks (real and
  * made-up ids), random times (backwards and near UINT64_MAX included), random bytes
- * (invalid UTF-8 and characters cut anywhere included), random options, polls and getters,
- * and the text core on random text. Under AddressSanitizer and UBSan this checks that
+ * (invalid UTF-8 and characters cut anywhere included), random options (any format, on any
+ * channel, and a bad format name), polls and getters, and the text core and the renderer on
+ * random text. Under AddressSanitizer and UBSan this checks that
  * nothing crashes, reads out of bounds or leaks; the test itself checks that every result
  * is a documented code (never PANIC), that every error has a detail and every success an
- * empty one, and that every view the library hands out is NUL-terminated UTF-8.
+ * empty one, that every view the library hands out is NUL-terminated UTF-8, and that every
+ * entity is a non-empty span inside its text, with a url exactly when it is a text_link.
  *
  * REPLYSTREAM_FUZZ_SEEDS=N runs seeds 1..N (default 150). */
 #include "harness.h"
@@ -63,6 +65,36 @@ static void check_text_view(replystream_str s) {
     check_view(s);
     CHECK(s.len < ((size_t)1 << 30));
     CHECK(is_utf8(s.ptr, s.len));
+}
+
+/* UTF-16 units of UTF-8 text (valid UTF-8: one unit per scalar, two for 4-byte ones). */
+static size_t utf16_units(replystream_str s) {
+    size_t n = 0;
+    for (size_t i = 0; i < s.len; i++) {
+        unsigned char c = (unsigned char)s.ptr[i];
+        if ((c & 0xC0) != 0x80) {
+            n += c >= 0xF0 ? 2 : 1;
+        }
+    }
+    return n;
+}
+
+/* A text's format and entities: a known format with its static name, entities only with
+ * telegram-entities, each a non-empty span inside the text with valid views. */
+static void check_entities(replystream_format format, replystream_str text,
+                           const replystream_entity *entities, size_t count) {
+    CHECK(replystream_format_name(format) != NULL);
+    CHECK(count == 0 || format == REPLYSTREAM_FORMAT_TELEGRAM_ENTITIES);
+    size_t units = utf16_units(text);
+    for (size_t i = 0; i < count; i++) {
+        const replystream_entity *e = &entities[i];
+        CHECK(e->kind >= REPLYSTREAM_ENTITY_BOLD && e->kind <= REPLYSTREAM_ENTITY_EXPANDABLE_BLOCKQUOTE);
+        check_text_view(e->type_name);
+        check_text_view(e->url);
+        check_text_view(e->language);
+        CHECK(e->length > 0 && e->offset + e->length <= units);
+        CHECK((e->url.len > 0) == (e->kind == REPLYSTREAM_ENTITY_TEXT_LINK));
+    }
 }
 
 /* Pieces the random text is built from: prose, Markdown, CJK, emoji, ZWJ sequences,
@@ -175,6 +207,11 @@ static void check_action(fuzz_state *st, const replystream_action *a) {
     CHECK(a->reply_to <= REPLYSTREAM_REPLY_ID);
     CHECK(a->reply_to == REPLYSTREAM_REPLY_ID || a->reply_to_id.len == 0);
     CHECK((a->media == NULL) == (a->media_count == 0));
+    check_text_view(a->markdown);
+    check_text_view(a->format_name);
+    CHECK(strcmp(a->format_name.ptr, replystream_format_name(a->format)) == 0);
+    CHECK((a->entities == NULL) == (a->entity_count == 0));
+    check_entities(a->format, a->text, a->entities, a->entity_count);
     for (size_t i = 0; i < a->media_count; i++) {
         check_text_view(a->media[i]);
         CHECK(a->media[i].len > 0);
@@ -269,6 +306,26 @@ static replystream_options *random_options(void) {
     if (below(4) == 0) {
         replystream_options_set_preview(o, below(3));
     }
+    if (below(2) == 0) {
+        /* Any format (refused on use where the channel cannot show it), or a bad name. */
+        static const char *const formats[] = {"markdown", "discord", "telegram-html",
+                                              "telegram-entities", "slack-mrkdwn", "whatsapp",
+                                              "plain", "markdownv2"};
+        const char *name = formats[below(8)];
+        replystream_result r = replystream_options_set_format(o, name, strlen(name));
+        CHECK(r == (strcmp(name, "markdownv2") == 0 ? REPLYSTREAM_INVALID_CONFIG : REPLYSTREAM_OK));
+    }
+    if (below(3) == 0) {
+        static const char *const modes[] = {"code", "bullets", "off", "native", "block"};
+        const char *name = modes[below(5)];
+        CHECK_CODE(replystream_options_set_table_mode(o, name, strlen(name)), REPLYSTREAM_OK);
+    }
+    if (below(4) == 0) {
+        replystream_options_set_allow_mass_mentions(o, below(2));
+    }
+    if (below(4) == 0) {
+        replystream_options_set_caption_limit(o, below(200));
+    }
     return o;
 }
 
@@ -292,6 +349,23 @@ static void text_core(void) {
         rebuilds_exactly(blocks, buf, len);
     }
     replystream_blocks_free(blocks);
+
+    /* The same text rendered (refused only for options the channel cannot take). */
+    static const char *const channels[] = {"telegram", "discord", "slack", "generic"};
+    const char *channel = channels[below(4)];
+    replystream_rendered *rendered = NULL;
+    r = replystream_render(channel, strlen(channel), o, buf, len, &rendered);
+    CHECK(r == REPLYSTREAM_OK || r == REPLYSTREAM_INVALID_CONFIG || r == REPLYSTREAM_INVALID_UTF8);
+    CHECK((r == REPLYSTREAM_OK) == (rendered != NULL));
+    if (rendered != NULL) {
+        replystream_str text = replystream_rendered_text(rendered);
+        check_text_view(text);
+        size_t count = replystream_rendered_entity_count(rendered);
+        check_entities(replystream_rendered_format(rendered), text,
+                       replystream_rendered_entity(rendered, 0), count);
+        CHECK(replystream_rendered_entity(rendered, count) == NULL);
+    }
+    replystream_rendered_free(rendered);
     replystream_options_free(o);
 }
 

@@ -90,9 +90,9 @@ HARNESS_UNUSED static void rebuilds_exactly(const replystream_blocks *blocks, co
         CHECK(memcmp(b->text.ptr + start, text + b->source_start, end - start) == 0);
         /* Synthetic text only where a flag says so. */
         CHECK((start > 0) == (b->fence_reopened || b->indent_reopened ||
-                              b->table_header_repeated));
+                              b->table_header_repeated || b->spans_reopened));
         CHECK(!b->indent_reopened || (start == 4 && memcmp(b->text.ptr, "    ", 4) == 0));
-        CHECK((end < b->text.len) == b->fence_closed);
+        CHECK((end < b->text.len) == (b->fence_closed || b->spans_closed));
         CHECK(at + b->lead.len + (end - start) + b->sep.len <= len);
         memcpy(rebuilt + at, b->lead.ptr, b->lead.len);
         at += b->lead.len;
@@ -170,6 +170,21 @@ typedef struct {
 HARNESS_UNUSED static void log_send(drive_log *log, const replystream_engine *engine,
                                     const replystream_action *a) {
     check_view(a->text);
+    check_view(a->markdown);
+    /* The format's static name matches its number; only telegram-entities has entities. */
+    check_view(a->format_name);
+    CHECK(replystream_format_name(a->format) != NULL);
+    CHECK(strcmp(a->format_name.ptr, replystream_format_name(a->format)) == 0);
+    CHECK((a->entities == NULL) == (a->entity_count == 0));
+    CHECK(a->entity_count == 0 || a->format == REPLYSTREAM_FORMAT_TELEGRAM_ENTITIES);
+    for (size_t i = 0; i < a->entity_count; i++) {
+        check_view(a->entities[i].type_name);
+        check_view(a->entities[i].url);
+        check_view(a->entities[i].language);
+    }
+    /* In format markdown the text to post is the Markdown itself. */
+    CHECK(a->format != REPLYSTREAM_FORMAT_MARKDOWN ||
+          (a->text.len == a->markdown.len && memcmp(a->text.ptr, a->markdown.ptr, a->text.len) == 0));
     check_view(a->reply_to_id);
     check_view(a->message_ref);
     CHECK(a->has_message_ref || a->message_ref.len == 0);

@@ -7,7 +7,9 @@
 //! synthetic fence lines and cursor included), never starts inside a grapheme cluster, and
 //! never leaves a fence open: a fence still open at the end gets a synthetic closing line
 //! (the cursor stays inside it, where the model is writing), and a window that starts inside
-//! a fence begins with the fence's opening line again. Fences are found by the crate's one
+//! a fence begins with the fence's opening line again; one that starts among a table's body
+//! rows begins with the table's header and delimiter rows again (without them the rows show
+//! as raw pipes). Fences and tables are found by the crate's one
 //! Markdown scanner ([`MarkdownScanner`]), fed incrementally.
 //!
 //! Choices where the spec is silent:
@@ -30,6 +32,9 @@
 //! no more than the window: counting back from the end, the quote's tail, and the output.
 //! A long reply's updates cost O(window) each, not O(reply).
 
+use crate::action::{SendKind, SendOp};
+use crate::payload::Payload;
+use crate::render::send::SendRenderer;
 use crate::stage::prefix::prefix_joiner;
 use crate::text::markdown::inline::SpanDelims;
 use crate::text::markdown::{FenceMarker, MarkdownScanner};
@@ -74,6 +79,9 @@ pub(crate) struct RenderConfig {
     pub cursor: Option<String>,
     /// Quote reasoning with the expandable notation.
     pub expandable_quote: bool,
+    /// The renderer of the channel's format (none for `markdown`): each preview must fit
+    /// the limit once rendered too, counted as the platform counts it.
+    pub posted: Option<SendRenderer>,
 }
 
 impl RenderConfig {
@@ -115,6 +123,9 @@ struct Tail {
     start: usize,
     /// The fence the window starts inside: reopened at its top.
     reopen: Option<Reopen>,
+    /// The header and delimiter rows (a byte range of the answer) of the table whose body
+    /// rows the window starts among: shown again at its top, so the rows render as a table.
+    table: Option<(usize, usize)>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -199,7 +210,10 @@ impl PreviewRenderer {
         }
         let mut layout = None;
         let mut excess = 0;
-        for _ in 0..3 {
+        // Rendering can grow a window (a table laid out as code), so a rendered format may
+        // need more rounds, each taking off what the last one overflowed.
+        let rounds = if self.config.posted.is_some() { 12 } else { 3 };
+        for _ in 0..rounds {
             out.truncate(quote_len);
             let body = if fits && excess == 0 {
                 if let Some((p, j)) = joiner {
@@ -219,7 +233,7 @@ impl PreviewRenderer {
             };
             heal.push_close(out);
             self.write_end(close, out);
-            let len = metric.len(out);
+            let len = self.posted_len(out);
             if len <= limit {
                 if let Some(tail) = layout {
                     self.min_start = tail.start;
@@ -228,11 +242,29 @@ impl PreviewRenderer {
                 // Without a cursor, a quote with no answer after it loses its blank line.
                 return body.min(out.len());
             }
-            excess += len - limit;
+            excess += (len - limit).max(excess / 2);
         }
         // Unreachable with a limit the configuration accepts; keep the limit regardless.
         out.truncate(metric.floor_index(out, limit));
         out.len()
+    }
+
+    /// The length of preview text `out` in the metric and, with a rendered format, once
+    /// posted: the larger of the two.
+    fn posted_len(&self, out: &str) -> usize {
+        let metric = self.config.metric;
+        let len = metric.len(out);
+        match &self.config.posted {
+            None => len,
+            Some(r) => {
+                // The renderer reads a payload; a preview is small (bounded by the limit).
+                let payload = Payload::text(out);
+                let op = SendOp::Edit {
+                    key: crate::MessageKey(0),
+                };
+                len.max(r.posted_units(&payload, SendKind::Preview, op, metric))
+            }
+        }
     }
 
     /// The quoted reasoning (its tail) and a blank line, when there is any.
@@ -353,7 +385,7 @@ impl PreviewRenderer {
         let mut reopen = None;
         for _ in 0..3 {
             let Some(f) = self.scanner.fence_at(start - self.base) else {
-                return Tail { start, reopen };
+                return self.table_tail(answer, end, budget, start);
             };
             let (line_start, line_end) = (self.base + f.start, self.base + f.open_end);
             let metric = self.config.metric;
@@ -370,7 +402,11 @@ impl PreviewRenderer {
             if !f.continued && start <= line_end {
                 // Inside the opening line itself: the reopened line stands for it.
                 start = (line_end + 1).min(end);
-                return Tail { start, reopen };
+                return Tail {
+                    start,
+                    reopen,
+                    table: None,
+                };
             }
             let next = self.window_start(answer, end, budget.saturating_sub(cost));
             if self
@@ -381,13 +417,70 @@ impl PreviewRenderer {
                 return Tail {
                     start: next,
                     reopen,
+                    table: None,
                 };
             }
             // The smaller window left this fence: decide again where it starts now.
             start = next;
             reopen = None;
         }
-        Tail { start, reopen }
+        Tail {
+            start,
+            reopen,
+            table: None,
+        }
+    }
+
+    /// The window starting at `start` (outside any fence): when it starts among a table's
+    /// body rows, the table's header and delimiter rows go on top and the window shrinks by
+    /// their size. Rows too wide for a quarter of the budget are not repeated (the window
+    /// then shows raw rows, as a message cut from such a table would).
+    fn table_tail(&self, answer: &str, end: usize, budget: usize, mut start: usize) -> Tail {
+        let mut table = None;
+        for _ in 0..3 {
+            let Some((s, e)) = self.table_head_before(start) else {
+                return Tail {
+                    start,
+                    reopen: None,
+                    table: None,
+                };
+            };
+            let cost = self.config.metric.len(&answer[s..e]) + 1;
+            if cost > budget / 4 {
+                break;
+            }
+            table = Some((s, e));
+            let next = self.window_start(answer, end, budget - cost);
+            match self.table_head_before(next) {
+                Some(h) if h == (s, e) => {
+                    return Tail {
+                        start: next,
+                        reopen: None,
+                        table,
+                    };
+                }
+                // The smaller window left this table: decide again for where it starts now.
+                _ => {
+                    start = next;
+                    table = None;
+                }
+            }
+        }
+        Tail {
+            start,
+            reopen: None,
+            table,
+        }
+    }
+
+    /// The header and delimiter rows of the table whose body rows a window starting at
+    /// `start` would begin among (its first body row included), if the scanner still holds
+    /// them.
+    fn table_head_before(&self, start: usize) -> Option<(usize, usize)> {
+        let p = start.checked_sub(self.base)?;
+        let t = self.scanner.table_at(p)?;
+        let among_rows = p >= t.rows_start && t.end.is_none_or(|e| p < e);
+        (!t.continued && among_rows).then_some((self.base + t.start, self.base + t.delim_end))
     }
 
     /// The start of the last `budget` units before `end`: after a line break if one is near,
@@ -443,6 +536,10 @@ impl PreviewRenderer {
     fn write_tail(&self, answer: &str, end: usize, tail: Tail, out: &mut String) -> usize {
         out.push_str(TAIL_HEADER);
         out.push('\n');
+        if let Some((s, e)) = tail.table {
+            out.push_str(answer[s..e].trim_end_matches('\r'));
+            out.push('\n');
+        }
         if let Some(r) = tail.reopen {
             match r.line {
                 Some((s, e)) => out.push_str(answer[s..e].trim_end_matches('\r')),
@@ -465,9 +562,10 @@ impl PreviewRenderer {
     /// opening line of a fence the window starts in, nor the line it is still reading).
     fn drop_before(&mut self, answer: &str, tail: Tail) {
         let rel = tail.start - self.base;
-        let keep = match self.scanner.fence_at(rel) {
-            Some(f) => f.start,
-            None => rel,
+        let keep = match (self.scanner.fence_at(rel), tail.table) {
+            (Some(f), _) => f.start,
+            (None, Some((s, _))) => s - self.base,
+            (None, None) => rel,
         };
         // Keep a byte before every position still asked about (a span that began in dropped
         // text starts at 0, and "inside" means after its start), like the crate's other

@@ -192,6 +192,7 @@ fn renderer(metric: LengthMetric, limit: usize, cursor: Option<&str>) -> Preview
         limit,
         cursor: cursor.map(str::to_owned),
         expandable_quote: false,
+        posted: None,
     })
 }
 
@@ -296,13 +297,20 @@ fn a_window_never_starts_with_a_table_delimiter_row() {
         let (out, _) = render(&mut r, &text, "");
         let (head, window) = out.split_once('\n').unwrap();
         assert_eq!(head, TAIL_HEADER);
-        let first = window.split('\n').next().unwrap();
-        assert!(!first.starts_with("|---"), "k {k}: {first:?}");
-        if first.starts_with("| r |") {
+        let lines: Vec<&str> = window.split('\n').collect();
+        assert!(!lines[0].starts_with("|---"), "k {k}: {:?}", lines[0]);
+        if lines[0].starts_with('|') {
+            // Among the body rows: the header and delimiter rows are shown on top again.
+            assert_eq!(
+                format!("{}\n{}\n", lines[0], lines[1]),
+                format!("{header}{delimiter}"),
+                "k {k}"
+            );
+            assert!(lines[2].starts_with("| r |"), "k {k}: {:?}", lines[2]);
             shown_rows += 1;
         }
     }
-    assert!(shown_rows > 0, "some windows start at the first body row");
+    assert!(shown_rows > 0, "some windows start among the body rows");
 }
 
 #[test]
@@ -373,6 +381,7 @@ fn reasoning_is_quoted_above_and_capped_to_its_tail() {
         limit: 4096,
         cursor: None,
         expandable_quote: true,
+        posted: None,
     });
     let (out, _) = render(&mut r, "Answer", "one\ntwo");
     assert_eq!(out, "**> one\n> two||\n\nAnswer");
@@ -573,7 +582,41 @@ fn a_window_never_starts_at_a_tables_delimiter_row() {
             continue;
         };
         assert!(!window.starts_with("|---"), "{rows}: {}", &window[..30]);
-        first_rows += usize::from(window.starts_with("| row 0 |"));
+        if window.starts_with('|') {
+            // Among the body rows: the header and delimiter rows are shown on top again.
+            assert!(window.starts_with(head), "{rows}: {}", &window[..30]);
+            assert!(window[head.len()..].starts_with("| row "), "{rows}");
+            first_rows += 1;
+        }
     }
     assert!(first_rows > 0, "no window started by the header");
+}
+
+#[test]
+fn a_window_among_a_tables_body_rows_shows_its_header_again() {
+    // A table much longer than the preview: every window (one per 4-row step) starts among
+    // its body rows, shows the header and delimiter rows on top, then rows in order, and
+    // stays within the limit. Rows end in a wide char to test the metric.
+    let head = "| Day | What | Cost |\n|:--|---|--:|\n";
+    let mut text = format!("Here is the plan.\n\n{head}");
+    let mut r = renderer(LengthMetric::Utf16, 1000, Some("█"));
+    let mut windows = 0;
+    for i in 0..400 {
+        text.push_str(&format!("| {i} | walk 😀 | {i}0 |\n"));
+        if i % 4 != 3 || text.len() < 1200 {
+            continue;
+        }
+        let (out, _) = render(&mut r, &text, "");
+        assert!(LengthMetric::Utf16.len(&out) <= 1000, "{i}: {}", out.len());
+        let window = out.strip_prefix("…\n").expect("a tail window");
+        assert!(window.starts_with(head), "{i}: {:?}", &window[..40]);
+        let rows = &window[head.len()..];
+        assert!(rows.starts_with("| "), "{i}: {rows:?}");
+        assert!(
+            text.contains(rows.trim_end_matches('█')),
+            "{i}: rows in order"
+        );
+        windows += 1;
+    }
+    assert!(windows > 50);
 }

@@ -16,6 +16,10 @@ A Python binding of the replystream C library (bundled in this package, called t
         print(engine.outcome())                         # TurnOutcome(ending='finished', ...)
 
     pieces = split(long_text, "discord")                # [Block(text=..., ...), ...]
+    html = render("**Done.**", "telegram").text         # '<b>Done.</b>'
+
+Each send's ``text`` is what to post, in the channel's format (``action.format``: Telegram
+HTML, Slack mrkdwn, ...); ``action.markdown`` is the Markdown it came from.
     assert "".join(b.lead + b.source_text + b.sep for b in pieces) == long_text
 
 Times are milliseconds from the caller's monotonic clock (int or float, never negative).
@@ -46,6 +50,7 @@ from ._native import (
     result_message,
     version,
 )
+from ._render import FORMATS, Entity, Rendered, render
 from ._text import Block, chunk, min_limit, split
 
 #: The version of the bundled library.
@@ -55,6 +60,9 @@ __all__ = [
     "Action",
     "Block",
     "Engine",
+    "Entity",
+    "FORMATS",
+    "Rendered",
     "ReplystreamError",
     "ReplystreamValueError",
     "TurnOutcome",
@@ -62,6 +70,7 @@ __all__ = [
     "chunk",
     "min_limit",
     "split",
+    "render",
     "library_path",
     "result_message",
     "version",

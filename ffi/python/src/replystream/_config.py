@@ -107,6 +107,11 @@ KNOBS: Dict[str, Tuple[str, Callable[[str, Any], Tuple[Any, ...]]]] = {
     "preview_transport": ("preview_transport", _choice(PREVIEW_TRANSPORTS)),
     "preview_expandable_quote": ("preview_expandable_quote", _flag),
     "media_allow_http": ("media_allow_http", _flag),
+    # Platform formats (the names are checked by the library, which lists the known ones).
+    "format": ("format", _text_or_none),
+    "table_mode": ("table_mode", _text_or_none),
+    "allow_mass_mentions": ("allow_mass_mentions", _flag),
+    "caption_limit": ("caption_limit", _size_or_none),
 }
 
 #: keyword -> C adder called once per item of the list given (``media_roots=["/srv/m"]``).
@@ -148,7 +153,11 @@ class Options:
                 if code != _native.OK:
                     detail = _native.Str()
                     self._lib.replystream_options_last_error(self.handle, ctypes.byref(detail))
-                    raise_for(code, name, detail.text())
+                    # The library's detail names the field too: say it once.
+                    text = detail.text()
+                    if text.startswith(f"{name}: "):
+                        text = text[len(name) + 2:]
+                    raise_for(code, name, text)
         except BaseException:
             self.close()
             raise

@@ -11,6 +11,7 @@ from . import _args, _native
 from ._args import TextArg, TimeArg
 from ._config import Options, channel_bytes
 from ._errors import raise_for
+from ._render import Entity, entity_of, format_name
 
 _ACTION_KINDS = {0: "none", 1: "send", 2: "arm_timer", 3: "abort", 4: "idle"}
 _SEND_KINDS = {0: "tool", 1: "block", 2: "final", 3: "preview"}
@@ -30,7 +31,12 @@ class Action:
 
     A send: deliver ``text`` (and ``media``) as ``op`` says (``"create"``, ``"edit"``,
     ``"delete"``, ``"draft"``), then ack it with :meth:`Engine.delivered` or
-    :meth:`Engine.delivery_failed` and its ``send_id``. ``message_key`` names the message
+    :meth:`Engine.delivery_failed` and its ``send_id``. ``text`` is what to post, as is, in
+    ``format`` (``"telegram-html"``: send with ``parse_mode="HTML"``; ``"slack-mrkdwn"``,
+    ``"discord"``, ``"whatsapp"``, ``"plain"``, ``"markdown"``: as the message text;
+    ``"telegram-entities"``: plain text with ``entities``, a list of :class:`Entity`, sent
+    as the Bot API's ``entities`` and no parse mode). ``markdown`` is the Markdown it was
+    rendered from. ``message_key`` names the message
     for keyed operations (``None`` for a plain create); ``message_ref`` is the platform id
     the host gave when it acked that message's create.
     """
@@ -49,6 +55,9 @@ class Action:
     reply_to: Optional[str] = None  # None, "current", or a platform message id
     deadline_ms: Optional[int] = None  # arm_timer: None cancels the earlier request
     abort_reason: Optional[str] = None
+    format: Optional[str] = None  # send: the format ``text`` is in
+    markdown: str = ""  # send: the Markdown ``text`` was rendered from
+    entities: List[Entity] = field(default_factory=list)  # send, telegram-entities only
 
 
 @dataclass(frozen=True)
@@ -121,6 +130,9 @@ def _action_of(raw: _native.ActionRecord) -> Action:
             audio_as_voice=raw.audio_as_voice,
             lane=_LANES.get(raw.lane, f"unknown({raw.lane})"),
             reply_to=reply_to,
+            format=format_name(raw.format),
+            markdown=raw.markdown.text(),
+            entities=[entity_of(raw.entities[i]) for i in range(raw.entity_count)],
         )
     if kind == "arm_timer":
         return Action(kind=kind, deadline_ms=raw.deadline_ms if raw.has_deadline else None)
@@ -180,7 +192,12 @@ class Engine:
     ``preview_block_min``, ``preview_block_max``, ``preview_transport`` (``"edit"`` or
     ``"draft"``), ``preview_expandable_quote``, ``media_roots`` (a list of absolute
     directories: a local path the model writes in ``MEDIA:`` is media only inside one;
-    none by default) and ``media_allow_http`` (``True``: ``http://`` URLs are media too).
+    none by default), ``media_allow_http`` (``True``: ``http://`` URLs are media too),
+    ``format`` (the format sends are rendered in: ``"markdown"``, ``"discord"``,
+    ``"telegram-html"``, ``"telegram-entities"``, ``"slack-mrkdwn"``, ``"whatsapp"``,
+    ``"plain"``; default the channel's), ``table_mode`` (``"code"``, ``"bullets"``,
+    ``"off"``, ``"native"``), ``allow_mass_mentions`` (Discord) and ``caption_limit``
+    (``None`` for none).
 
     A bad type raises ``TypeError`` and a bad value ``ValueError`` (a
     :class:`ReplystreamValueError` when the library refuses it), naming the argument.

@@ -62,6 +62,19 @@ class Str(ctypes.Structure):
         return self.bytes().decode("utf-8")
 
 
+class EntityRecord(ctypes.Structure):
+    """``replystream_entity``: a Telegram message entity (UTF-16 offset and length)."""
+
+    _fields_ = [
+        ("kind", ctypes.c_uint32),
+        ("type_name", Str),
+        ("offset", ctypes.c_size_t),
+        ("length", ctypes.c_size_t),
+        ("url", Str),
+        ("language", Str),
+    ]
+
+
 class ActionRecord(ctypes.Structure):
     """``replystream_action`` (owned by the engine handle; read, never written)."""
 
@@ -85,6 +98,11 @@ class ActionRecord(ctypes.Structure):
         ("has_deadline", ctypes.c_bool),
         ("deadline_ms", ctypes.c_uint64),
         ("abort_reason", ctypes.c_uint32),
+        ("format", ctypes.c_uint32),
+        ("format_name", Str),
+        ("markdown", Str),
+        ("entities", ctypes.POINTER(EntityRecord)),
+        ("entity_count", ctypes.c_size_t),
     ]
 
 
@@ -128,6 +146,8 @@ class BlockRecord(ctypes.Structure):
         ("source_in_text_start", ctypes.c_size_t),
         ("source_in_text_end", ctypes.c_size_t),
         ("table_header_repeated", ctypes.c_bool),
+        ("spans_reopened", ctypes.c_bool),
+        ("spans_closed", ctypes.c_bool),
     ]
 
 
@@ -193,18 +213,18 @@ def _declare(lib: ctypes.CDLL) -> None:
     sig("replystream_options_last_error", R, P, PStr)
     for name in ("text_limit", "preview_limit", "max_lines", "chunk_min", "chunk_max",
                  "coalesce_min", "coalesce_max", "preview_min_initial_units",
-                 "preview_block_min", "preview_block_max"):
+                 "preview_block_min", "preview_block_max", "caption_limit"):
         sig(f"replystream_options_set_{name}", R, P, Z)
     for name in ("metric", "break_preference", "chunk_mode", "break_mode", "reasoning",
                  "preview", "preview_transport"):
         sig(f"replystream_options_set_{name}", R, P, U32)
     for name in ("block_streaming", "prefix_every_message", "require_final_tag",
-                 "preview_expandable_quote", "media_allow_http"):
+                 "preview_expandable_quote", "media_allow_http", "allow_mass_mentions"):
         sig(f"replystream_options_set_{name}", R, P, B)
     for name in ("coalesce_idle_ms", "delivery_timeout_ms", "preview_throttle_ms"):
         sig(f"replystream_options_set_{name}", R, P, U64)
     for name in ("response_prefix", "model", "provider", "thinking_level", "identity_name",
-                 "silent_token", "heartbeat_token", "preview_cursor"):
+                 "silent_token", "heartbeat_token", "preview_cursor", "format", "table_mode"):
         sig(f"replystream_options_set_{name}", R, P, S, Z)
     sig("replystream_options_set_human_delay", R, P, U32, U64, U64)
     sig("replystream_options_add_media_root", R, P, S, Z)
@@ -236,6 +256,14 @@ def _declare(lib: ctypes.CDLL) -> None:
     sig("replystream_blocks_count", Z, P)
     sig("replystream_blocks_get", ctypes.POINTER(BlockRecord), P, Z)
     sig("replystream_blocks_free", None, P)
+
+    sig("replystream_format_name", ctypes.c_char_p, U32)
+    sig("replystream_render", R, S, Z, P, S, Z, ctypes.POINTER(P))
+    sig("replystream_rendered_text", Str, P)
+    sig("replystream_rendered_format", U32, P)
+    sig("replystream_rendered_entity_count", Z, P)
+    sig("replystream_rendered_entity", ctypes.POINTER(EntityRecord), P, Z)
+    sig("replystream_rendered_free", None, P)
 
 
 _lib: Optional[ctypes.CDLL] = None

@@ -18,7 +18,8 @@ class Block:
     ``text`` is what to display: the piece's source text, plus synthetic text where code was
     cut (a fence line, see ``fence_reopened`` and ``fence_closed``; 4 spaces continuing an
     indented code line, see ``indent_reopened``; a table's header and delimiter rows
-    repeated, see ``table_header_repeated``). ``source_in_text`` is the ``(start, end)``
+    repeated, see ``table_header_repeated``; inline delimiters closing and reopening an
+    emphasis or code span cut in its middle, see ``spans_closed`` and ``spans_reopened``). ``source_in_text`` is the ``(start, end)``
     of the source within ``text`` (character indices; :attr:`source_text` is that part).
     ``lead`` is whitespace before the piece that no earlier ``sep`` holds (the input's
     leading whitespace, on the first piece), and ``sep`` the source text between this piece
@@ -40,6 +41,8 @@ class Block:
     indent_reopened: bool
     source_in_text: Tuple[int, int]
     table_header_repeated: bool = False
+    spans_reopened: bool = False
+    spans_closed: bool = False
 
     @property
     def source_text(self) -> str:
@@ -99,6 +102,8 @@ def _cut(function: str, text: Any, channel: str, options: Any) -> List[Block]:
                 source_in_text=(_chars(shown, r.source_in_text_start),
                                 _chars(shown, r.source_in_text_end)),
                 table_header_repeated=r.table_header_repeated,
+                spans_reopened=r.spans_reopened,
+                spans_closed=r.spans_closed,
             ))
         return blocks
     finally:

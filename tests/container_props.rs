@@ -171,7 +171,7 @@ fn exact(text: &str, blocks: &[Block]) -> Result<(), String> {
         rebuilt.push_str(&b.lead);
         rebuilt.push_str(&text[b.source.clone()]);
         rebuilt.push_str(&b.sep);
-        if b.text[b.source_in_text()] != text[b.source.clone()] {
+        if b.text[b.source_in_text()] != common::containers::expected_shown(text, b) {
             return Err(format!("block {:?} is not its source", b.text));
         }
     }
@@ -215,7 +215,19 @@ fn synthetic_lines_carry_prefixes(text: &str, blocks: &[Block]) -> Result<(), St
                         && before[i..].lines().next().is_some_and(|l| l.len() > 2)
                 })
                 .ok_or("no opening line")?;
-            let want = prefix_of_line(text, open_at);
+            let mut want = prefix_of_line(text, open_at);
+            if b.dedent > 0 {
+                // De-indented as the line after the source, unless the source left the item.
+                let source = &text[b.source.clone()];
+                let at_line = b.source.start == 0 || text.as_bytes()[b.source.start - 1] == b'\n';
+                let head_ends_line = b.head_len == 0 || b.text[..b.head_len].ends_with('\n');
+                let joined = common::containers::dedent_lines(
+                    &format!("{source}\n{want}x"),
+                    b.dedent,
+                    at_line && head_ends_line,
+                );
+                want = joined[joined.rfind('\n').unwrap() + 1..joined.len() - 1].to_owned();
+            }
             if !close.starts_with(&want) {
                 return Err(format!("closing line {close:?} lacks the prefix {want:?}"));
             }
@@ -259,6 +271,7 @@ proptest! {
             metric: LengthMetric::Chars,
             mode: if newline_mode { SplitMode::Newline } else { SplitMode::Length },
             max_lines: None,
+            ..SplitConfig::default()
         };
         let pieces = PlatformSplitter::new(config).expect("valid").split(&text);
         if let Err(e) = exact(&text, &pieces) {
@@ -350,6 +363,7 @@ proptest! {
             metric: LengthMetric::Chars,
             mode: SplitMode::Length,
             max_lines: None,
+            ..SplitConfig::default()
         };
         let pieces = PlatformSplitter::new(split).expect("valid").split(&text);
         let chunk = ChunkerConfig {
@@ -401,6 +415,7 @@ fn a_cut_in_quoted_code_closes_and_reopens_with_the_quote() {
         metric: LengthMetric::Chars,
         mode: SplitMode::Length,
         max_lines: None,
+        ..SplitConfig::default()
     };
     let pieces = PlatformSplitter::new(config).unwrap().split(&text);
     assert!(pieces.len() >= 3, "{pieces:#?}");
@@ -436,6 +451,7 @@ fn a_fence_on_an_items_first_line_reopens_without_the_number() {
         metric: LengthMetric::Chars,
         mode: SplitMode::Length,
         max_lines: None,
+        ..SplitConfig::default()
     };
     let pieces = PlatformSplitter::new(config).unwrap().split(&text);
     let reopened: Vec<&Block> = pieces.iter().filter(|b| b.fence_reopened).collect();

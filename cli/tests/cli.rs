@@ -2110,7 +2110,6 @@ fn cli_defect_1_demo_shows_the_header_first_in_every_table_message() {
 }
 
 #[test]
-#[ignore = "issue 16 defect 2 (what is left): a message starting inside a list item whose code sits 4+ columns deep shows it at the top level as indented code; the repair (de-indenting the piece by the item's content column) is not made, README text core item 12"]
 fn cli_defect_2_a_fence_in_a_list_item_stays_code() {
     cli_holds("2");
 }
@@ -2183,7 +2182,6 @@ fn cli_chunk_blocks_of_a_long_table_render_as_tables() {
 }
 
 #[test]
-#[ignore = "issue 16 defect 2 (what is left): a message starting inside a list item whose code sits 4+ columns deep shows it at the top level as indented code; the repair (de-indenting the piece by the item's content column) is not made, README text core item 12"]
 fn cli_chunk_blocks_of_a_setup_guide_keep_its_code() {
     chunk_blocks_render_alike("replies/setup-guide-nested-fences.md");
 }

@@ -217,6 +217,8 @@ pub(crate) struct Coalescer {
     /// Bytes at the end of the buffer's text that are a synthetic fence close (`"\n"` and
     /// the closing line); 0 when it ends with source text.
     buffer_trail: usize,
+    /// The [`Block::dedent`] of the blocks in the buffer (all have the same).
+    buffer_dedent: usize,
     /// The last shown block given to [`Coalescer::push_block`].
     tail: Option<Tail>,
     /// The source text after the tail block, as its separator carried it (plus any ignored
@@ -234,6 +236,7 @@ impl Coalescer {
             buffer_len: 0,
             buffer_breaks: 0,
             buffer_trail: 0,
+            buffer_dedent: 0,
             deadline: None,
             tail: None,
             tail_gap: String::new(),
@@ -366,9 +369,15 @@ impl Coalescer {
             }
             return;
         }
+        // A de-indented block (it starts inside deep list-item code) and a block shown
+        // with its own indentation would not read as they did apart: never joined.
+        if self.buffer.is_some() && self.buffer_dedent != block.dedent {
+            apart = true;
+        }
         if apart {
             self.flush(out);
         }
+        self.buffer_dedent = block.dedent;
         // Where the block's first shown char sits in its source: is an indentation before
         // it code? (Without the source, as before: four columns make code.)
         // (Only asked when the block starts with whitespace.)

@@ -60,6 +60,7 @@ use super::cut::{
     candidate_at, is_tail_char, is_ws, joined_ws, line_continues, may_be_candidate,
     partial_fence_at_end, shown_start,
 };
+use super::dedent::{build_dedented_piece, item_dedent};
 use super::limits::{Limits, check_limit};
 use super::markdown::inline::SpanDelims;
 use super::markdown::{FenceMarker, MarkdownScanner};
@@ -217,6 +218,9 @@ pub struct BlockChunker {
     cursor: usize,
     /// Start of the block being built.
     start: usize,
+    /// Whether `buffer[0]` starts a line of the text (a compaction may drain up to the
+    /// middle of one): asked only when a block is de-indented.
+    buffer_starts_line: bool,
     /// Start of the whitespace before `start` that no emitted separator holds (the next
     /// block's lead).
     lead_from: usize,
@@ -296,6 +300,7 @@ impl BlockChunker {
             forced,
             buffer: String::new(),
             base: 0,
+            buffer_starts_line: true,
             start: 0,
             lead_from: 0,
             cursor: 0,
@@ -403,6 +408,7 @@ impl BlockChunker {
     pub fn reset(&mut self) {
         self.buffer.clear();
         self.base = 0;
+        self.buffer_starts_line = true;
         self.start = 0;
         self.lead_from = 0;
         self.cursor = 0;
@@ -548,6 +554,7 @@ impl BlockChunker {
         {
             self.save_fence_line(f.start, f.open_end);
         }
+        self.buffer_starts_line = self.buffer.as_bytes()[n - 1] == b'\n';
         self.buffer.drain(..n);
         self.scanner.drain(n);
         self.base += n;
@@ -1190,7 +1197,20 @@ impl BlockChunker {
             self.clear_reopen();
         }
         let reopen = self.current_reopen();
-        build_piece(&self.buffer[self.start..end], reopen, close, &mut text);
+        let dedent = item_dedent(&self.scanner, &self.buffer, self.start);
+        let mut head_len = reopen.map_or(0, |r| r.cost(LengthMetric::Bytes));
+        let mut tail_len = close.map_or(0, |m| m.close_len() + 1);
+        if dedent == 0 {
+            build_piece(&self.buffer[self.start..end], reopen, close, &mut text);
+        } else {
+            let line_start = match self.start {
+                0 => self.buffer_starts_line,
+                s => self.buffer.as_bytes()[s - 1] == b'\n',
+            };
+            let source = &self.buffer[self.start..end];
+            (head_len, tail_len) =
+                build_dedented_piece(source, line_start, reopen, close, dedent, &mut text);
+        }
         let delims = match next {
             NextStart::Delims(d) => d,
             _ => SpanDelims::NONE,
@@ -1205,10 +1225,11 @@ impl BlockChunker {
             indent_reopened: matches!(reopen, Some(Reopen::Indent)),
             fence_closed: close.is_some(),
             table_header_repeated: matches!(reopen, Some(Reopen::Table { .. })),
-            head_len: reopen.map_or(0, |r| r.cost(LengthMetric::Bytes)),
-            tail_len: close.map_or(0, |m| m.close_len() + 1) + delims.len(),
+            head_len,
+            tail_len: tail_len + delims.len(),
             spans_reopened: matches!(reopen, Some(Reopen::Delims(_))),
             spans_closed: !delims.is_empty(),
+            dedent,
         });
         self.lead_from = self.start;
         self.clear_reopen();

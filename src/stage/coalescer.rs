@@ -11,6 +11,7 @@ use smallvec::SmallVec;
 
 use crate::text::block::Block;
 use crate::text::chunker::BreakPreference;
+use crate::text::dedent::{end_columns, redented};
 pub(crate) use crate::text::markdown::is_code_indent;
 use crate::text::markdown::{FenceMarker, is_indented_code_line};
 use crate::{Format, Lane, LengthMetric, RenderOptions, ReplyTarget, Time};
@@ -217,7 +218,8 @@ pub(crate) struct Coalescer {
     /// Bytes at the end of the buffer's text that are a synthetic fence close (`"\n"` and
     /// the closing line); 0 when it ends with source text.
     buffer_trail: usize,
-    /// The [`Block::dedent`] of the blocks in the buffer (all have the same).
+    /// The columns of de-indentation at the end of the buffer ([`Block::dedent`], lowered
+    /// by lines that left their item): a block joins it only if de-indented by as much.
     buffer_dedent: usize,
     /// The last shown block given to [`Coalescer::push_block`].
     tail: Option<Tail>,
@@ -266,6 +268,23 @@ impl Coalescer {
         now: Time,
         out: &mut Vec<CoalescedText>,
     ) {
+        // A block de-indented otherwise than the end of the buffer joins it rebuilt from its
+        // source (de-indented as the buffer is); it starts a message as it came.
+        let mut alone = None;
+        let mut apart = false;
+        let block = match self.buffer.is_some() && self.buffer_dedent != block.dedent {
+            true => match source.and_then(|t| redented(&block, t, self.buffer_dedent)) {
+                Some(joining) => {
+                    alone = Some(block);
+                    joining
+                }
+                None => {
+                    apart = true;
+                    block
+                }
+            },
+            false => block,
+        };
         let (head, trail) = synthetic_edges(&block);
         let closed_at = match block.fence_reopened {
             true => reopened_then_closed(&block.text, head),
@@ -305,7 +324,6 @@ impl Coalescer {
         // A flush in the middle of a line ended that line for the chunker: where the two
         // halves, joined without a line break, would not read as they did apart (`` `` ``
         // + `` ` `` makes a closing marker), the block goes out on its own instead.
-        let mut apart = false;
         let seam = match (tail, contiguous) {
             (Some(t), Some(seam)) if t.continues => seam,
             (Some(_), Some(seam)) if self.buffer_trail > 0 && block.fence_reopened => {
@@ -322,7 +340,7 @@ impl Coalescer {
                     });
                     let after = block.text[head..].split('\n').next().unwrap_or("");
                     let joined = format!("{before}{}{after}", gap.unwrap_or(""));
-                    apart = [before, after, joined.as_str()]
+                    apart |= [before, after, joined.as_str()]
                         .iter()
                         .any(|line| FenceMarker::parse_open(line).is_some());
                 }
@@ -369,15 +387,9 @@ impl Coalescer {
             }
             return;
         }
-        // A de-indented block (it starts inside deep list-item code) and a block shown
-        // with its own indentation would not read as they did apart: never joined.
-        if self.buffer.is_some() && self.buffer_dedent != block.dedent {
-            apart = true;
-        }
         if apart {
             self.flush(out);
         }
-        self.buffer_dedent = block.dedent;
         // Where the block's first shown char sits in its source: is an indentation before
         // it code? (Without the source, as before: four columns make code.)
         // (Only asked when the block starts with whitespace.)
@@ -402,8 +414,26 @@ impl Coalescer {
         // the range covers its lead too: that whitespace is never shown at a send's start,
         // but it counts as delivered.
         let lead_start = start - block.lead.len().min(start);
+        let alone = alone.map(|a| {
+            let (head, trail) = synthetic_edges(&a);
+            Box::new(Piece {
+                closed_at: match a.fence_reopened {
+                    true => reopened_then_closed(&a.text, head),
+                    false => 0,
+                },
+                end_cols: end_cols(&a, source),
+                text: a.text,
+                source: lead_start..a.source.end,
+                head,
+                trail,
+                line_start,
+                code_line,
+                alone: None,
+            })
+        });
         self.push_piece(
             Piece {
+                end_cols: end_cols(&block, source),
                 text: block.text,
                 source: lead_start..block.source.end,
                 head,
@@ -411,6 +441,7 @@ impl Coalescer {
                 closed_at,
                 line_start,
                 code_line,
+                alone,
             },
             seam_text,
             meta,
@@ -565,6 +596,7 @@ impl Coalescer {
         self.buffer_len = joined_len;
         self.buffer_breaks = joined_breaks;
         self.buffer_trail = piece.trail;
+        self.buffer_dedent = piece.end_cols;
         if joined_len >= self.config.max {
             self.flush(out);
         } else {
@@ -637,6 +669,11 @@ impl Coalescer {
     /// Starts a new buffer with `piece` (its leading separator whitespace dropped), or sends
     /// it alone when it is `max` units or more.
     fn start(&mut self, piece: Piece, meta: &BlockMeta, now: Time, out: &mut Vec<CoalescedText>) {
+        let piece = match piece.alone {
+            Some(alone) => *alone,
+            None => piece,
+        };
+        self.buffer_dedent = piece.end_cols;
         let strip = piece.strip_leading(true);
         let mut text = piece.text;
         if strip > 0 {
@@ -686,6 +723,21 @@ struct Piece {
     /// An indentation at the piece's start would make indented code, as in its source
     /// (not a paragraph's lazy continuation line).
     code_line: bool,
+    /// The columns of de-indentation in force at its end ([`end_cols`]).
+    end_cols: usize,
+    /// The piece as it starts a message, where it joins the buffer rebuilt otherwise (a
+    /// de-indented block joining text de-indented by other columns).
+    alone: Option<Box<Piece>>,
+}
+
+/// The columns of de-indentation in force at the end of `block` ([`end_columns`]): 0 for
+/// a block shown as written; unknown without its source, and then nothing joins it.
+fn end_cols(block: &Block, source: Option<&str>) -> usize {
+    match (block.dedent, source) {
+        (0, _) => 0,
+        (_, Some(text)) => end_columns(block, text),
+        (_, None) => usize::MAX,
+    }
 }
 
 impl Piece {

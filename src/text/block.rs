@@ -71,15 +71,14 @@ pub struct Block {
     ///
     /// Exactly: every line of `text` that starts a line (after a `"\n"` of `text`, and its
     /// first line when `source` starts a line of the original text and no synthetic head
-    /// precedes it) is its line with up to `dedent` leading columns of spaces and tabs
-    /// removed (a tab reaches the next multiple of 4 columns; one that crosses the limit
-    /// leaves spaces for the columns past it); a line with less indentation loses all of
-    /// it; except that the first such line with content indented fewer than `dedent`
-    /// columns has left the item, and it and every line after it keep their indentation
-    /// (a synthetic closing line after them too). The synthetic head and tail are
-    /// de-indented alike, and `head_len` and `tail_len` measure them as shown. So with `dedent > 0`, `text` between its head and
-    /// tail is `source` de-indented, not `source` byte for byte; `lead + source + sep`
-    /// still rebuilds the input exactly.
+    /// runs into it) is its line with up to `c` leading columns of spaces and tabs removed
+    /// (a tab reaches the next multiple of 4 columns; one that crosses `c` leaves spaces for
+    /// the columns past it). `c` is `dedent` at the start; a line whose content is indented
+    /// fewer than `c` columns has left the item (for an outer item or the top level), and
+    /// from that line on `c` is its indentation. The synthetic head and tail are
+    /// de-indented alike, and `head_len` and `tail_len` measure them as shown. So with
+    /// `dedent > 0`, `text` between its head and tail is `source` de-indented, not `source`
+    /// byte for byte; `lead + source + sep` still rebuilds the input exactly.
     pub dedent: usize,
 }
 

@@ -60,7 +60,7 @@ use super::cut::{
     candidate_at, is_tail_char, is_ws, joined_ws, line_continues, may_be_candidate,
     partial_fence_at_end, shown_start,
 };
-use super::dedent::{build_dedented_piece, item_dedent};
+use super::dedent::{build_dedented_piece, item_column, item_dedent};
 use super::limits::{Limits, check_limit};
 use super::markdown::inline::SpanDelims;
 use super::markdown::{FenceMarker, MarkdownScanner};
@@ -221,6 +221,9 @@ pub struct BlockChunker {
     /// Whether `buffer[0]` starts a line of the text (a compaction may drain up to the
     /// middle of one): asked only when a block is de-indented.
     buffer_starts_line: bool,
+    /// The content column of the list item holding `start` (0: none, or not known), read
+    /// when the block begins, while the text before it is still held.
+    start_item: u8,
     /// Start of the whitespace before `start` that no emitted separator holds (the next
     /// block's lead).
     lead_from: usize,
@@ -301,6 +304,7 @@ impl BlockChunker {
             buffer: String::new(),
             base: 0,
             buffer_starts_line: true,
+            start_item: 0,
             start: 0,
             lead_from: 0,
             cursor: 0,
@@ -409,6 +413,7 @@ impl BlockChunker {
         self.buffer.clear();
         self.base = 0;
         self.buffer_starts_line = true;
+        self.start_item = 0;
         self.start = 0;
         self.lead_from = 0;
         self.cursor = 0;
@@ -886,6 +891,7 @@ impl BlockChunker {
             false,
         );
         self.start = s.min(i);
+        self.read_start_item(false);
         self.start_units = self.units - self.config.metric.len(&self.buffer[self.start..t]);
         self.leading = false;
         self.content = Err(self.start);
@@ -1197,17 +1203,25 @@ impl BlockChunker {
             self.clear_reopen();
         }
         let reopen = self.current_reopen();
-        let dedent = item_dedent(&self.scanner, &self.buffer, self.start);
+        let item = usize::from(self.start_item);
+        let line_start = match self.start {
+            0 => self.buffer_starts_line,
+            s => self.buffer.as_bytes()[s - 1] == b'\n',
+        };
+        let source = &self.buffer[self.start..end];
+        let dedent = item_dedent(
+            &self.scanner,
+            &self.buffer,
+            self.start,
+            end,
+            line_start,
+            || item,
+        );
         let mut head_len = reopen.map_or(0, |r| r.cost(LengthMetric::Bytes));
         let mut tail_len = close.map_or(0, |m| m.close_len() + 1);
         if dedent == 0 {
-            build_piece(&self.buffer[self.start..end], reopen, close, &mut text);
+            build_piece(source, reopen, close, &mut text);
         } else {
-            let line_start = match self.start {
-                0 => self.buffer_starts_line,
-                s => self.buffer.as_bytes()[s - 1] == b'\n',
-            };
-            let source = &self.buffer[self.start..end];
             (head_len, tail_len) =
                 build_dedented_piece(source, line_start, reopen, close, dedent, &mut text);
         }
@@ -1272,6 +1286,22 @@ impl BlockChunker {
         }
     }
 
+    /// Reads [`BlockChunker::start_item`] for the block start; where the text held cannot
+    /// tell, a block that `begins` has none, and otherwise the column read before stays.
+    fn read_start_item(&mut self, begins: bool) {
+        let read = item_column(
+            &self.buffer,
+            self.start,
+            self.base == 0,
+            self.base == 0 || self.buffer_starts_line,
+        );
+        match read {
+            Some(c) => self.start_item = u8::try_from(c).unwrap_or(0),
+            None if begins => self.start_item = 0,
+            None => {}
+        }
+    }
+
     /// Keeps the opening line `buffer[start..end]` of the fence open at the block start.
     fn save_fence_line(&mut self, start: usize, end: usize) {
         let line = &self.buffer[start..end];
@@ -1319,6 +1349,7 @@ impl BlockChunker {
             last.sep.push_str(&self.buffer[q..s]);
         }
         self.start = s;
+        self.read_start_item(true);
         self.lead_from = s;
         self.start_units = self.units - metric.len(&self.buffer[s..t]);
         self.content = Err(s);

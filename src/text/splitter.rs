@@ -19,7 +19,7 @@ use super::cut::{
     BreakClass, NextStart, Planner, Reopen, ReopenCost, build_piece, candidate_at, is_ws,
     joined_ws, shown_start,
 };
-use super::dedent::{build_dedented_piece, item_dedent};
+use super::dedent::{build_dedented_piece, item_column, item_dedent};
 use super::limits::{Limits, MIN_LINES, check_limit};
 use super::markdown::inline::SpanDelims;
 use super::markdown::{FenceMarker, MarkdownScanner};
@@ -449,14 +449,16 @@ impl<'a> SplitRun<'a, '_> {
         delims: SpanDelims,
     ) {
         let mut text = String::with_capacity(end - start + 16);
-        let dedent = item_dedent(self.scanner, self.text, start);
+        let line_start = start == 0 || self.text.as_bytes()[start - 1] == b'\n';
+        let dedent = item_dedent(self.scanner, self.text, start, end, line_start, || {
+            item_column(self.text, start, true, true).unwrap_or(0)
+        });
         let mut head_len = self.reopen.map_or(0, |r| r.cost(LengthMetric::Bytes));
         let mut tail_len = close.map_or(0, |m| m.close_len() + 1);
+        let source = &self.text[start..end];
         if dedent == 0 {
-            build_piece(&self.text[start..end], self.reopen, close, &mut text);
+            build_piece(source, self.reopen, close, &mut text);
         } else {
-            let line_start = start == 0 || self.text.as_bytes()[start - 1] == b'\n';
-            let source = &self.text[start..end];
             (head_len, tail_len) =
                 build_dedented_piece(source, line_start, self.reopen, close, dedent, &mut text);
         }

@@ -381,15 +381,15 @@ pub(crate) fn open_at_end(text: &str) -> Option<Fence> {
 /// What a block de-indented by `cols` columns (`Block::dedent`) shows for `source`, read
 /// here on its own: each line that starts in `source` (the first one only when
 /// `first_starts_line`) loses up to `cols` columns of leading spaces and tabs (a tab to the
-/// next multiple of 4; spaces stand for the columns a tab reaches past `cols`), until a
-/// line whose content is indented fewer than `cols` columns: it has left the item, and it
-/// and every later line are kept as written.
+/// next multiple of 4; spaces stand for the columns a tab reaches past `cols`); a line
+/// whose content is indented fewer than `cols` columns has left the item, and from it on
+/// `cols` is its indentation.
 #[allow(dead_code)]
 pub(crate) fn dedent_lines(source: &str, cols: usize, first_starts_line: bool) -> String {
+    let mut cols = cols;
     let mut out = String::new();
-    let mut kept = false;
     for (i, line) in source.split_inclusive('\n').enumerate() {
-        if kept || (i == 0 && !first_starts_line) {
+        if i == 0 && !first_starts_line {
             out.push_str(line);
             continue;
         }
@@ -409,11 +409,8 @@ pub(crate) fn dedent_lines(source: &str, cols: usize, first_starts_line: bool) -
             widths.push((col, next));
             col = next;
         }
-        let content = !rest.trim_end_matches(['\r', '\n']).is_empty();
-        if content && col < cols {
-            kept = true;
-            out.push_str(line);
-            continue;
+        if !rest.trim_end_matches(['\r', '\n']).is_empty() {
+            cols = cols.min(col);
         }
         // Columns past `cols` stay, as spaces where a tab straddles the limit.
         for (c, (from, to)) in ws.chars().zip(widths) {

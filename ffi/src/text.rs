@@ -142,8 +142,27 @@ unsafe fn cut(
         unsafe { out.write(std::ptr::null_mut()) };
         // SAFETY: caller contract.
         let mut config = unsafe { config_from(channel, channel_len, options) }?;
-        // The pieces go back as Markdown (the C ABI has no rendered text yet): the limit
-        // counts the Markdown, as the caller does.
+        // A format or table mode the channel cannot use is refused as the engine refuses it,
+        // though the pieces go back as Markdown and the limit counts the Markdown.
+        let (format, channel) = (config.format, config.channel);
+        if !format.usable_on(channel) {
+            return Err(ArgError::new(
+                REPLYSTREAM_INVALID_CONFIG,
+                format!(
+                    "format {} cannot be shown on channel {channel}",
+                    format.name()
+                ),
+            ));
+        }
+        if config.table_mode == Some(replystream::TableMode::Native) && !format.has_tables() {
+            return Err(ArgError::new(
+                REPLYSTREAM_INVALID_CONFIG,
+                format!(
+                    "table_mode native needs a format that shows tables; {} shows none",
+                    format.name()
+                ),
+            ));
+        }
         config.format = replystream::Format::Markdown;
         let resolved = config
             .validate()

@@ -10,22 +10,28 @@
 use super::cut::Reopen;
 use super::markdown::{FenceMarker, MarkdownScanner};
 
-/// Columns to take off the lines of a piece, bytes `start..end` of the scanned text: the container prefix of the fence the piece starts in or at, when the containers
-/// are list items only (the prefix is spaces) and the fence would read as indented code
-/// without them (prefix and indentation reach 4 columns). 0 otherwise.
+/// Columns to take off the lines of a piece, bytes `start..end` of the scanned `text`
+/// (`line_start`: `start` starts a line):
 ///
-/// A piece that starts at a line of a list item's paragraph indented 4 columns or more
-/// (`text` is the scanned text), which the scanner, following the containers, does not
-/// read as indented code, is de-indented by that line's indentation: shown with it, the
-/// paragraph would read as indented code.
-/// `line_start` says whether `start` starts a line; `item` gives the content column of the list item holding `start` ([`item_column`]).
+/// - in or at a fence: the fence's container prefix, when the containers are list items
+///   only (the prefix is spaces; in a quote in items, the spaces before its `>`) and the
+///   fence would read as indented code without them (prefix and indentation reach 4
+///   columns);
+/// - with `item` (the content column of the list item holding `start`, see
+///   [`item_column`]; given where the whole text is at hand, the splitter's case): at a
+///   line indented 4 columns or more that the scanner, following the containers, does not
+///   read as indented code (a list item's paragraph), that line's indentation; in a list
+///   item's text, with a line 4 or more columns deep after it, the item's content column.
+///
+/// 0 otherwise. Without `item` (the chunker, which holds only the end of the text: a
+/// look back for the item there misreads what compaction cut), only fences count.
 pub(crate) fn item_dedent(
     scanner: &MarkdownScanner,
     text: &str,
     start: usize,
     end: usize,
     line_start: bool,
-    item: impl FnOnce() -> usize,
+    item: Option<impl FnOnce() -> usize>,
 ) -> usize {
     let fence = scanner
         .fence_at(start)
@@ -33,6 +39,9 @@ pub(crate) fn item_dedent(
     if let Some(f) = fence {
         return deep_prefix(&f.marker);
     }
+    let Some(item) = item else {
+        return 0;
+    };
     let bytes = text.as_bytes();
     if line_start {
         let own = bytes[start.min(bytes.len())..]
@@ -283,10 +292,14 @@ pub(crate) fn redented(
     if head.contains('\t') || tail.contains('\t') {
         return None;
     }
-    // A reopened fence line lost exactly `d` columns (it stands at its fence's depth).
+    // A reopened fence line (and the quote prefix after it) lost exactly `d` columns (they
+    // stand at the fence's depth).
     let head = match (d, block.fence_reopened) {
         (0, _) => head.to_owned(),
-        (_, true) => format!("{}{head}", " ".repeat(d)),
+        (_, true) => head
+            .split_inclusive('\n')
+            .map(|line| format!("{}{line}", " ".repeat(d)))
+            .collect(),
         (_, false) if head.is_empty() => String::new(),
         _ => return None,
     };

@@ -450,9 +450,14 @@ impl<'a> SplitRun<'a, '_> {
     ) {
         let mut text = String::with_capacity(end - start + 16);
         let line_start = start == 0 || self.text.as_bytes()[start - 1] == b'\n';
-        let dedent = item_dedent(self.scanner, self.text, start, end, line_start, || {
-            item_column(self.text, start, true, true).unwrap_or(0)
-        });
+        let dedent = item_dedent(
+            self.scanner,
+            self.text,
+            start,
+            end,
+            line_start,
+            Some(|| item_column(self.text, start, true, true).unwrap_or(0)),
+        );
         let mut head_len = self.reopen.map_or(0, |r| r.cost(LengthMetric::Bytes));
         let mut tail_len = close.map_or(0, |m| m.close_len() + 1);
         let source = &self.text[start..end];

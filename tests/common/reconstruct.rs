@@ -45,6 +45,8 @@ pub(crate) struct Marker {
     /// Bytes of container prefix (list item columns, quote markers) before the fence's
     /// own indentation: its synthetic lines repeat it.
     prefix: usize,
+    /// The prefix holds a quote marker: a code line cut in its middle goes on after it.
+    quoted: bool,
 }
 
 fn strip_cr(line: &str) -> &str {
@@ -72,6 +74,7 @@ pub(crate) fn opener(line: &str) -> Option<Marker> {
         len,
         indent,
         prefix: 0,
+        quoted: false,
     })
 }
 
@@ -205,6 +208,7 @@ fn fences(text: &str, line_ends: &[usize]) -> Vec<Fence> {
                     len: f.marker.len,
                     indent: f.marker.indent,
                     prefix: f.open_content - f.open_start,
+                    quoted: text[f.open_start..f.open_content].contains('>'),
                 },
                 close_start,
                 close_end,
@@ -426,7 +430,10 @@ pub(crate) fn unrepairable(m: Marker, metric: LengthMetric, limit: usize) -> boo
         LengthMetric::Utf16 => 2,
         _ => 1,
     };
-    2 * (m.prefix + m.indent + m.len + 1) + widest_char > limit
+    // In a quote, the prefix again after the reopening line, before the rest of a code line
+    // cut in its middle.
+    let quoted = if m.quoted { m.prefix } else { 0 };
+    2 * (m.prefix + m.indent + m.len + 1) + quoted + widest_char > limit
 }
 
 /// Checks what every send must satisfy on its own: not empty, within the limit and the line
@@ -537,8 +544,11 @@ fn match_send_dedented(src: &Source, cursor: usize, text: &str) -> Option<(usize
             _ => None,
         }
     };
-    // The columns, the synthetic reopening line (de-indented) and where the source starts.
-    let (cols, head, from) = match src.inside(n) {
+    // The columns, the synthetic reopening line (de-indented) and where the source starts:
+    // the readings the send may be, each tried.
+    let item = src.item_column(n).filter(|&c| c > 0);
+    let mut readings: Vec<(usize, String, usize)> = Vec::new();
+    match src.inside(n) {
         Some(f) => {
             let cols = deep(f)?;
             let prefix = f.prefix(s);
@@ -551,17 +561,39 @@ fn match_send_dedented(src: &Source, cursor: usize, text: &str) -> Option<(usize
                 .find(|&p| p == 0 || s.as_bytes()[p - 1] == b'\n')
                 .filter(|&p| p >= cursor)
                 .unwrap_or(n);
-            (cols, head, from)
+            readings.push((cols, head, from));
         }
         None if n == line + ws => match src.fences.iter().find(|f| f.open_start == line) {
-            Some(f) => (deep(f)?, String::new(), line),
-            None if columns(&s[line..n]) >= 4 => (columns(&s[line..n]), String::new(), line),
-            None => (src.item_column(n).filter(|&c| c > 0)?, String::new(), n),
+            Some(f) => readings.push((deep(f)?, String::new(), line)),
+            None => {
+                // A paragraph line 4 or more deep shown from its start (by its own
+                // indentation), or from its text (by the item's column).
+                if columns(&s[line..n]) >= 4 {
+                    readings.push((columns(&s[line..n]), String::new(), line));
+                }
+                readings.extend(item.map(|c| (c, String::new(), n)));
+            }
         },
         // In a list item's text: de-indented by the item's content column.
-        None => (src.item_column(n).filter(|&c| c > 0)?, String::new(), n),
-    };
-    let body = text.strip_prefix(head.as_str())?;
+        None => readings.extend(item.map(|c| (c, String::new(), n))),
+    }
+    readings
+        .into_iter()
+        .find_map(|(cols, head, from)| dedented_span(src, text, cols, &head, from))
+}
+
+/// [`match_send_dedented`] for one reading: `text` is `head` then the source from `from`
+/// de-indented by `cols` columns, maybe ending with a synthetic closing line.
+fn dedented_span(
+    src: &Source,
+    text: &str,
+    cols: usize,
+    head: &str,
+    from: usize,
+) -> Option<(usize, usize)> {
+    use super::containers::dedent_lines;
+    let s = src.text.as_str();
+    let body = text.strip_prefix(head)?;
     let first_line = from == 0 || s.as_bytes()[from - 1] == b'\n';
     // The longest stretch of source from `from` whose de-indented text the body starts
     // with, line by line.
@@ -575,12 +607,23 @@ fn match_send_dedented(src: &Source, cursor: usize, text: &str) -> Option<(usize
             shown = view;
             continue;
         }
-        // The last line, in part: the body ends inside it.
-        for (k, _) in piece.char_indices().skip(1) {
-            let view = dedent_lines(&format!("{}{}", &s[from..b], &piece[..k]), cols, first_line);
-            if body == view {
-                return Some((from, b + k));
-            }
+        // The last line, in part: the longest start of it the body goes on with (a cut in
+        // its middle).
+        let part = piece
+            .char_indices()
+            .skip(1)
+            .map(|(k, _)| k)
+            // (A cut in a line's indentation shows nothing of it.)
+            .filter(|&k| !piece[..k].bytes().all(|b| b == b' ' || b == b'\t'))
+            .filter_map(|k| {
+                let view =
+                    dedent_lines(&format!("{}{}", &s[from..b], &piece[..k]), cols, first_line);
+                body.starts_with(&view).then_some((k, view))
+            })
+            .last();
+        if let Some((k, view)) = part {
+            b += k;
+            shown = view;
         }
         break;
     }
@@ -668,7 +711,14 @@ fn match_send_exact(
             if f.close_start == Some(n) {
                 return Err(format!("starts with an empty code block: {text:?}"));
             }
-            rest
+            // In the middle of a code line in a quote, the quote prefix goes on before the
+            // rest of the line (else the line would leave the quote, and the fence).
+            let prefix = f.prefix(&src.text);
+            let mid_line = n > 0 && src.text.as_bytes()[n - 1] != b'\n' && cursor == n;
+            match rest.strip_prefix(prefix.as_str()) {
+                Some(after) if mid_line && prefix.contains('>') => after,
+                _ => rest,
+            }
         }
         None => repeated_table_header(&src.text, n, text).unwrap_or(text),
     };

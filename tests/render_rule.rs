@@ -846,7 +846,7 @@ reply_tests!(
     engine_reply_kubernetes,
     splitter_reply_kubernetes,
     "kubernetes-troubleshooting-deep-lists.md",
-    engine_ignored = "issue 16 (list-nested fences, defect 2): through the engine, a few runs (a send split again at the platform limit, a final) still show a list item's deep code de-indented or not where the checker expects the other"
+    engine_ignored = "issue 16 (list-nested fences, defect 2): through the engine, a message that starts in a list item's paragraph (not in its fence) with code 4+ columns deep after it still shows that code as indented text: the chunker de-indents only pieces that start in or at a deep item fence (README design notes, container blocks)"
 );
 
 reply_tests!(
@@ -865,7 +865,7 @@ reply_tests!(
     engine_reply_python_debugging,
     splitter_reply_python_debugging,
     "python-debugging-long-code.md",
-    engine_ignored = "issue 16 (list-nested fences, defect 2): through the engine, a few runs (a send split again at the platform limit, a final) still show a list item's deep code de-indented or not where the checker expects the other"
+    engine_ignored = "issue 16 (list-nested fences, defect 2): through the engine, a message that starts in a list item's paragraph (not in its fence) with code 4+ columns deep after it still shows that code as indented text: the chunker de-indents only pieces that start in or at a deep item fence (README design notes, container blocks)"
 );
 
 reply_tests!(
@@ -903,7 +903,7 @@ reply_tests!(
     engine_reply_setup_guide,
     splitter_reply_setup_guide,
     "setup-guide-nested-fences.md",
-    engine_ignored = "issue 16 (list-nested fences, defect 2): through the engine, a few runs (a send split again at the platform limit, a final) still show a list item's deep code de-indented or not where the checker expects the other"
+    engine_ignored = "issue 16 (list-nested fences, defect 2): through the engine, a message that starts in a list item's paragraph (not in its fence) with code 4+ columns deep after it still shows that code as indented text: the chunker de-indents only pieces that start in or at a deep item fence (README design notes, container blocks)"
 );
 
 reply_tests!(
@@ -924,7 +924,7 @@ reply_tests!(
     engine_reply_systemd_guide,
     splitter_reply_systemd_guide,
     "systemd-deploy-nested-guide.md",
-    engine_ignored = "issue 16 (list-nested fences, defect 2): through the engine, a few runs (a send split again at the platform limit, a final) still show a list item's deep code de-indented or not where the checker expects the other"
+    engine_ignored = "issue 16 (list-nested fences, defect 2): through the engine, a message that starts in a list item's paragraph (not in its fence) with code 4+ columns deep after it still shows that code as indented text: the chunker de-indents only pieces that start in or at a deep item fence (README design notes, container blocks)"
 );
 
 reply_tests!(

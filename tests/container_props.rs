@@ -171,7 +171,7 @@ fn exact(text: &str, blocks: &[Block]) -> Result<(), String> {
         rebuilt.push_str(&b.lead);
         rebuilt.push_str(&text[b.source.clone()]);
         rebuilt.push_str(&b.sep);
-        if b.text[b.source_in_text()] != text[b.source.clone()] {
+        if b.text[b.source_in_text()] != common::containers::expected_shown(text, b) {
             return Err(format!("block {:?} is not its source", b.text));
         }
     }
@@ -215,7 +215,19 @@ fn synthetic_lines_carry_prefixes(text: &str, blocks: &[Block]) -> Result<(), St
                         && before[i..].lines().next().is_some_and(|l| l.len() > 2)
                 })
                 .ok_or("no opening line")?;
-            let want = prefix_of_line(text, open_at);
+            let mut want = prefix_of_line(text, open_at);
+            if b.dedent > 0 {
+                // De-indented as the line after the source, unless the source left the item.
+                let source = &text[b.source.clone()];
+                let at_line = b.source.start == 0 || text.as_bytes()[b.source.start - 1] == b'\n';
+                let head_ends_line = b.head_len == 0 || b.text[..b.head_len].ends_with('\n');
+                let joined = common::containers::dedent_lines(
+                    &format!("{source}\n{want}x"),
+                    b.dedent,
+                    at_line && head_ends_line,
+                );
+                want = joined[joined.rfind('\n').unwrap() + 1..joined.len() - 1].to_owned();
+            }
             if !close.starts_with(&want) {
                 return Err(format!("closing line {close:?} lacks the prefix {want:?}"));
             }
@@ -351,7 +363,8 @@ proptest! {
             metric: LengthMetric::Chars,
             mode: SplitMode::Length,
             max_lines: None,
-           ..SplitConfig::default()        };
+            ..SplitConfig::default()
+        };
         let pieces = PlatformSplitter::new(split).expect("valid").split(&text);
         let chunk = ChunkerConfig {
             min: 1,

@@ -71,7 +71,6 @@ fn defect_1b_every_part_of_a_long_table_has_its_header() {
 }
 
 #[test]
-#[ignore = "issue 16 defect 2 (what is left): a message starting inside a list item whose code sits 4+ columns deep shows it at the top level as indented code; the repair (de-indenting the piece by the item's content column) is not made, README text core item 12"]
 fn defect_2_a_fence_in_a_list_item_stays_code() {
     holds("2");
 }

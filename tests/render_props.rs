@@ -364,7 +364,9 @@ fn engine_run(
         limit: config.text_limit,
         max_lines: config.max_lines,
         graphemes: true,
-        all_fences_repairable: true,
+        all_fences_repairable: Source::new(text, Vec::new())
+            .fence_markers()
+            .all(|m| !common::reconstruct::unrepairable(m, config.metric, config.text_limit)),
     };
     let delivered: HashSet<_> = sim.delivered.iter().map(|(_, s)| s.send_id).collect();
     let log: Vec<_> = sim.sends().into_iter().map(|(_, s)| s).collect();
@@ -461,7 +463,7 @@ proptest! {
     /// a reopening line at the top level, whose code lines (still indented or quoted) leave
     /// the fence open by CommonMark's reading.
     #[test]
-    #[ignore = "issue 16 defect 2 (what is left): quote and item fences are now closed and reopened with their container prefix, but a hard cut in the middle of a code line in a quote goes on without the `>` (the line leaves the quote), and a message starting in code 4+ columns deep in a list item is not de-indented"]
+    #[ignore = "issue 16 defect 2 (what is left): a hard cut in a quoted code line now goes on after the quote prefix, and pieces starting in list-item fences 4+ columns deep are de-indented; still failing here: at limits too small for the quote prefix (the test counts them repairable only with room for it) and some engine sends that join de-indented blocks after a platform split"]
     fn engine_keeps_the_exact_invariants_with_fences_in_containers(
         seed in any::<u64>(),
         blocks in 1usize..14,

@@ -846,8 +846,7 @@ reply_tests!(
     engine_reply_kubernetes,
     splitter_reply_kubernetes,
     "kubernetes-troubleshooting-deep-lists.md",
-    engine_ignored = "issue 16 (list-nested fences, defect 2): a message starting inside a list item's fence or paragraph (3/4+ spaces) shows code as text or text as indented code",
-    splitter_ignored = "issue 16 (list-nested fences, defect 2): a message starting inside a list item's fence or paragraph (3/4+ spaces) shows code as text or text as indented code"
+    engine_ignored = "issue 16 (list-nested fences, defect 2): through the engine, a message that starts in a list item's paragraph (not in its fence) with code 4+ columns deep after it still shows that code as indented text: the chunker de-indents only pieces that start in or at a deep item fence (README design notes, container blocks)"
 );
 
 reply_tests!(
@@ -866,8 +865,7 @@ reply_tests!(
     engine_reply_python_debugging,
     splitter_reply_python_debugging,
     "python-debugging-long-code.md",
-    engine_ignored = "issue 16 (list-nested fences, defect 2): a message starting inside a list item's fence or paragraph (3/4+ spaces) shows code as text or text as indented code",
-    splitter_ignored = "issue 16 (list-nested fences, defect 2): a message starting inside a list item's fence or paragraph (3/4+ spaces) shows code as text or text as indented code"
+    engine_ignored = "issue 16 (list-nested fences, defect 2): through the engine, a message that starts in a list item's paragraph (not in its fence) with code 4+ columns deep after it still shows that code as indented text: the chunker de-indents only pieces that start in or at a deep item fence (README design notes, container blocks)"
 );
 
 reply_tests!(
@@ -905,8 +903,7 @@ reply_tests!(
     engine_reply_setup_guide,
     splitter_reply_setup_guide,
     "setup-guide-nested-fences.md",
-    engine_ignored = "issue 16 (list-nested fences, defect 2): a message starting inside a list item's fence or paragraph (3/4+ spaces) shows code as text or text as indented code",
-    splitter_ignored = "issue 16 (list-nested fences, defect 2): a message starting inside a list item's fence or paragraph (3/4+ spaces) shows code as text or text as indented code"
+    engine_ignored = "issue 16 (list-nested fences, defect 2): through the engine, a message that starts in a list item's paragraph (not in its fence) with code 4+ columns deep after it still shows that code as indented text: the chunker de-indents only pieces that start in or at a deep item fence (README design notes, container blocks)"
 );
 
 reply_tests!(
@@ -927,8 +924,7 @@ reply_tests!(
     engine_reply_systemd_guide,
     splitter_reply_systemd_guide,
     "systemd-deploy-nested-guide.md",
-    engine_ignored = "issue 16 (list-nested fences, defect 2): a message starting inside a list item's fence or paragraph (3/4+ spaces) shows code as text or text as indented code",
-    splitter_ignored = "issue 16 (list-nested fences, defect 2): a message starting inside a list item's fence or paragraph (3/4+ spaces) shows code as text or text as indented code"
+    engine_ignored = "issue 16 (list-nested fences, defect 2): through the engine, a message that starts in a list item's paragraph (not in its fence) with code 4+ columns deep after it still shows that code as indented text: the chunker de-indents only pieces that start in or at a deep item fence (README design notes, container blocks)"
 );
 
 reply_tests!(

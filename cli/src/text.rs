@@ -31,6 +31,8 @@ struct Record<'a> {
     tail_len: usize,
     spans_reopened: bool,
     spans_closed: bool,
+    /// Columns taken off the lines of `text` (a piece starting inside deep list-item code).
+    dedent: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     flushed: Option<bool>,
     /// (split with --format) the format `text` is in, and the Markdown piece it came from.
@@ -85,6 +87,7 @@ impl<W: Write> JsonLines<W> {
             tail_len: block.tail_len,
             spans_reopened: block.spans_reopened,
             spans_closed: block.spans_closed,
+            dedent: block.dedent,
             flushed,
             format: format.map(|(f, _)| f.name()),
             markdown: format.map(|_| block.text.as_str()),

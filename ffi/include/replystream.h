@@ -1082,11 +1082,11 @@ typedef struct replystream_outcome {
  * One piece of a text, in a `replystream_blocks` result. Views point into the result and
  * stay valid until `replystream_blocks_free`.
  *
- * Rebuilding the input: over all pieces in order, `lead`, then the bytes
- * `text.ptr[source_in_text_start..source_in_text_end]`, then `sep`, concatenated, give back
- * the input exactly, byte for byte (leading blank lines, CR LF and trailing whitespace
- * included). Those bytes are also the input's `source_start..source_end`. A text of only
- * whitespace has no pieces.
+ * Rebuilding the input: over all pieces in order, `lead`, then the input's bytes
+ * `source_start..source_end`, then `sep`, concatenated, give back the input exactly, byte
+ * for byte (leading blank lines, CR LF and trailing whitespace included). Where `dedent` is
+ * 0 those bytes are also `text.ptr[source_in_text_start..source_in_text_end]`. A text of
+ * only whitespace has no pieces.
  */
 typedef struct replystream_block {
     /**
@@ -1134,7 +1134,8 @@ typedef struct replystream_block {
     size_t source_in_text_start;
     /**
      * The byte offset in `text` where it ends (exclusive; before a synthetic closing fence
-     * line). `source_in_text_end - source_in_text_start == source_end - source_start`.
+     * line). `source_in_text_end - source_in_text_start == source_end - source_start`
+     * where `dedent` is 0.
      */
     size_t source_in_text_end;
     /**
@@ -1153,6 +1154,14 @@ typedef struct replystream_block {
      * `source_in_text_end`) closing what the cut fell inside.
      */
     bool spans_closed;
+    /**
+     * Columns of indentation taken off the lines of `text` (0: none): the piece starts
+     * inside a list item's code (or text) 4 or more columns deep and is shown as the item's
+     * content reads. Every line of `text` is its source line with up to that many leading
+     * columns of spaces and tabs removed, fewer from a line that left the item on (it and
+     * the lines after it lose at most its own indentation); the synthetic lines alike.
+     */
+    size_t dedent;
 } replystream_block;
 
 #ifdef __cplusplus

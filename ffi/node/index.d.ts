@@ -333,9 +333,13 @@ export interface Block {
   readonly spansReopened: boolean;
   /** The piece ends with inline delimiters closing an emphasis or code span cut after it. */
   readonly spansClosed: boolean;
-  /** The UTF-16 range of `text` that is source. */
+  /** Columns taken off the lines of `text` (0: none): a piece that starts inside a list
+   * item's code (or text) 4+ columns deep is shown as the item's content reads. */
+  readonly dedent: number;
+  /** The UTF-16 range of `text` that is source (de-indented when `dedent` > 0). */
   readonly sourceInText: readonly [number, number];
-  /** `text.slice(...sourceInText)`: over all pieces, lead + sourceText + sep is the input. */
+  /** `text.slice(...sourceInText)`: where `dedent` is 0, the input's `start..end`; over all
+   * pieces, lead + input.slice(start, end) + sep is the input. */
   readonly sourceText: string;
 }
 

@@ -14,11 +14,11 @@ use crate::types::replystream_str;
 /// One piece of a text, in a `replystream_blocks` result. Views point into the result and
 /// stay valid until `replystream_blocks_free`.
 ///
-/// Rebuilding the input: over all pieces in order, `lead`, then the bytes
-/// `text.ptr[source_in_text_start..source_in_text_end]`, then `sep`, concatenated, give back
-/// the input exactly, byte for byte (leading blank lines, CR LF and trailing whitespace
-/// included). Those bytes are also the input's `source_start..source_end`. A text of only
-/// whitespace has no pieces.
+/// Rebuilding the input: over all pieces in order, `lead`, then the input's bytes
+/// `source_start..source_end`, then `sep`, concatenated, give back the input exactly, byte
+/// for byte (leading blank lines, CR LF and trailing whitespace included). Where `dedent` is
+/// 0 those bytes are also `text.ptr[source_in_text_start..source_in_text_end]`. A text of
+/// only whitespace has no pieces.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct replystream_block {
@@ -48,7 +48,8 @@ pub struct replystream_block {
     /// reopening fence line or the 4 synthetic spaces).
     pub source_in_text_start: usize,
     /// The byte offset in `text` where it ends (exclusive; before a synthetic closing fence
-    /// line). `source_in_text_end - source_in_text_start == source_end - source_start`.
+    /// line). `source_in_text_end - source_in_text_start == source_end - source_start`
+    /// where `dedent` is 0.
     pub source_in_text_end: usize,
     /// The piece starts with a table's header row and delimiter row repeated (synthetic, up
     /// to `source_in_text_start`): it goes on with the rows of a table cut between two rows.
@@ -60,6 +61,12 @@ pub struct replystream_block {
     /// The piece ends with synthetic inline delimiters (innermost first, after
     /// `source_in_text_end`) closing what the cut fell inside.
     pub spans_closed: bool,
+    /// Columns of indentation taken off the lines of `text` (0: none): the piece starts
+    /// inside a list item's code (or text) 4 or more columns deep and is shown as the item's
+    /// content reads. Every line of `text` is its source line with up to that many leading
+    /// columns of spaces and tabs removed, fewer from a line that left the item on (it and
+    /// the lines after it lose at most its own indentation); the synthetic lines alike.
+    pub dedent: usize,
 }
 
 /// The pieces of a text from `replystream_split` or `replystream_chunk`. Opaque; read with
@@ -100,6 +107,7 @@ impl replystream_blocks {
                 table_header_repeated: b.table_header_repeated,
                 spans_reopened: b.spans_reopened,
                 spans_closed: b.spans_closed,
+                dedent: b.dedent,
             })
             .collect();
         replystream_blocks { blocks, views }

@@ -429,6 +429,8 @@ fn line_cap_pieces(block: &Block, pieces: Vec<Block>) -> impl Iterator<Item = Bl
             spans_reopened: piece.spans_reopened || (in_head && block.spans_reopened),
             spans_closed: piece.spans_closed
                 || (piece.source.end > content.end && block.spans_closed),
+            // Both de-indentations apply, one after the other.
+            dedent: block.dedent + piece.dedent,
             source: to_source(piece.source.start)..to_source(piece.source.end),
             text: piece.text,
             lead,

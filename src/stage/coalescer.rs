@@ -12,6 +12,7 @@ use smallvec::SmallVec;
 use crate::render::Measured;
 use crate::text::block::Block;
 use crate::text::chunker::BreakPreference;
+use crate::text::dedent::{end_columns, redented};
 pub(crate) use crate::text::markdown::is_code_indent;
 use crate::text::markdown::{FenceMarker, is_indented_code_line};
 use crate::{Format, Lane, LengthMetric, RenderOptions, ReplyTarget, Time};
@@ -223,6 +224,9 @@ pub(crate) struct Coalescer {
     /// Bytes at the end of the buffer's text that are a synthetic fence close (`"\n"` and
     /// the closing line); 0 when it ends with source text.
     buffer_trail: usize,
+    /// The columns of de-indentation at the end of the buffer ([`Block::dedent`], lowered
+    /// by lines that left their item): a block joins it only if de-indented by as much.
+    buffer_dedent: usize,
     /// The last shown block given to [`Coalescer::push_block`].
     tail: Option<Tail>,
     /// The source text after the tail block, as its separator carried it (plus any ignored
@@ -240,6 +244,7 @@ impl Coalescer {
             buffer_len: 0,
             buffer_breaks: 0,
             buffer_trail: 0,
+            buffer_dedent: 0,
             deadline: None,
             tail: None,
             tail_gap: String::new(),
@@ -269,6 +274,23 @@ impl Coalescer {
         now: Time,
         out: &mut Vec<CoalescedText>,
     ) {
+        // A block de-indented otherwise than the end of the buffer joins it rebuilt from its
+        // source (de-indented as the buffer is); it starts a message as it came.
+        let mut alone = None;
+        let mut apart = false;
+        let block = match self.buffer.is_some() && self.buffer_dedent != block.dedent {
+            true => match source.and_then(|t| redented(&block, t, self.buffer_dedent)) {
+                Some(joining) => {
+                    alone = Some(block);
+                    joining
+                }
+                None => {
+                    apart = true;
+                    block
+                }
+            },
+            false => block,
+        };
         let (head, trail) = synthetic_edges(&block);
         let closed_at = match block.fence_reopened {
             true => reopened_then_closed(&block.text, head),
@@ -308,7 +330,6 @@ impl Coalescer {
         // A flush in the middle of a line ended that line for the chunker: where the two
         // halves, joined without a line break, would not read as they did apart (`` `` ``
         // + `` ` `` makes a closing marker), the block goes out on its own instead.
-        let mut apart = false;
         let seam = match (tail, contiguous) {
             (Some(t), Some(seam)) if t.continues => seam,
             (Some(_), Some(seam)) if self.buffer_trail > 0 && block.fence_reopened => {
@@ -325,7 +346,7 @@ impl Coalescer {
                     });
                     let after = block.text[head..].split('\n').next().unwrap_or("");
                     let joined = format!("{before}{}{after}", gap.unwrap_or(""));
-                    apart = [before, after, joined.as_str()]
+                    apart |= [before, after, joined.as_str()]
                         .iter()
                         .any(|line| FenceMarker::parse_open(line).is_some());
                 }
@@ -399,8 +420,26 @@ impl Coalescer {
         // the range covers its lead too: that whitespace is never shown at a send's start,
         // but it counts as delivered.
         let lead_start = start - block.lead.len().min(start);
+        let alone = alone.map(|a| {
+            let (head, trail) = synthetic_edges(&a);
+            Box::new(Piece {
+                closed_at: match a.fence_reopened {
+                    true => reopened_then_closed(&a.text, head),
+                    false => 0,
+                },
+                end_cols: end_cols(&a, source),
+                text: a.text,
+                source: lead_start..a.source.end,
+                head,
+                trail,
+                line_start,
+                code_line,
+                alone: None,
+            })
+        });
         self.push_piece(
             Piece {
+                end_cols: end_cols(&block, source),
                 text: block.text,
                 source: lead_start..block.source.end,
                 head,
@@ -408,6 +447,7 @@ impl Coalescer {
                 closed_at,
                 line_start,
                 code_line,
+                alone,
             },
             seam_text,
             meta,
@@ -571,6 +611,7 @@ impl Coalescer {
         self.buffer_len = joined_len;
         self.buffer_breaks = joined_breaks;
         self.buffer_trail = piece.trail;
+        self.buffer_dedent = piece.end_cols;
         if joined_len >= self.config.max {
             self.flush(out);
         } else {
@@ -646,6 +687,11 @@ impl Coalescer {
     /// Starts a new buffer with `piece` (its leading separator whitespace dropped), or sends
     /// it alone when it is `max` units or more.
     fn start(&mut self, piece: Piece, meta: &BlockMeta, now: Time, out: &mut Vec<CoalescedText>) {
+        let piece = match piece.alone {
+            Some(alone) => *alone,
+            None => piece,
+        };
+        self.buffer_dedent = piece.end_cols;
         let strip = piece.strip_leading(true);
         let mut text = piece.text;
         if strip > 0 {
@@ -696,6 +742,21 @@ struct Piece {
     /// An indentation at the piece's start would make indented code, as in its source
     /// (not a paragraph's lazy continuation line).
     code_line: bool,
+    /// The columns of de-indentation in force at its end ([`end_cols`]).
+    end_cols: usize,
+    /// The piece as it starts a message, where it joins the buffer rebuilt otherwise (a
+    /// de-indented block joining text de-indented by other columns).
+    alone: Option<Box<Piece>>,
+}
+
+/// The columns of de-indentation in force at the end of `block` ([`end_columns`]): 0 for
+/// a block shown as written; unknown without its source, and then nothing joins it.
+fn end_cols(block: &Block, source: Option<&str>) -> usize {
+    match (block.dedent, source) {
+        (0, _) => 0,
+        (_, Some(text)) => end_columns(block, text),
+        (_, None) => usize::MAX,
+    }
 }
 
 impl Piece {

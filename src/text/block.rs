@@ -63,6 +63,23 @@ pub struct Block {
     /// `text` ends with synthetic inline delimiters (innermost first) that close what the
     /// cut fell inside: an inline code span's backtick run, emphasis delimiters.
     pub spans_closed: bool,
+    /// Columns of indentation taken off the lines of `text` (0: none). Set on a piece that
+    /// starts inside a list item's fenced code whose lines sit 4 or more columns deep (under
+    /// `1. ` a fence indented 4 spaces): shown at a message's start without its item, that
+    /// code would read as indented code, so the piece is shown as the item's content reads,
+    /// de-indented by the item's content column (SPEC §15, containers).
+    ///
+    /// Exactly: every line of `text` that starts a line (after a `"\n"` of `text`, and its
+    /// first line when `source` starts a line of the original text and no synthetic head
+    /// runs into it) is its line with up to `c` leading columns of spaces and tabs removed
+    /// (a tab reaches the next multiple of 4 columns; one that crosses `c` leaves spaces for
+    /// the columns past it). `c` is `dedent` at the start; a line whose content is indented
+    /// fewer than `c` columns has left the item (for an outer item or the top level), and
+    /// from that line on `c` is its indentation. The synthetic head and tail are
+    /// de-indented alike, and `head_len` and `tail_len` measure them as shown. So with
+    /// `dedent > 0`, `text` between its head and tail is `source` de-indented, not `source`
+    /// byte for byte; `lead + source + sep` still rebuilds the input exactly.
+    pub dedent: usize,
 }
 
 impl Block {

@@ -58,8 +58,9 @@ use super::block::Block;
 use super::cut::{
     BreakClass, Candidate, NextStart, Planned, Planner, Reopen, ReopenCost, build_piece,
     candidate_at, is_tail_char, is_ws, joined_ws, line_continues, may_be_candidate,
-    partial_fence_at_end, shown_start,
+    partial_fence_at_end, quoted_after, shown_start,
 };
+use super::dedent::{build_dedented_piece, item_dedent};
 use super::limits::{Limits, check_limit};
 use super::markdown::inline::SpanDelims;
 use super::markdown::{FenceMarker, MarkdownScanner};
@@ -135,7 +136,12 @@ enum Prev {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum ReopenKind {
     /// A fence reopened with its saved opening line, or with its bare marker.
-    Fence { marker: FenceMarker, bare: bool },
+    Fence {
+        marker: FenceMarker,
+        bare: bool,
+        /// The quote prefix follows the line ([`Reopen::Fence`]).
+        quoted: bool,
+    },
     /// A fence whose opening line was cut: its bare marker, the rest of the line after it.
     Marker(FenceMarker, bool),
     /// An indented code line continued after 4 spaces.
@@ -217,6 +223,9 @@ pub struct BlockChunker {
     cursor: usize,
     /// Start of the block being built.
     start: usize,
+    /// Whether `buffer[0]` starts a line of the text (a compaction may drain up to the
+    /// middle of one): asked only when a block is de-indented.
+    buffer_starts_line: bool,
     /// Start of the whitespace before `start` that no emitted separator holds (the next
     /// block's lead).
     lead_from: usize,
@@ -296,6 +305,7 @@ impl BlockChunker {
             forced,
             buffer: String::new(),
             base: 0,
+            buffer_starts_line: true,
             start: 0,
             lead_from: 0,
             cursor: 0,
@@ -403,6 +413,7 @@ impl BlockChunker {
     pub fn reset(&mut self) {
         self.buffer.clear();
         self.base = 0;
+        self.buffer_starts_line = true;
         self.start = 0;
         self.lead_from = 0;
         self.cursor = 0;
@@ -441,9 +452,14 @@ impl BlockChunker {
 
     fn current_reopen(&self) -> Option<Reopen<'_>> {
         self.reopen.map(|kind| match kind {
-            ReopenKind::Fence { marker, bare } => Reopen::Fence {
+            ReopenKind::Fence {
+                marker,
+                bare,
+                quoted,
+            } => Reopen::Fence {
                 marker,
                 line: (!bare).then_some(self.reopen_line.as_str()),
+                quoted,
             },
             ReopenKind::Marker(marker, space) => Reopen::Marker { marker, space },
             ReopenKind::Indent => Reopen::Indent,
@@ -548,6 +564,7 @@ impl BlockChunker {
         {
             self.save_fence_line(f.start, f.open_end);
         }
+        self.buffer_starts_line = self.buffer.as_bytes()[n - 1] == b'\n';
         self.buffer.drain(..n);
         self.scanner.drain(n);
         self.base += n;
@@ -1190,7 +1207,28 @@ impl BlockChunker {
             self.clear_reopen();
         }
         let reopen = self.current_reopen();
-        build_piece(&self.buffer[self.start..end], reopen, close, &mut text);
+        let line_start = match self.start {
+            0 => self.buffer_starts_line,
+            s => self.buffer.as_bytes()[s - 1] == b'\n',
+        };
+        let source = &self.buffer[self.start..end];
+        let dedent = item_dedent(
+            &self.scanner,
+            &self.buffer,
+            self.start,
+            end,
+            line_start,
+            // (A list item's text is not followed here: see the README's design notes.)
+            None::<fn() -> usize>,
+        );
+        let mut head_len = reopen.map_or(0, |r| r.cost(LengthMetric::Bytes));
+        let mut tail_len = close.map_or(0, |m| m.close_len() + 1);
+        if dedent == 0 {
+            build_piece(source, reopen, close, &mut text);
+        } else {
+            (head_len, tail_len) =
+                build_dedented_piece(source, line_start, reopen, close, dedent, &mut text);
+        }
         let delims = match next {
             NextStart::Delims(d) => d,
             _ => SpanDelims::NONE,
@@ -1205,10 +1243,11 @@ impl BlockChunker {
             indent_reopened: matches!(reopen, Some(Reopen::Indent)),
             fence_closed: close.is_some(),
             table_header_repeated: matches!(reopen, Some(Reopen::Table { .. })),
-            head_len: reopen.map_or(0, |r| r.cost(LengthMetric::Bytes)),
-            tail_len: close.map_or(0, |m| m.close_len() + 1) + delims.len(),
+            head_len,
+            tail_len: tail_len + delims.len(),
             spans_reopened: matches!(reopen, Some(Reopen::Delims(_))),
             spans_closed: !delims.is_empty(),
+            dedent,
         });
         self.lead_from = self.start;
         self.clear_reopen();
@@ -1224,9 +1263,20 @@ impl BlockChunker {
                     .limits()
                     .repair(f.marker, &self.reopen_line)
                     .is_some_and(|r| matches!(r, Reopen::Fence { line: Some(_), .. }));
+                let mut bare = bare || !line_fits;
+                let line = (!bare).then_some(self.reopen_line.as_str());
+                let limits = self.limits();
+                let mut quoted = quoted_after(&self.buffer, &limits, &f.marker, line, sep_end);
+                // The bare marker where it leaves room for the quote prefix and the line
+                // does not.
+                if !quoted && !bare && quoted_after(&self.buffer, &limits, &f.marker, None, sep_end)
+                {
+                    (bare, quoted) = (true, true);
+                }
                 self.set_reopen(ReopenKind::Fence {
                     marker: f.marker,
-                    bare: bare || !line_fits,
+                    bare,
+                    quoted,
                 });
             }
             NextStart::OpenLine { space } => {

@@ -833,6 +833,27 @@ fn cut_before_line(text: &str, start: usize, line_start: usize) -> Option<Cut> {
     })
 }
 
+/// Whether the piece that starts at byte `at` of `text`, inside a fence with `marker`, goes
+/// on in the middle of a line of its code in a block quote (the prefix holds a `>`), and
+/// `limits` leave room for the prefix after the longest reopening line, the closing line
+/// and the widest cluster.
+///
+/// `line` is the reopening line (`None`: the bare marker).
+pub(crate) fn quoted_after(
+    text: &str,
+    limits: &Limits,
+    marker: &FenceMarker,
+    line: Option<&str>,
+    at: usize,
+) -> bool {
+    let mid_line = at > 0 && at < text.len() && text.as_bytes()[at - 1] != b'\n';
+    let reopen = line.map_or(marker.close_len(), |l| limits.metric.len(l)) + 1;
+    mid_line
+        && marker.prefix.as_str().contains('>')
+        && reopen + marker.prefix.len() + marker.close_len() + 1 + widest_grapheme(limits.metric)
+            <= limits.max
+}
+
 /// The synthetic text a piece starts with when it continues code cut in the previous one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Reopen<'a> {
@@ -843,6 +864,10 @@ pub(crate) enum Reopen<'a> {
         marker: FenceMarker,
         /// The original opening line, or `None` for the bare marker.
         line: Option<&'a str>,
+        /// The piece goes on in the middle of a code line of a fence in a block quote: the
+        /// container prefix (its `>` markers) follows the reopened line, so that the rest of
+        /// the line stays in the quote, and in the fence.
+        quoted: bool,
     },
     /// A fence whose opening line was cut in its middle (a long info string): the next
     /// piece starts with the bare marker and goes on with the rest of that line, so the rest
@@ -875,8 +900,14 @@ impl Reopen<'_> {
     /// The length of the synthetic text (a fence line with its `\n`, or the indentation).
     pub(crate) fn cost(&self, metric: LengthMetric) -> usize {
         match self {
-            Reopen::Fence { marker, line } => {
-                line.map_or(marker.close_len(), |l| metric.len(l)) + 1
+            Reopen::Fence {
+                marker,
+                line,
+                quoted,
+            } => {
+                line.map_or(marker.close_len(), |l| metric.len(l))
+                    + 1
+                    + if *quoted { marker.prefix.len() } else { 0 }
             }
             Reopen::Marker { marker, space } => marker.close_len() + usize::from(*space),
             Reopen::Indent => Self::INDENT.len(),
@@ -907,12 +938,19 @@ impl Reopen<'_> {
     /// Appends the synthetic text.
     pub(crate) fn push_to(&self, out: &mut String) {
         match self {
-            Reopen::Fence { marker, line } => {
+            Reopen::Fence {
+                marker,
+                line,
+                quoted,
+            } => {
                 match line {
                     Some(l) => marker.push_open_line(l, out),
                     None => marker.push_close(out),
                 }
                 out.push('\n');
+                if *quoted {
+                    out.push_str(marker.prefix.as_str());
+                }
             }
             Reopen::Marker { marker, space } => {
                 marker.push_close(out);
@@ -1040,6 +1078,13 @@ impl<'a> Planner<'a> {
         (!head.is_empty()).then_some(head)
     }
 
+    /// Whether the piece that starts at `at`, inside a fence with `marker`, goes on in the
+    /// middle of a code line of a block quote, and the limits leave room for the quote
+    /// prefix after the reopened line (see [`Reopen::Fence`]).
+    pub(crate) fn quoted_after(&self, marker: &FenceMarker, line: Option<&str>, at: usize) -> bool {
+        quoted_after(self.text, &self.limits, marker, line, at)
+    }
+
     /// How `fence` is reopened after a cut inside it, if it can be.
     pub(crate) fn repair(&self, fence: &FenceSpan) -> Option<Reopen<'a>> {
         self.limits.repair(fence.marker, self.open_line(fence))
@@ -1048,10 +1093,21 @@ impl<'a> Planner<'a> {
     /// The synthetic line that starts the piece after `planned`, if any.
     pub(crate) fn next_reopen(&self, planned: &Planned) -> Option<Reopen<'a>> {
         match (planned.next, planned.close) {
-            (NextStart::Fence { bare }, Some(f)) => Some(Reopen::Fence {
-                marker: f.marker,
-                line: (!bare).then(|| self.open_line(&f)),
-            }),
+            (NextStart::Fence { bare }, Some(f)) => {
+                let mut line = (!bare).then(|| self.open_line(&f));
+                let at = planned.cut.sep_end;
+                let mut quoted = self.quoted_after(&f.marker, line, at);
+                // The bare marker where it leaves room for the quote prefix and the line
+                // does not.
+                if !quoted && line.is_some() && self.quoted_after(&f.marker, None, at) {
+                    (line, quoted) = (None, true);
+                }
+                Some(Reopen::Fence {
+                    marker: f.marker,
+                    line,
+                    quoted,
+                })
+            }
             (NextStart::OpenLine { space }, Some(f)) => Some(Reopen::Marker {
                 marker: f.marker,
                 space,

@@ -125,13 +125,18 @@ impl Limits {
         let full = Reopen::Fence {
             marker,
             line: Some(open_line),
+            quoted: false,
         };
         // An opening line that is not known (never the case for a fence that was seen) is
         // reopened bare.
         if !open_line.is_empty() && full.cost(self.metric) + close + widest <= self.max {
             return Some(full);
         }
-        let bare = Reopen::Fence { marker, line: None };
+        let bare = Reopen::Fence {
+            marker,
+            line: None,
+            quoted: false,
+        };
         (bare.cost(self.metric) + close + widest_char(self.metric) <= self.max).then_some(bare)
     }
 

@@ -5,6 +5,7 @@
 pub(crate) mod block;
 pub(crate) mod chunker;
 pub(crate) mod cut;
+pub(crate) mod dedent;
 pub(crate) mod limits;
 pub(crate) mod markdown;
 pub(crate) mod metric;

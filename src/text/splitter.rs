@@ -19,6 +19,7 @@ use super::cut::{
     BreakClass, NextStart, Planner, Reopen, ReopenCost, build_piece, candidate_at, is_ws,
     joined_ws, shown_start,
 };
+use super::dedent::{build_dedented_piece, item_column, item_dedent};
 use super::limits::{Limits, MIN_LINES, check_limit};
 use super::markdown::inline::SpanDelims;
 use super::markdown::{FenceMarker, MarkdownScanner};
@@ -448,7 +449,24 @@ impl<'a> SplitRun<'a, '_> {
         delims: SpanDelims,
     ) {
         let mut text = String::with_capacity(end - start + 16);
-        build_piece(&self.text[start..end], self.reopen, close, &mut text);
+        let line_start = start == 0 || self.text.as_bytes()[start - 1] == b'\n';
+        let dedent = item_dedent(
+            self.scanner,
+            self.text,
+            start,
+            end,
+            line_start,
+            Some(|| item_column(self.text, start, true, true).unwrap_or(0)),
+        );
+        let mut head_len = self.reopen.map_or(0, |r| r.cost(LengthMetric::Bytes));
+        let mut tail_len = close.map_or(0, |m| m.close_len() + 1);
+        let source = &self.text[start..end];
+        if dedent == 0 {
+            build_piece(source, self.reopen, close, &mut text);
+        } else {
+            (head_len, tail_len) =
+                build_dedented_piece(source, line_start, self.reopen, close, dedent, &mut text);
+        }
         delims.push_close(&mut text);
         let lead = if self.out.len() == self.first {
             self.text[self.lead.clone()].to_owned()
@@ -467,10 +485,11 @@ impl<'a> SplitRun<'a, '_> {
             indent_reopened: matches!(self.reopen, Some(Reopen::Indent)),
             fence_closed: close.is_some(),
             table_header_repeated: matches!(self.reopen, Some(Reopen::Table { .. })),
-            head_len: self.reopen.map_or(0, |r| r.cost(LengthMetric::Bytes)),
-            tail_len: close.map_or(0, |m| m.close_len() + 1) + delims.len(),
+            head_len,
+            tail_len: tail_len + delims.len(),
             spans_reopened: matches!(self.reopen, Some(Reopen::Delims(_))),
             spans_closed: !delims.is_empty(),
+            dedent,
         });
     }
 }

@@ -377,3 +377,64 @@ pub(crate) fn read(text: &str, line_ends: &[usize]) -> (Vec<Line>, Vec<Fence>) {
 pub(crate) fn open_at_end(text: &str) -> Option<Fence> {
     read(text, &[]).1.into_iter().find(|f| f.end.is_none())
 }
+
+/// What a block de-indented by `cols` columns (`Block::dedent`) shows for `source`, read
+/// here on its own: each line that starts in `source` (the first one only when
+/// `first_starts_line`) loses up to `cols` columns of leading spaces and tabs (a tab to the
+/// next multiple of 4; spaces stand for the columns a tab reaches past `cols`); a line
+/// whose content is indented fewer than `cols` columns has left the item, and from it on
+/// `cols` is its indentation.
+#[allow(dead_code)]
+pub(crate) fn dedent_lines(source: &str, cols: usize, first_starts_line: bool) -> String {
+    let mut cols = cols;
+    let mut out = String::new();
+    for (i, line) in source.split_inclusive('\n').enumerate() {
+        if i == 0 && !first_starts_line {
+            out.push_str(line);
+            continue;
+        }
+        let ws: String = line
+            .chars()
+            .take_while(|c| *c == ' ' || *c == '\t')
+            .collect();
+        let rest = &line[ws.len()..];
+        let mut widths = Vec::new();
+        let mut col = 0;
+        for c in ws.chars() {
+            let next = if c == '\t' {
+                (col / 4 + 1) * 4
+            } else {
+                col + 1
+            };
+            widths.push((col, next));
+            col = next;
+        }
+        if !rest.trim_end_matches(['\r', '\n']).is_empty() {
+            cols = cols.min(col);
+        }
+        // Columns past `cols` stay, as spaces where a tab straddles the limit.
+        for (c, (from, to)) in ws.chars().zip(widths) {
+            if from >= cols {
+                out.push(c);
+            } else if to > cols {
+                out.extend(std::iter::repeat_n(' ', to - cols));
+            }
+        }
+        out.push_str(rest);
+    }
+    out
+}
+
+/// What `b` must show between its synthetic edges for its source in `text`: the source
+/// itself, or, for a de-indented block, the source de-indented ([`dedent_lines`]; its first
+/// line counts when the source starts a line and no synthetic head runs into it).
+#[allow(dead_code)]
+pub(crate) fn expected_shown(text: &str, b: &replystream::Block) -> String {
+    let source = &text[b.source.clone()];
+    if b.dedent == 0 {
+        return source.to_owned();
+    }
+    let at_line = b.source.start == 0 || text.as_bytes()[b.source.start - 1] == b'\n';
+    let head_ends_line = b.head_len == 0 || b.text[..b.head_len].ends_with('\n');
+    dedent_lines(source, b.dedent, at_line && head_ends_line)
+}

@@ -45,6 +45,8 @@ pub(crate) struct Marker {
     /// Bytes of container prefix (list item columns, quote markers) before the fence's
     /// own indentation: its synthetic lines repeat it.
     prefix: usize,
+    /// The prefix holds a quote marker: a code line cut in its middle goes on after it.
+    quoted: bool,
 }
 
 fn strip_cr(line: &str) -> &str {
@@ -72,6 +74,7 @@ pub(crate) fn opener(line: &str) -> Option<Marker> {
         len,
         indent,
         prefix: 0,
+        quoted: false,
     })
 }
 
@@ -205,6 +208,7 @@ fn fences(text: &str, line_ends: &[usize]) -> Vec<Fence> {
                     len: f.marker.len,
                     indent: f.marker.indent,
                     prefix: f.open_content - f.open_start,
+                    quoted: text[f.open_start..f.open_content].contains('>'),
                 },
                 close_start,
                 close_end,
@@ -218,6 +222,10 @@ fn fences(text: &str, line_ends: &[usize]) -> Vec<Fence> {
 pub(crate) struct Source {
     pub(crate) text: String,
     fences: Vec<Fence>,
+    /// Each line's start and the column where its content starts past list items only
+    /// (0 for a line in a quote or outside containers), as the tests' container reader
+    /// reads them.
+    item_columns: Vec<(usize, usize)>,
     /// Where the host pushed `TextEnd` while streaming: the configured joiner may stand there.
     pub(crate) boundaries: Vec<usize>,
     /// Grapheme cluster boundaries.
@@ -238,9 +246,23 @@ impl Source {
     ) -> Source {
         let mut graphemes: HashSet<usize> = text.grapheme_indices(true).map(|(i, _)| i).collect();
         graphemes.insert(text.len());
+        let item_columns = super::containers::read(text, line_ends)
+            .0
+            .iter()
+            .map(|l| {
+                let prefix = &text[l.start..l.content];
+                let col = if prefix.contains('>') {
+                    0
+                } else {
+                    columns(prefix)
+                };
+                (l.start, col)
+            })
+            .collect();
         Source {
             text: text.to_owned(),
             fences: fences(text, line_ends),
+            item_columns,
             boundaries,
             graphemes,
         }
@@ -324,6 +346,12 @@ impl Source {
         Some(n..f.close_end?)
     }
 
+    /// The content column of the list items (only) holding the line of byte `p`.
+    fn item_column(&self, p: usize) -> Option<usize> {
+        let i = self.item_columns.partition_point(|&(start, _)| start <= p);
+        Some(self.item_columns.get(i.checked_sub(1)?)?.1)
+    }
+
     fn next_non_sep(&self, from: usize) -> usize {
         let bytes = self.text.as_bytes();
         let mut p = from;
@@ -402,7 +430,10 @@ pub(crate) fn unrepairable(m: Marker, metric: LengthMetric, limit: usize) -> boo
         LengthMetric::Utf16 => 2,
         _ => 1,
     };
-    2 * (m.prefix + m.indent + m.len + 1) + widest_char > limit
+    // In a quote, the prefix again after the reopening line, before the rest of a code line
+    // cut in its middle.
+    let quoted = if m.quoted { m.prefix } else { 0 };
+    2 * (m.prefix + m.indent + m.len + 1) + quoted + widest_char > limit
 }
 
 /// Checks what every send must satisfy on its own: not empty, within the limit and the line
@@ -470,6 +501,9 @@ fn match_send(
     if exact.is_ok() {
         return exact;
     }
+    if let Some(span) = match_send_dedented(src, cursor, text) {
+        return Ok(span);
+    }
     let is_delim = |b: u8| matches!(b, b'`' | b'*' | b'_' | b'~');
     let bytes = text.as_bytes();
     let head_max = bytes.iter().take_while(|&&b| is_delim(b)).count();
@@ -486,6 +520,129 @@ fn match_send(
         }
     }
     exact
+}
+
+/// A send that starts inside deep list-item code, or at its opening line, or at a list
+/// item's paragraph line indented 4 columns or more, is shown de-indented (SPEC §15,
+/// containers): by the container prefix of the fence when the list items push it to 4
+/// columns or more (the spaces before a quote's `>` in items when they are 4 or more),
+/// else by the paragraph line's indentation; a reopening line and a closing line are
+/// de-indented alike. [`super::containers::dedent_lines`] says how lines are de-indented.
+/// Returns the span shown, or `None` when the send is not such a send.
+fn match_send_dedented(src: &Source, cursor: usize, text: &str) -> Option<(usize, usize)> {
+    use super::containers::dedent_lines;
+    let s = src.text.as_str();
+    let n = src.next_non_sep(cursor);
+    let line = s[..n].rfind('\n').map_or(0, |i| i + 1);
+    let ws = s[line..].len() - s[line..].trim_start_matches([' ', '\t']).len();
+    let deep = |f: &Fence| {
+        let prefix = f.prefix(s);
+        let lead = prefix.len() - prefix.trim_start_matches(' ').len();
+        match prefix[lead..].chars().next() {
+            None if lead > 0 && lead + f.marker.indent >= 4 => Some(lead),
+            Some('>') if lead >= 4 => Some(lead),
+            _ => None,
+        }
+    };
+    // The columns, the synthetic reopening line (de-indented) and where the source starts:
+    // the readings the send may be, each tried.
+    let item = src.item_column(n).filter(|&c| c > 0);
+    let mut readings: Vec<(usize, String, usize)> = Vec::new();
+    match src.inside(n) {
+        Some(f) => {
+            let cols = deep(f)?;
+            let prefix = f.prefix(s);
+            let open = format!("{prefix}{}", &s[f.open_start + prefix.len()..f.open_end]);
+            let open = strip_cr(&open).to_owned();
+            let head = format!("{}\n", dedent_lines(&open, cols, true));
+            // The code after the cut: from a line start between the cursor and `n`.
+            let from = (cursor..=n)
+                .rev()
+                .find(|&p| p == 0 || s.as_bytes()[p - 1] == b'\n')
+                .filter(|&p| p >= cursor)
+                .unwrap_or(n);
+            readings.push((cols, head, from));
+        }
+        None if n == line + ws => match src.fences.iter().find(|f| f.open_start == line) {
+            Some(f) => readings.push((deep(f)?, String::new(), line)),
+            None => {
+                // A paragraph line 4 or more deep shown from its start (by its own
+                // indentation), or from its text (by the item's column).
+                if columns(&s[line..n]) >= 4 {
+                    readings.push((columns(&s[line..n]), String::new(), line));
+                }
+                readings.extend(item.map(|c| (c, String::new(), n)));
+            }
+        },
+        // In a list item's text: de-indented by the item's content column.
+        None => readings.extend(item.map(|c| (c, String::new(), n))),
+    }
+    readings
+        .into_iter()
+        .find_map(|(cols, head, from)| dedented_span(src, text, cols, &head, from))
+}
+
+/// [`match_send_dedented`] for one reading: `text` is `head` then the source from `from`
+/// de-indented by `cols` columns, maybe ending with a synthetic closing line.
+fn dedented_span(
+    src: &Source,
+    text: &str,
+    cols: usize,
+    head: &str,
+    from: usize,
+) -> Option<(usize, usize)> {
+    use super::containers::dedent_lines;
+    let s = src.text.as_str();
+    let body = text.strip_prefix(head)?;
+    let first_line = from == 0 || s.as_bytes()[from - 1] == b'\n';
+    // The longest stretch of source from `from` whose de-indented text the body starts
+    // with, line by line.
+    let mut b = from;
+    let mut shown = String::new();
+    for piece in s[from..].split_inclusive('\n') {
+        let next = format!("{}{piece}", &s[from..b]);
+        let view = dedent_lines(&next, cols, first_line);
+        if body.starts_with(&view) {
+            b += piece.len();
+            shown = view;
+            continue;
+        }
+        // The last line, in part: the longest start of it the body goes on with (a cut in
+        // its middle).
+        let part = piece
+            .char_indices()
+            .skip(1)
+            .map(|(k, _)| k)
+            // (A cut in a line's indentation shows nothing of it.)
+            .filter(|&k| !piece[..k].bytes().all(|b| b == b' ' || b == b'\t'))
+            .filter_map(|k| {
+                let view =
+                    dedent_lines(&format!("{}{}", &s[from..b], &piece[..k]), cols, first_line);
+                body.starts_with(&view).then_some((k, view))
+            })
+            .last();
+        if let Some((k, view)) = part {
+            b += k;
+            shown = view;
+        }
+        break;
+    }
+    let rest = &body[shown.len()..];
+    if rest.is_empty() {
+        return Some((from, b));
+    }
+    // A synthetic closing line: the stretch ends before a line break the body keeps.
+    let end = b - usize::from(s[..b].ends_with('\n'));
+    let kept = shown.strip_suffix('\n').unwrap_or(&shown);
+    let close = body[kept.len()..].strip_prefix('\n')?;
+    let f = src.open_at(end).or_else(|| src.container_ended_at(end))?;
+    let want = dedent_lines(
+        &format!("{}\n{}x", &s[from..end], f.close_line(s)),
+        cols,
+        first_line,
+    );
+    let want = &want[want.rfind('\n')? + 1..want.len() - 1];
+    (body.len() == kept.len() + 1 + close.len() && close == want).then_some((from, end))
 }
 
 /// [`match_send`] without synthetic inline delimiters.
@@ -554,7 +711,14 @@ fn match_send_exact(
             if f.close_start == Some(n) {
                 return Err(format!("starts with an empty code block: {text:?}"));
             }
-            rest
+            // In the middle of a code line in a quote, the quote prefix goes on before the
+            // rest of the line (else the line would leave the quote, and the fence).
+            let prefix = f.prefix(&src.text);
+            let mid_line = n > 0 && src.text.as_bytes()[n - 1] != b'\n' && cursor == n;
+            match rest.strip_prefix(prefix.as_str()) {
+                Some(after) if mid_line && prefix.contains('>') => after,
+                _ => rest,
+            }
         }
         None => repeated_table_header(&src.text, n, text).unwrap_or(text),
     };

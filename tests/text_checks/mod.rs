@@ -407,6 +407,7 @@ fn synthetic_start(text: &str, b: &Block) -> Result<usize, String> {
             .chain(" ".repeat(f.indent).chars())
             .chain(std::iter::repeat_n(f.ch, f.len))
             .collect();
+        let marker = containers::dedent_lines(&marker, b.dedent, true);
         if !b.text.starts_with(&marker) {
             return Err(format!(
                 "no bare marker {marker:?} before the rest of its line"
@@ -518,7 +519,8 @@ pub(crate) fn check_blocks(text: &str, blocks: &[Block], e: Expect) -> Result<()
                 .ok_or_else(|| format!("{}: no closing line", ctx()))?;
             shown = &shown[..nl];
         }
-        if shown != source {
+        let expected = containers::expected_shown(text, b);
+        if shown != expected {
             return Err(format!("{}: shows {shown:?}, source {source:?}", ctx()));
         }
         if b.head_len != from || b.tail_len != b.text.len() - from - shown.len() {
@@ -529,7 +531,7 @@ pub(crate) fn check_blocks(text: &str, blocks: &[Block], e: Expect) -> Result<()
                 b.tail_len
             ));
         }
-        if &b.text[b.source_in_text()] != source {
+        if b.text[b.source_in_text()] != expected {
             return Err(format!("{}: source_in_text is wrong", ctx()));
         }
         if !e.strict {

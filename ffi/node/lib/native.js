@@ -111,6 +111,7 @@ const BlockRecord = koffi.struct('replystream_block', {
   table_header_repeated: 'bool',
   spans_reopened: 'bool',
   spans_closed: 'bool',
+  dedent: 'size_t',
 });
 
 const UndeliveredRecord = koffi.struct('replystream_undelivered', {

@@ -67,6 +67,7 @@ function cut(func, text, channel, options) {
         tableHeaderRepeated: r.table_header_repeated,
         spansReopened: r.spans_reopened,
         spansClosed: r.spans_closed,
+        dedent: Number(r.dedent),
         sourceInText: Object.freeze([inStart, inEnd]),
         sourceText: shownText.slice(inStart, inEnd),
       });

@@ -170,3 +170,21 @@ test('a long table is cut between rows and each part repeats its header', () => 
   }
   for (const b of blocks) assert.ok(!b.text.startsWith('|---'), b.text);
 });
+
+test('issue 16 defect 2: pieces inside code 4 columns deep in a list item are de-indented', () => {
+  let text = '1. Install the toolchain first, it is pinned.\n\n    ```bash\n';
+  for (let i = 0; i < 30; i++) text += `    echo step ${i} of the setup\n`;
+  text += '    ```\n\n2. Then go on.';
+  const blocks = split(text, 'generic', { textLimit: 200 });
+  assert.equal(blocks.map((b) => b.lead + text.slice(b.start, b.end) + b.sep).join(''), text);
+  const deep = blocks.filter((b) => b.dedent > 0);
+  assert.ok(deep.length >= 2, JSON.stringify(blocks.map((b) => b.text)));
+  for (const b of deep) {
+    assert.equal(b.dedent, 3);
+    assert.ok(b.text.startsWith(' ```bash\n'), b.text);
+    assert.ok(b.text.endsWith('\n ```'), b.text);
+    const lines = text.slice(b.start, b.end).split('\n').map((l) => l.slice(3));
+    assert.equal(b.sourceText, lines.join('\n'));
+  }
+  for (const b of blocks.filter((x) => x.dedent === 0)) assert.equal(b.sourceText, text.slice(b.start, b.end));
+});

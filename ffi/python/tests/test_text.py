@@ -164,6 +164,32 @@ class Split(unittest.TestCase):
             split(b"\xc3(")
 
 
+class DeepListCode(unittest.TestCase):
+    """Issue 16 defect 2: code 4 columns deep in a list item, cut: the pieces that start
+    inside it are shown de-indented by the item's 3 columns, and say so."""
+
+    TEXT = ("1. Install the toolchain first, it is pinned.\n\n    ```bash\n"
+            + "".join(f"    echo step {i} of the setup\n" for i in range(30))
+            + "    ```\n\n2. Then go on.")
+
+    def test_pieces_inside_the_item_code_are_de_indented(self):
+        blocks = split(self.TEXT, text_limit=200)
+        self.assertEqual("".join(b.lead + self.TEXT[b.start:b.end] + b.sep for b in blocks),
+                         self.TEXT)
+        deep = [b for b in blocks if b.dedent]
+        self.assertGreaterEqual(len(deep), 2, [b.text for b in blocks])
+        for b in deep:
+            self.assertEqual(b.dedent, 3)
+            self.assertTrue(b.text.startswith(" ```bash\n"), b.text)
+            # Each source line without the item's 3 columns, nothing else changed.
+            lines = self.TEXT[b.start:b.end].split("\n")
+            self.assertEqual(b.source_text, "\n".join(line[3:] for line in lines))
+            self.assertTrue(b.text.endswith("\n ```"), b.text)
+        for b in blocks:
+            if not b.dedent:
+                self.assertEqual(b.source_text, self.TEXT[b.start:b.end])
+
+
 class Package(unittest.TestCase):
     def test_the_library_is_bundled(self):
         if os.environ.get("REPLYSTREAM_LIB"):

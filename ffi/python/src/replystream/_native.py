@@ -148,6 +148,7 @@ class BlockRecord(ctypes.Structure):
         ("table_header_repeated", ctypes.c_bool),
         ("spans_reopened", ctypes.c_bool),
         ("spans_closed", ctypes.c_bool),
+        ("dedent", ctypes.c_size_t),
     ]
 
 

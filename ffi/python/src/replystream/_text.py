@@ -25,10 +25,15 @@ class Block:
     leading whitespace, on the first piece), and ``sep`` the source text between this piece
     and the next.
 
-    Over all pieces, ``lead + source_text + sep`` gives back the input exactly (encode it
-    for ``bytes`` input); a text of only whitespace has no pieces. ``start``/``end`` locate
-    the source in the input: character indices for a ``str`` input (``input[start:end] ==
-    source_text``), byte offsets for ``bytes``.
+    ``dedent`` is the number of columns taken off the lines of ``text`` (0: none): a piece
+    that starts inside a list item's code (or text) 4 or more columns deep is shown as the
+    item's content reads, each line de-indented (a line that left the item, and the lines
+    after it, lose at most its own indentation).
+
+    Over all pieces, ``lead + input[start:end] + sep`` gives back the input exactly (encode
+    it for ``bytes`` input); a text of only whitespace has no pieces. ``start``/``end``
+    locate the source in the input: character indices for a ``str`` input, byte offsets for
+    ``bytes``. Where ``dedent`` is 0, ``source_text`` is ``input[start:end]``.
     """
 
     text: str
@@ -43,6 +48,7 @@ class Block:
     table_header_repeated: bool = False
     spans_reopened: bool = False
     spans_closed: bool = False
+    dedent: int = 0
 
     @property
     def source_text(self) -> str:
@@ -104,6 +110,7 @@ def _cut(function: str, text: Any, channel: str, options: Any) -> List[Block]:
                 table_header_repeated=r.table_header_repeated,
                 spans_reopened=r.spans_reopened,
                 spans_closed=r.spans_closed,
+                dedent=r.dedent,
             ))
         return blocks
     finally:

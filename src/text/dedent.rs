@@ -1,0 +1,370 @@
+//! De-indenting a piece that starts inside deep list-item code (SPEC §15, containers).
+//!
+//! Under `1. ` a fence indented 4 spaces is a fence of the item; a message that starts
+//! inside it (or at its opening line) has lost the item, and at the top level the same
+//! lines read as indented code: the fence lines would show as code text. Such a piece is
+//! shown as the item's content reads, every line de-indented by the columns of the item's
+//! prefix ([`Block::dedent`](super::block::Block::dedent)). This is done once per piece,
+//! when it is emitted, never per push.
+
+use super::cut::Reopen;
+use super::markdown::{FenceMarker, MarkdownScanner};
+
+/// Columns to take off the lines of a piece, bytes `start..end` of the scanned `text`
+/// (`line_start`: `start` starts a line):
+///
+/// - in or at a fence: the fence's container prefix, when the containers are list items
+///   only (the prefix is spaces; in a quote in items, the spaces before its `>`) and the
+///   fence would read as indented code without them (prefix and indentation reach 4
+///   columns);
+/// - with `item` (the content column of the list item holding `start`, see
+///   [`item_column`]; given where the whole text is at hand, the splitter's case): at a
+///   line indented 4 columns or more that the scanner, following the containers, does not
+///   read as indented code (a list item's paragraph), that line's indentation; in a list
+///   item's text, with a line 4 or more columns deep after it, the item's content column.
+///
+/// 0 otherwise. Without `item` (the chunker, which holds only the end of the text: a
+/// look back for the item there misreads what compaction cut), only fences count.
+pub(crate) fn item_dedent(
+    scanner: &MarkdownScanner,
+    text: &str,
+    start: usize,
+    end: usize,
+    line_start: bool,
+    item: Option<impl FnOnce() -> usize>,
+) -> usize {
+    let fence = scanner
+        .fence_at(start)
+        .or_else(|| scanner.fence_at(start + 1).filter(|f| f.start == start));
+    if let Some(f) = fence {
+        return deep_prefix(&f.marker);
+    }
+    let Some(item) = item else {
+        return 0;
+    };
+    let bytes = text.as_bytes();
+    if line_start {
+        let own = bytes[start.min(bytes.len())..]
+            .iter()
+            .take_while(|&&b| b == b' ')
+            .count();
+        let content = bytes
+            .get(start + own)
+            .is_some_and(|b| !b" \t\r\n".contains(b));
+        if own >= 4 && content && scanner.indented_at(start + own).is_none() {
+            return own;
+        }
+    }
+    // A piece that starts in a list item's text: its lines 4 or more columns deep would
+    // read as indented code at the top level.
+    if !deep_line_after(&text[start..end.max(start)]) {
+        return 0;
+    }
+    let c = item();
+    // A piece that starts at a line with less indentation (the item's first line) holds
+    // the item whole.
+    match line_start && content_indent(&text[start..]).is_some_and(|own| own < c) {
+        true => 0,
+        false => c,
+    }
+}
+
+/// How far back [`item_column`] looks for a list item's first line.
+const ITEM_LOOK_BACK: usize = 2048;
+
+/// Whether a line of `piece` after its first is indented 4 columns or more: only then
+/// does a list item's content column matter at a message's start.
+fn deep_line_after(piece: &str) -> bool {
+    piece
+        .split('\n')
+        .skip(1)
+        .any(|line| content_indent(line).is_some_and(|c| c >= 4))
+}
+
+/// The content column of the innermost list item (list items only, no quote) that holds
+/// byte `start` of `text`, read back over at most [`ITEM_LOOK_BACK`] bytes: `Some(0)` when
+/// there is none, `None` when the text held cannot tell (it begins after the item's first
+/// line might be: `text_starts` says whether `text[0]` starts the whole text,
+/// `starts_line` whether it starts a line). A line is in an item when it is the item's
+/// first line or every non-blank line from the item's first line down to it is indented at
+/// least to the content column (a lazy continuation line indented less is not followed:
+/// none is found then).
+pub(crate) fn item_column(
+    text: &str,
+    start: usize,
+    text_starts: bool,
+    starts_line: bool,
+) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let floor = start.saturating_sub(ITEM_LOOK_BACK);
+    // The least indentation of the non-blank lines passed.
+    let mut least = usize::MAX;
+    let from = start.min(bytes.len());
+    // The line holding `start` counts whole.
+    let mut end = memchr::memchr(b'\n', &bytes[from..]).map_or(bytes.len(), |i| from + i);
+    loop {
+        let nl = memchr::memrchr(b'\n', &bytes[floor..end]);
+        let line_start = nl.map_or(floor, |i| floor + i + 1);
+        if nl.is_none() && (floor > 0 || !starts_line) {
+            return None;
+        }
+        let line = &text[line_start..end];
+        if least == usize::MAX && line.trim_start_matches([' ', '\t']).starts_with('>') {
+            // In a quote: not list items only.
+            return Some(0);
+        }
+        if let Some(indent) = content_indent(line) {
+            if let Some(c) = item_content_column(line)
+                && least >= c
+            {
+                return Some(c);
+            }
+            if indent == 0 {
+                return Some(0);
+            }
+            least = least.min(indent);
+        }
+        if line_start == 0 {
+            return text_starts.then_some(0);
+        }
+        end = line_start - 1;
+    }
+}
+
+/// The content column of the list item that `line` opens (indented less than 4 columns,
+/// a marker `-`, `*`, `+`, `1.`, `1)` followed by 1 to 4 spaces, or by 5 or more: then
+/// one counts), or `None`.
+fn item_content_column(line: &str) -> Option<usize> {
+    let bytes = line.as_bytes();
+    let indent = bytes.iter().take_while(|&&b| b == b' ').count();
+    if indent > 3 {
+        return None;
+    }
+    let rest = &bytes[indent..];
+    let digits = rest
+        .iter()
+        .take(10)
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    let marker = match rest.first()? {
+        b'-' | b'*' | b'+' => 1,
+        b'0'..=b'9' if digits <= 9 && matches!(rest.get(digits), Some(b'.' | b')')) => digits + 1,
+        _ => return None,
+    };
+    let spaces = rest[marker..].iter().take_while(|&&b| b == b' ').count();
+    let after = rest.get(marker + spaces);
+    if spaces == 0 || after.is_none_or(|b| matches!(b, b'\n' | b'\r')) {
+        return None;
+    }
+    Some(indent + marker + if spaces <= 4 { spaces } else { 1 })
+}
+
+/// The prefix columns of `marker` when they push it to 4 columns or more and hold only
+/// spaces (list items alone); 0 otherwise.
+///
+/// Under a quote in list items (`     > ` before the fence) it is the spaces before the
+/// first `>`, when they reach 4 columns (the `>` itself would read as indented code).
+fn deep_prefix(marker: &FenceMarker) -> usize {
+    let prefix = marker.prefix.as_str();
+    let lead = prefix.bytes().take_while(|&b| b == b' ').count();
+    match prefix.as_bytes().get(lead) {
+        None if lead > 0 && lead + marker.indent >= 4 => lead,
+        Some(b'>') if lead >= 4 => lead,
+        _ => 0,
+    }
+}
+
+/// Builds a piece's text as [`build_piece`](super::cut::build_piece) does, with every line
+/// de-indented by up to `cols` columns (see [`Block::dedent`](super::block::Block::dedent)).
+/// `line_start` says whether `source` starts a line of the original text. Returns the
+/// byte lengths of the synthetic head and tail as shown.
+pub(crate) fn build_dedented_piece(
+    source: &str,
+    line_start: bool,
+    reopen: Option<Reopen<'_>>,
+    close: Option<FenceMarker>,
+    cols: usize,
+    out: &mut String,
+) -> (usize, usize) {
+    let mut head = String::new();
+    if let Some(r) = reopen {
+        r.push_to(&mut head);
+    }
+    dedent_into(&head, cols, true, out);
+    let head_len = out.len();
+    let source_at_line_start = match head.is_empty() {
+        true => line_start,
+        false => line_start && head.ends_with('\n'),
+    };
+    let cols = dedent_into(source, cols, source_at_line_start, out);
+    let before = out.len();
+    if let Some(m) = close {
+        let mut tail = String::from("\n");
+        m.push_close(&mut tail);
+        dedent_into(&tail, cols, false, out);
+    }
+    (head_len, out.len() - before)
+}
+
+/// Appends `text` with up to `cols` leading columns of spaces and tabs taken off each line
+/// that starts in it (its first line too when `at_line_start`).
+///
+/// A line that starts in `text` with content indented fewer than `cols` columns has left
+/// the item, for an outer one or the top level: from it on, `cols` is its indentation (it
+/// and the lines after it are shown relative to where it stands). Returns the columns in
+/// force at the end (for a synthetic closing line after `text`).
+pub(crate) fn dedent_into(
+    text: &str,
+    mut cols: usize,
+    at_line_start: bool,
+    out: &mut String,
+) -> usize {
+    for (k, line) in text.split_inclusive('\n').enumerate() {
+        if cols == 0 || (k == 0 && !at_line_start) {
+            out.push_str(line);
+            continue;
+        }
+        if let Some(own) = content_indent(line) {
+            cols = cols.min(own);
+        }
+        let bytes = line.as_bytes();
+        let (mut col, mut i) = (0, 0);
+        while i < bytes.len() && col < cols {
+            let next = match bytes[i] {
+                b'\t' => col + 4 - col % 4,
+                b' ' => col + 1,
+                _ => break,
+            };
+            i += 1;
+            if next > cols {
+                out.extend(std::iter::repeat_n(' ', next - cols));
+            }
+            col = next;
+        }
+        out.push_str(&line[i..]);
+    }
+    cols
+}
+
+/// The columns of de-indentation in force at the end of `block`, whose source is
+/// `text[block.source]`: its [`Block::dedent`](super::block::Block::dedent), lowered by
+/// every line that left the item. A block that goes on from this one reads as it did
+/// apart only if it is de-indented by as much.
+pub(crate) fn end_columns(block: &super::block::Block, text: &str) -> usize {
+    let mut cols = block.dedent;
+    let Some(source) = text.get(block.source.clone()) else {
+        return cols;
+    };
+    let start = block.source.start;
+    let head = &block.text[..block.head_len.min(block.text.len())];
+    let at_line = (start == 0 || text.as_bytes()[start - 1] == b'\n')
+        && (head.is_empty() || head.ends_with('\n'));
+    for (k, line) in source.split_inclusive('\n').enumerate() {
+        if cols == 0 {
+            break;
+        }
+        if k == 0 && !at_line {
+            continue;
+        }
+        if let Some(own) = content_indent(line) {
+            cols = cols.min(own);
+        }
+    }
+    cols
+}
+
+/// `block` (its source `text[block.source]`) as it reads de-indented by `cols` columns
+/// instead of its own [`Block::dedent`](super::block::Block::dedent): what it shows where
+/// it goes on from text de-indented by `cols` (0: shown as written), as when the coalescer
+/// joins it to a message that did not start in its item. `None` when its synthetic start
+/// cannot be told back (only a reopened fence line, or none, can).
+pub(crate) fn redented(
+    block: &super::block::Block,
+    text: &str,
+    cols: usize,
+) -> Option<super::block::Block> {
+    let source = text.get(block.source.clone())?;
+    let d = block.dedent;
+    let head = block.text.get(..block.head_len)?;
+    let tail = block
+        .text
+        .get(block.text.len().checked_sub(block.tail_len)?..)?;
+    if head.contains('\t') || tail.contains('\t') {
+        return None;
+    }
+    // A reopened fence line (and the quote prefix after it) lost exactly `d` columns (they
+    // stand at the fence's depth).
+    let head = match (d, block.fence_reopened) {
+        (0, _) => head.to_owned(),
+        (_, true) => head
+            .split_inclusive('\n')
+            .map(|line| format!("{}{line}", " ".repeat(d)))
+            .collect(),
+        (_, false) if head.is_empty() => String::new(),
+        _ => return None,
+    };
+    let mut out = String::with_capacity(block.text.len() + d * 4);
+    dedent_into(&head, cols, true, &mut out);
+    let head_len = out.len();
+    let start = block.source.start;
+    let at_line = (start == 0 || text.as_bytes()[start - 1] == b'\n')
+        && (head.is_empty() || head.ends_with('\n'));
+    let end_cols = dedent_into(source, cols, at_line, &mut out);
+    let before = out.len();
+    match tail.strip_prefix('\n').filter(|_| block.fence_closed) {
+        // The closing line lost exactly the columns in force at the end.
+        Some(line) => {
+            out.push('\n');
+            let line = format!("{}{line}", " ".repeat(end_columns(block, text)));
+            dedent_into(&line, end_cols, true, &mut out);
+        }
+        None => out.push_str(tail),
+    }
+    let tail_len = out.len() - before;
+    let mut b = block.clone();
+    b.text = out;
+    b.head_len = head_len;
+    b.tail_len = tail_len;
+    b.dedent = cols;
+    Some(b)
+}
+
+/// The columns of indentation before `line`'s content; `None` for a blank line.
+fn content_indent(line: &str) -> Option<usize> {
+    let mut col = 0;
+    for b in line.bytes() {
+        match b {
+            b' ' => col += 1,
+            b'\t' => col += 4 - col % 4,
+            b'\n' | b'\r' => return None,
+            _ => return Some(col),
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::dedent_into;
+
+    fn dedent(text: &str, cols: usize, at_line_start: bool) -> String {
+        let mut out = String::new();
+        dedent_into(text, cols, at_line_start, &mut out);
+        out
+    }
+
+    #[test]
+    fn lines_lose_at_most_the_columns() {
+        assert_eq!(
+            dedent("    ```sh\n      x\n  y\nz", 4, true),
+            "```sh\n  x\ny\nz"
+        );
+        assert_eq!(dedent("ab  \n    c", 4, false), "ab  \nc");
+        assert_eq!(dedent("\tx\n  \tx", 3, true), " x\n x");
+        // A line with content indented less has left the item: the rest is shown
+        // relative to it.
+        assert_eq!(dedent("    a\n  b\n    c", 4, true), "a\nb\n  c");
+        assert_eq!(dedent("    a\n```\n    c", 4, true), "a\n```\n    c");
+        assert_eq!(dedent("\n\n   \r\n", 2, true), "\n\n \r\n");
+    }
+}

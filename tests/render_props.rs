@@ -488,7 +488,7 @@ proptest! {
     /// The rendering rule on the engine's messages, where every structure fits the limit
     /// (rows and links under 200 chars, limits of 300 and more).
     #[test]
-    #[ignore = "issue 16: tables, list- and quote-nested fences, links and emphasis across cuts"]
+    #[ignore = "issue 16 (what is left): with broken (never closed) emphasis, a streaming cut takes an opening `**` as open and closes it, so the message shows bold where the reply shows literal asterisks; and the defect-2 remainders below"]
     fn engine_messages_render_as_the_reply(
         seed in any::<u64>(),
         blocks in 1usize..14,
@@ -509,7 +509,7 @@ proptest! {
 
     /// The rendering rule on the platform splitter's pieces.
     #[test]
-    #[ignore = "issue 16: tables, list- and quote-nested fences, links and emphasis across cuts"]
+    #[ignore = "issue 16 (what is left): a piece that starts with an item paragraph's lazy line before `3. …` shows the number as text (an ordered item not numbered 1 cannot interrupt a paragraph)"]
     fn splitter_pieces_render_as_the_reply(
         seed in any::<u64>(),
         blocks in 1usize..14,

@@ -2188,7 +2188,6 @@ fn cli_chunk_blocks_of_prose_and_code_render_alike() {
 }
 
 #[test]
-#[ignore = "issue 16 defect 1: `chunk` cuts a long table without repeating its header"]
 fn cli_chunk_blocks_of_a_long_table_render_as_tables() {
     chunk_blocks_render_alike("replies/travel-plan-7kb-table.md");
 }

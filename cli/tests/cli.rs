@@ -2081,15 +2081,7 @@ fn cli_defect_harness_shows_what_the_engine_sends() {
     defects::check(&split, &cli_messages(&split)).unwrap_or_else(|e| panic!("{e}"));
 }
 
-#[test]
-fn cli_defect_1a_table_header_and_delimiter_stay_together() {
-    cli_holds("1a");
-}
-
-#[test]
-fn cli_defect_1b_every_part_of_a_long_table_has_its_header() {
-    cli_holds("1b");
-}
+defects::numbered_defect_tests!(cli_holds);
 
 /// `demo` streams the 7 KB travel plan on Telegram at its default pace: every message whose
 /// first line is a table row must start with the table's header row.
@@ -2119,51 +2111,6 @@ fn cli_defect_1_demo_shows_the_header_first_in_every_table_message() {
             );
         }
     }
-}
-
-#[test]
-fn cli_defect_2_a_fence_in_a_list_item_stays_code() {
-    cli_holds("2");
-}
-
-#[test]
-fn cli_defect_3_a_long_link_stays_a_link() {
-    cli_holds("3");
-}
-
-#[test]
-fn cli_defect_4_a_long_bold_sentence_stays_bold() {
-    cli_holds("4");
-}
-
-#[test]
-fn cli_defect_5_a_long_code_span_stays_code() {
-    cli_holds("5");
-}
-
-#[test]
-fn cli_defect_6a_prefix_before_a_backtick_fence() {
-    cli_holds("6a");
-}
-
-#[test]
-fn cli_defect_6b_prefix_before_a_tilde_fence() {
-    cli_holds("6b");
-}
-
-#[test]
-fn cli_defect_7_a_too_long_opening_line_is_reopened_bare() {
-    cli_holds("7");
-}
-
-#[test]
-fn cli_defect_8a_line_cap_never_sends_fence_lines_alone() {
-    cli_holds("8a");
-}
-
-#[test]
-fn cli_defect_8b_line_cap_does_not_cut_words() {
-    cli_holds("8b");
 }
 
 /// `chunk` blocks of `file` (in `tests/data`) at `--min 400 --max 600`, judged against the

@@ -373,3 +373,70 @@ fn no_message_of_fence_lines_only(messages: &[String]) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// One `#[test]` per numbered defect, in a module `numbered_defects` of the including test
+/// file, each calling its `$holds(id)` (which runs the case through that file's face and
+/// panics with the judge's account when the user would not see what the reply shows).
+#[allow(unused_macros)]
+macro_rules! numbered_defect_tests {
+    ($holds:ident) => {
+        mod numbered_defects {
+            #[test]
+            fn defect_1a_table_header_and_delimiter_stay_together() {
+                super::$holds("1a");
+            }
+
+            #[test]
+            fn defect_1b_every_part_of_a_long_table_has_its_header() {
+                super::$holds("1b");
+            }
+
+            #[test]
+            fn defect_2_a_fence_in_a_list_item_stays_code() {
+                super::$holds("2");
+            }
+
+            #[test]
+            fn defect_3_a_long_link_stays_a_link() {
+                super::$holds("3");
+            }
+
+            #[test]
+            fn defect_4_a_long_bold_sentence_stays_bold() {
+                super::$holds("4");
+            }
+
+            #[test]
+            fn defect_5_a_long_code_span_stays_code() {
+                super::$holds("5");
+            }
+
+            #[test]
+            fn defect_6a_prefix_before_a_backtick_fence() {
+                super::$holds("6a");
+            }
+
+            #[test]
+            fn defect_6b_prefix_before_a_tilde_fence() {
+                super::$holds("6b");
+            }
+
+            #[test]
+            fn defect_7_a_too_long_opening_line_is_reopened_bare() {
+                super::$holds("7");
+            }
+
+            #[test]
+            fn defect_8a_line_cap_never_sends_fence_lines_alone() {
+                super::$holds("8a");
+            }
+
+            #[test]
+            fn defect_8b_line_cap_does_not_cut_words() {
+                super::$holds("8b");
+            }
+        }
+    };
+}
+#[allow(unused_imports)]
+pub(crate) use numbered_defect_tests;

@@ -450,6 +450,9 @@ pub(crate) fn posted_within_measured(
     if units <= limit && cannot_grow(markdown, format, options.quote) {
         return (true, None);
     }
+    if posted_bound(markdown, format, options.quote, metric).is_some_and(|b| b <= limit) {
+        return (true, None);
+    }
     let (posted, measured) = measure(markdown, format, options, metric);
     (posted <= limit, measured)
 }
@@ -466,6 +469,9 @@ pub(crate) fn posted_within(
 ) -> bool {
     let units = metric.len(markdown);
     if units <= limit && cannot_grow(markdown, format, options.quote) {
+        return true;
+    }
+    if posted_bound(markdown, format, options.quote, metric).is_some_and(|b| b <= limit) {
         return true;
     }
     posted_len(markdown, format, options, metric) <= limit
@@ -552,6 +558,144 @@ pub(crate) fn cannot_grow(markdown: &str, format: Format, quote: bool) -> bool {
     }
     true
 }
+
+/// An upper bound on [`posted_len`] of `markdown` in `format` (quoted whole when `quote`),
+/// found by one scan without rendering: never below the length posted, so a text whose
+/// bound is within a limit is within it once posted and needs no render to be measured.
+/// `None` when the text holds a table (`|`: a table laid out in `code` mode is padded to
+/// its widest cell, which no line-local bound covers); such a text is measured.
+///
+/// The bound is the Markdown's own length plus what a render can add, charged where it can
+/// be added (each charge counted in UTF-8 bytes, which no metric's unit is smaller than):
+/// per line a blank line between blocks, the list indentation of its nesting and a list
+/// marker (a bullet `•` or a renumbered `n. `), a rule drawn as its 10 box-drawing chars,
+/// and a grapheme an insertion may split; on Slack and WhatsApp also a code block's or a
+/// quote's markers and, per character that is escaped or wrapped there (`& < > @` and the
+/// emphasis markers), the escape and the zero-width space; on Slack a bare URL posted as
+/// `<url|label>` (its length again). A nesting level needs at least one char of the
+/// line's lead (indentation, markers, `>`), so the deepest nesting is at most the widest
+/// lead, a tab counted as 4 columns; a list's number is at most its start number plus
+/// the number of lines, so a renumbered marker grows by at most the digits of the line
+/// count plus one.
+pub(crate) fn posted_bound(
+    markdown: &str,
+    format: Format,
+    quote: bool,
+    metric: crate::LengthMetric,
+) -> Option<usize> {
+    let bytes = markdown.as_bytes();
+    if matches!(format, Format::Markdown) && !quote {
+        return Some(metric.len(markdown));
+    }
+    if memchr::memchr(b'|', bytes).is_some() {
+        return None;
+    }
+    let markers = matches!(format, Format::SlackMrkdwn | Format::Whatsapp);
+    let lines = memchr::memchr_iter(b'\n', bytes).count() + 1;
+    let digits = lines.ilog10() as usize + 1;
+    // Per nesting level: a marker of at most `digits + 1` more digits than written, its
+    // space, and a bullet's two extra bytes.
+    let level = digits + 4;
+    // Every line: a blank line before it, a grapheme split; on the marker formats a
+    // lazy quote line's `> `. A line with a lead may also start a list item.
+    let per_line = 2 + if markers { 4 } else { 0 };
+    let item = 2 * (digits + 2) + if markers { 8 } else { 0 };
+    let mut extra = lines * per_line + 8;
+    // The nesting a line can be at: its own lead, or the previous line's when it may be
+    // a lazy continuation (no blank line between).
+    let mut depth = 0usize;
+    // A fenced code block opened at the top level: its lines are posted as written.
+    let mut fence: Option<crate::text::markdown::FenceMarker> = None;
+    let mut start = 0;
+    for nl in memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len())) {
+        let text = &markdown[start..nl];
+        let line = &bytes[start..nl];
+        start = nl + 1;
+        if let Some(open) = &fence {
+            if open.is_closed_by(text) {
+                fence = None;
+            }
+            continue;
+        }
+        if depth == 0 && matches!(line.first(), Some(b'`' | b'~')) {
+            fence = crate::text::markdown::FenceMarker::parse_open(text);
+            if fence.is_some() {
+                continue;
+            }
+        }
+        let mut lead = 0usize;
+        let mut at = 0;
+        let mut rule_marks = false;
+        for &b in line {
+            match b {
+                b'\t' => lead += 4,
+                b' ' | b'>' | b'+' | b'.' | b')' | b'#' => lead += 1,
+                b'-' | b'*' | b'_' => {
+                    lead += 1;
+                    rule_marks = true;
+                }
+                b if b.is_ascii_digit() => lead += 1,
+                _ => break,
+            }
+            at += 1;
+        }
+        let rest = &line[at..];
+        if rest.is_empty() || rest == b"\r" {
+            if rule_marks {
+                extra += 32;
+            }
+            if lead == 0 || line.iter().all(|&b| matches!(b, b' ' | b'\t' | b'\r')) {
+                // A blank line: what follows at lead 0 is not nested.
+                depth = 0;
+                continue;
+            }
+        }
+        depth = depth.max(lead);
+        extra += depth * level + if lead > 0 { item } else { 0 };
+    }
+    if markers || matches!(format, Format::Discord) {
+        // Escapes and wrapped mentions, emphasis markers given a zero-width space.
+        extra += bytes
+            .iter()
+            .map(|&b| usize::from(ESCAPE_GROWTH[usize::from(b)]))
+            .sum::<usize>();
+    }
+    if matches!(format, Format::SlackMrkdwn) {
+        // A bare URL's label repeats it: its whole run of non-space bytes again, with
+        // `<`, `|` and `>` (a run holding two URLs is charged twice, more than needed).
+        for pattern in [&b"://"[..], &b"www."[..]] {
+            for at in memchr::memmem::find_iter(bytes, pattern) {
+                let is_space = |b: &u8| b.is_ascii_whitespace();
+                let before = bytes[..at]
+                    .iter()
+                    .rev()
+                    .take_while(|b| !is_space(b))
+                    .count();
+                let after = bytes[at..].iter().take_while(|b| !is_space(b)).count();
+                extra += before + after + 3;
+            }
+        }
+    }
+    Some(metric.len(markdown).saturating_add(extra))
+}
+
+/// What [`posted_bound`] charges a byte on the formats that escape or wrap it: `&` escaped
+/// twice (in a bare URL's target and label), `<` `>` likewise, a mention wrapped, an
+/// emphasis or code marker given a zero-width space.
+const ESCAPE_GROWTH: [u8; 256] = {
+    let mut t = [0u8; 256];
+    t[b'&' as usize] = 10;
+    t[b'<' as usize] = 8;
+    t[b'>' as usize] = 8;
+    t[b'@' as usize] = 6;
+    t[b'#' as usize] = 6;
+    t[b'!' as usize] = 6;
+    t[b'*' as usize] = 3;
+    t[b'_' as usize] = 3;
+    t[b'~' as usize] = 3;
+    t[b'`' as usize] = 3;
+    t
+};
 
 /// [`cannot_grow`] on Telegram: no line outside fenced code has a `|` or a risky start.
 /// The renderer opens a fence on any line [`FenceMarker::parse_open`] accepts at the start
@@ -742,6 +886,84 @@ mod growth_tests {
         "e\u{301}",
         "x",
     ];
+
+    /// More of what a render can grow: nested and renumbered lists, deep leads, URLs
+    /// full of escapes, mentions, emphasis inside words, rules.
+    const GROWING: &[&str] = &[
+        "\n  - ",
+        "\n    1. ",
+        "\n- - - ",
+        "\n\t- ",
+        "\n999999999. ",
+        "\n1) ",
+        "\n> - ",
+        "\n---\n",
+        "\n* * *\n",
+        "\n___\n",
+        "https://x.io/?a=1&b=<2>&c",
+        "www.y.io/&&",
+        "<https://z.io/&>",
+        "a**b**c",
+        "x_y_z",
+        "@channel",
+        "&&&",
+        "<<>>",
+        "# ",
+        "\n#",
+        "\n    code",
+        "```\n",
+        "\r\n\r\n",
+        "\n\n",
+        "\n",
+        " ",
+    ];
+
+    /// The scanned bound is never below the length posted, in every format, metric and
+    /// quoting, on random Markdown mixing [`PIECES`] and [`GROWING`].
+    #[test]
+    fn posted_bound_is_never_below_what_is_posted() {
+        let mut rng = fastrand::Rng::with_seed(29);
+        let mut checked = 0;
+        for _ in 0..20_000 {
+            let n = rng.usize(1..40);
+            let md: String = (0..n)
+                .map(|_| {
+                    if rng.bool() {
+                        PIECES[rng.usize(..PIECES.len())]
+                    } else {
+                        GROWING[rng.usize(..GROWING.len())]
+                    }
+                })
+                .collect();
+            for format in Format::ALL {
+                for quote in [false, true] {
+                    let options = RenderOptions {
+                        quote,
+                        ..RenderOptions::default()
+                    };
+                    let posted = match format {
+                        Format::Markdown if !quote => md.clone(),
+                        Format::TelegramHtml | Format::TelegramEntities => {
+                            styled(&md, options.table_mode_for(format), quote).text
+                        }
+                        _ => render(&md, format, &options).text,
+                    };
+                    for metric in LengthMetric::ALL {
+                        let Some(bound) = posted_bound(&md, format, quote, metric) else {
+                            continue;
+                        };
+                        checked += 1;
+                        let units = metric.len(&posted);
+                        assert!(
+                            bound >= units,
+                            "{format:?} quote {quote} {metric}: bound {bound} < {units}: {md:?}"
+                        );
+                    }
+                }
+            }
+        }
+        assert!(checked > 200_000, "{checked}");
+    }
 
     #[test]
     fn what_cannot_grow_renders_no_longer() {

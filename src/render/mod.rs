@@ -461,8 +461,8 @@ pub(crate) fn posted_within_measured(
 }
 
 /// Whether `markdown` posted in `format` is certainly within `limit` units of `metric`,
-/// checked cheaply when that can be shown without rendering (see [`cannot_grow`]), else by
-/// rendering it ([`posted_len`]).
+/// checked cheaply when that can be shown without rendering (see [`cannot_grow`] and
+/// [`posted_bound`]), else by rendering it ([`posted_len`]).
 pub(crate) fn posted_within(
     markdown: &str,
     format: Format,
@@ -491,7 +491,7 @@ pub(crate) fn posted_within(
 /// marker (`> ` repeated on lazy lines) or indented code; on Discord a mass mention (`@`);
 /// and no whole-message quote (`quote`) outside Telegram. Everything else a send holds
 /// renders no longer than written (markup is dropped or kept, links shrink to their text,
-/// fences and escapes go). Slack and WhatsApp are always measured (their markers and
+/// fences and escapes go). Slack and WhatsApp never pass (their markers and
 /// escapes can outgrow the Markdown in many small ways). On Telegram the lines of a fenced
 /// code block are not looked at (the code is posted as written, less its fences), found
 /// with the renderer's own fence rules ([`FenceMarker`](crate::text::markdown::FenceMarker));
@@ -505,7 +505,7 @@ pub(crate) fn cannot_grow(markdown: &str, format: Format, quote: bool) -> bool {
             return !quote && memchr::memchr2(b'|', b'@', markdown.as_bytes()).is_none();
         }
         // Marker formats add markers of their own (a code block's, a heading's) where
-        // Markdown had fewer or none: always measured.
+        // Markdown had fewer or none: never shown here (see [`posted_bound`]).
         Format::SlackMrkdwn | Format::Whatsapp => return false,
         _ => {}
     }

@@ -450,13 +450,19 @@ pub(crate) fn posted_within_measured(
     if units <= limit && cannot_grow(markdown, format, options.quote) {
         return (true, None);
     }
+    // A bound is never below the Markdown's own length: over the limit, it cannot help.
+    if units <= limit
+        && posted_bound(markdown, units, format, options.quote).is_some_and(|b| b <= limit)
+    {
+        return (true, None);
+    }
     let (posted, measured) = measure(markdown, format, options, metric);
     (posted <= limit, measured)
 }
 
 /// Whether `markdown` posted in `format` is certainly within `limit` units of `metric`,
-/// checked cheaply when that can be shown without rendering (see [`cannot_grow`]), else by
-/// rendering it ([`posted_len`]).
+/// checked cheaply when that can be shown without rendering (see [`cannot_grow`] and
+/// [`posted_bound`]), else by rendering it ([`posted_len`]).
 pub(crate) fn posted_within(
     markdown: &str,
     format: Format,
@@ -466,6 +472,12 @@ pub(crate) fn posted_within(
 ) -> bool {
     let units = metric.len(markdown);
     if units <= limit && cannot_grow(markdown, format, options.quote) {
+        return true;
+    }
+    // A bound is never below the Markdown's own length: over the limit, it cannot help.
+    if units <= limit
+        && posted_bound(markdown, units, format, options.quote).is_some_and(|b| b <= limit)
+    {
         return true;
     }
     posted_len(markdown, format, options, metric) <= limit
@@ -479,7 +491,7 @@ pub(crate) fn posted_within(
 /// marker (`> ` repeated on lazy lines) or indented code; on Discord a mass mention (`@`);
 /// and no whole-message quote (`quote`) outside Telegram. Everything else a send holds
 /// renders no longer than written (markup is dropped or kept, links shrink to their text,
-/// fences and escapes go). Slack and WhatsApp are always measured (their markers and
+/// fences and escapes go). Slack and WhatsApp never pass (their markers and
 /// escapes can outgrow the Markdown in many small ways). On Telegram the lines of a fenced
 /// code block are not looked at (the code is posted as written, less its fences), found
 /// with the renderer's own fence rules ([`FenceMarker`](crate::text::markdown::FenceMarker));
@@ -493,7 +505,7 @@ pub(crate) fn cannot_grow(markdown: &str, format: Format, quote: bool) -> bool {
             return !quote && memchr::memchr2(b'|', b'@', markdown.as_bytes()).is_none();
         }
         // Marker formats add markers of their own (a code block's, a heading's) where
-        // Markdown had fewer or none: always measured.
+        // Markdown had fewer or none: never shown here (see [`posted_bound`]).
         Format::SlackMrkdwn | Format::Whatsapp => return false,
         _ => {}
     }
@@ -552,6 +564,151 @@ pub(crate) fn cannot_grow(markdown: &str, format: Format, quote: bool) -> bool {
     }
     true
 }
+
+/// An upper bound on [`posted_len`] of `markdown` in `format` (quoted whole when `quote`),
+/// given `units`, the Markdown's own length in the metric counted, found by one scan
+/// without rendering: never below the length posted, so a text whose bound is within a
+/// limit is within it once posted and needs no render to be measured (the property test
+/// `posted_bound_is_never_below_what_is_posted` checks it on random Markdown). `None`
+/// when the text holds a table (`|`: a table laid out in `code` mode is padded to its
+/// widest cell, which no line-local charge covers); such a text is measured.
+///
+/// The bound is the Markdown's own length plus what a render can add, charged where it can
+/// be added (each charge counted in UTF-8 bytes, never fewer than a metric's units):
+/// per line a blank line between blocks and a grapheme an insertion may split; per line
+/// with a lead (indentation, list or quote markers, `#`) a list marker (a bullet `•` or a
+/// renumbered `n. `: a number is at most its start plus the number of lines, so at most
+/// the line count's digits plus one longer); per nesting level the list indentation, the
+/// nesting at most the line's lead (a level takes at least one char of it, a tab counted
+/// as 4) or, on a lazy line (no blank line since), the previous line's; a rule drawn as
+/// its 10 box-drawing chars; on Slack and WhatsApp a code block's or a quote's markers and,
+/// per char escaped or wrapped there (`& < >`, mentions, emphasis markers), the escape and
+/// a zero-width space; on Slack a bare URL's label (its run again, with `<`, `|`, `>`).
+/// The lines of a fenced code block opened at the top level (no lead since a blank line)
+/// are posted as written: only their escapes are charged.
+pub(crate) fn posted_bound(
+    markdown: &str,
+    units: usize,
+    format: Format,
+    quote: bool,
+) -> Option<usize> {
+    let bytes = markdown.as_bytes();
+    if matches!(format, Format::Markdown) && !quote {
+        return Some(units);
+    }
+    if memchr::memchr(b'|', bytes).is_some() {
+        return None;
+    }
+    let markers = matches!(format, Format::SlackMrkdwn | Format::Whatsapp);
+    // Counted in one pass, charged after it (the charges depend on the number of lines).
+    let mut lines = 0usize;
+    let mut lead_lines = 0usize;
+    let mut depths = 0usize;
+    let mut rules = 0usize;
+    // The nesting a line can be at: its own lead, or the previous line's when it may be
+    // a lazy continuation (no blank line between).
+    let mut depth = 0usize;
+    // A fenced code block opened at the top level: its lines are posted as written.
+    let mut fence: Option<crate::text::markdown::FenceMarker> = None;
+    let mut start = 0;
+    for nl in memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len())) {
+        let text = &markdown[start..nl];
+        let line = &bytes[start..nl];
+        start = nl + 1;
+        lines += 1;
+        if let Some(open) = &fence {
+            if open.is_closed_by(text) {
+                fence = None;
+            }
+            continue;
+        }
+        if depth == 0 && matches!(line.first(), Some(b'`' | b'~')) {
+            fence = crate::text::markdown::FenceMarker::parse_open(text);
+            if fence.is_some() {
+                continue;
+            }
+        }
+        let mut lead = 0usize;
+        let mut at = 0;
+        let mut rule_marks = false;
+        for &b in line {
+            match b {
+                b'\t' => lead += 4,
+                b' ' | b'>' | b'+' | b'.' | b')' | b'#' => lead += 1,
+                b'-' | b'*' | b'_' => {
+                    lead += 1;
+                    rule_marks = true;
+                }
+                b if b.is_ascii_digit() => lead += 1,
+                _ => break,
+            }
+            at += 1;
+        }
+        let rest = &line[at..];
+        if rest.is_empty() || rest == b"\r" {
+            rules += usize::from(rule_marks);
+            if lead == 0 || line.iter().all(|&b| matches!(b, b' ' | b'\t' | b'\r')) {
+                // A blank line: what follows at lead 0 is not nested.
+                depth = 0;
+                continue;
+            }
+        }
+        depth = depth.max(lead);
+        depths += depth;
+        lead_lines += usize::from(lead > 0);
+    }
+    let digits = lines.ilog10() as usize + 1;
+    // Per nesting level: a marker of at most `digits + 1` more digits than written, its
+    // space, and a bullet's two extra bytes.
+    let level = digits + 4;
+    // Every line: a blank line before it, a grapheme split; on the marker formats a
+    // lazy quote line's `> `. A line with a lead may also start a list item.
+    let per_line = 2 + if markers { 4 } else { 0 };
+    let item = 2 * (digits + 2) + if markers { 8 } else { 0 };
+    let mut extra = lines * per_line + depths * level + lead_lines * item + rules * 32 + 8;
+    if markers || matches!(format, Format::Discord) {
+        // Escapes and wrapped mentions, emphasis markers given a zero-width space.
+        extra += bytes
+            .iter()
+            .map(|&b| usize::from(ESCAPE_GROWTH[usize::from(b)]))
+            .sum::<usize>();
+    }
+    if matches!(format, Format::SlackMrkdwn) {
+        // A bare URL's label repeats it: its whole run of non-space bytes again, with
+        // `<`, `|` and `>` (a run holding two URLs is charged twice, more than needed).
+        for pattern in [&b"://"[..], &b"www."[..]] {
+            for at in memchr::memmem::find_iter(bytes, pattern) {
+                let is_space = |b: &u8| b.is_ascii_whitespace();
+                let before = bytes[..at]
+                    .iter()
+                    .rev()
+                    .take_while(|b| !is_space(b))
+                    .count();
+                let after = bytes[at..].iter().take_while(|b| !is_space(b)).count();
+                extra += before + after + 3;
+            }
+        }
+    }
+    Some(units.saturating_add(extra))
+}
+
+/// What [`posted_bound`] charges a byte on the formats that escape or wrap it: `&` escaped
+/// twice (in a bare URL's target and label), `<` `>` likewise, a mention wrapped, an
+/// emphasis or code marker given a zero-width space.
+const ESCAPE_GROWTH: [u8; 256] = {
+    let mut t = [0u8; 256];
+    t[b'&' as usize] = 10;
+    t[b'<' as usize] = 8;
+    t[b'>' as usize] = 8;
+    t[b'@' as usize] = 6;
+    t[b'#' as usize] = 6;
+    t[b'!' as usize] = 6;
+    t[b'*' as usize] = 3;
+    t[b'_' as usize] = 3;
+    t[b'~' as usize] = 3;
+    t[b'`' as usize] = 3;
+    t
+};
 
 /// [`cannot_grow`] on Telegram: no line outside fenced code has a `|` or a risky start.
 /// The renderer opens a fence on any line [`FenceMarker::parse_open`] accepts at the start
@@ -742,6 +899,84 @@ mod growth_tests {
         "e\u{301}",
         "x",
     ];
+
+    /// More of what a render can grow: nested and renumbered lists, deep leads, URLs
+    /// full of escapes, mentions, emphasis inside words, rules.
+    const GROWING: &[&str] = &[
+        "\n  - ",
+        "\n    1. ",
+        "\n- - - ",
+        "\n\t- ",
+        "\n999999999. ",
+        "\n1) ",
+        "\n> - ",
+        "\n---\n",
+        "\n* * *\n",
+        "\n___\n",
+        "https://x.io/?a=1&b=<2>&c",
+        "www.y.io/&&",
+        "<https://z.io/&>",
+        "a**b**c",
+        "x_y_z",
+        "@channel",
+        "&&&",
+        "<<>>",
+        "# ",
+        "\n#",
+        "\n    code",
+        "```\n",
+        "\r\n\r\n",
+        "\n\n",
+        "\n",
+        " ",
+    ];
+
+    /// The scanned bound is never below the length posted, in every format, metric and
+    /// quoting, on random Markdown mixing [`PIECES`] and [`GROWING`].
+    #[test]
+    fn posted_bound_is_never_below_what_is_posted() {
+        let mut rng = fastrand::Rng::with_seed(29);
+        let mut checked = 0;
+        for _ in 0..20_000 {
+            let n = rng.usize(1..40);
+            let md: String = (0..n)
+                .map(|_| {
+                    if rng.bool() {
+                        PIECES[rng.usize(..PIECES.len())]
+                    } else {
+                        GROWING[rng.usize(..GROWING.len())]
+                    }
+                })
+                .collect();
+            for format in Format::ALL {
+                for quote in [false, true] {
+                    let options = RenderOptions {
+                        quote,
+                        ..RenderOptions::default()
+                    };
+                    let posted = match format {
+                        Format::Markdown if !quote => md.clone(),
+                        Format::TelegramHtml | Format::TelegramEntities => {
+                            styled(&md, options.table_mode_for(format), quote).text
+                        }
+                        _ => render(&md, format, &options).text,
+                    };
+                    for metric in LengthMetric::ALL {
+                        let Some(bound) = posted_bound(&md, metric.len(&md), format, quote) else {
+                            continue;
+                        };
+                        checked += 1;
+                        let units = metric.len(&posted);
+                        assert!(
+                            bound >= units,
+                            "{format:?} quote {quote} {metric}: bound {bound} < {units}: {md:?}"
+                        );
+                    }
+                }
+            }
+        }
+        assert!(checked > 200_000, "{checked}");
+    }
 
     #[test]
     fn what_cannot_grow_renders_no_longer() {

@@ -925,13 +925,15 @@ mod tests {
     }
 
     /// A merge the coalescer had to render to measure hands that render on with the text
-    /// (the send posts it, not a second render); one it could prove without rendering, or
-    /// a text changed after it was measured, hands none on.
+    /// (the send posts it, not a second render); one it could prove without rendering (it
+    /// cannot grow, or its scanned bound is within the limit), or a text changed after it
+    /// was measured, hands none on.
     #[test]
     fn a_merged_text_carries_the_render_that_measured_it() {
+        // 35 chars posted as 35: within 36, but a list's bound is not.
         let config = CoalescerConfig {
             format: Format::TelegramHtml,
-            ..cfg(1, 400, BreakPreference::Paragraph)
+            ..cfg(1, 36, BreakPreference::Paragraph)
         };
         let options = config.render;
         let mut c = Coalescer::new(config);
@@ -949,6 +951,18 @@ mod tests {
             measured.into_rendered(),
             crate::render::render(&out[0].text, Format::TelegramHtml, &options)
         );
+
+        // Far within the limit the list's bound proves it fits: no render, none handed on.
+        let roomy = CoalescerConfig {
+            format: Format::TelegramHtml,
+            ..cfg(1, 400, BreakPreference::Paragraph)
+        };
+        let mut c = Coalescer::new(roomy);
+        let mut out = Vec::new();
+        feed(&mut c, src, &[0, 14, 31, src.len()], &mut out);
+        c.flush(&mut out);
+        assert_eq!(texts(&out), ["1. one & two\n\n2. three <four>\n\nfive"]);
+        assert_eq!(out[0].measured, None);
 
         // Plain paragraphs cannot grow: merged without a render, none handed on.
         let mut c = Coalescer::new(config);

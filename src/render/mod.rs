@@ -366,7 +366,9 @@ pub fn posted_len(
 /// other format keeps what is posted.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Measured {
-    form: MeasuredForm,
+    /// Boxed: a stage that may hold a render keeps one pointer inline, not a whole render
+    /// (the engine's inline size counts against its memory per stream).
+    form: Box<MeasuredForm>,
     /// The format and options it was rendered with, and the byte length of its Markdown:
     /// checked against the send before the render is posted.
     format: Format,
@@ -389,7 +391,7 @@ impl Measured {
 
     /// What is posted: the same as [`render`] of the Markdown measured.
     pub(crate) fn into_rendered(self) -> Rendered {
-        match self.form {
+        match *self.form {
             MeasuredForm::Rendered(r) => r,
             MeasuredForm::Styled(styled) => match self.format {
                 Format::TelegramHtml => Rendered {
@@ -430,7 +432,7 @@ pub(crate) fn measure(
         MeasuredForm::Rendered(r) => metric.len(&r.text),
     };
     let measured = Measured {
-        form,
+        form: Box::new(form),
         format,
         options: *options,
         markdown_len: markdown.len(),

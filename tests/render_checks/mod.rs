@@ -301,8 +301,13 @@ pub(crate) fn judge(markdown: &str) -> Vec<(char, Look)> {
                 }
                 _ => {}
             },
-            Event::Text(t) | Event::Html(t) | Event::InlineHtml(t) => {
-                // A table is laid out in a code block: its cells show no other markup.
+            ref e @ (Event::Text(ref t)
+            | Event::Html(ref t)
+            | Event::InlineHtml(ref t)
+            | Event::Code(ref t)) => {
+                let inline_code = matches!(e, Event::Code(_));
+                // Inline code, and text in a code block, show as code. A table is laid out
+                // in a code block: its cells show no other markup.
                 let l = if in_table {
                     Look {
                         code: true,
@@ -311,22 +316,7 @@ pub(crate) fn judge(markdown: &str) -> Vec<(char, Look)> {
                     }
                 } else {
                     Look {
-                        code: in_code_block,
-                        ..look.clone()
-                    }
-                };
-                push(&mut out, &t, &l);
-            }
-            Event::Code(t) => {
-                let l = if in_table {
-                    Look {
-                        code: true,
-                        quote: look.quote,
-                        ..Look::default()
-                    }
-                } else {
-                    Look {
-                        code: true,
+                        code: in_code_block || inline_code,
                         ..look.clone()
                     }
                 };

@@ -320,7 +320,7 @@ pub(crate) fn judge(markdown: &str) -> Vec<(char, Look)> {
                         ..look.clone()
                     }
                 };
-                push(&mut out, &t, &l);
+                push(&mut out, t, &l);
             }
             Event::Rule => push(
                 &mut out,

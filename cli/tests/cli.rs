@@ -2163,7 +2163,6 @@ fn cli_split_reports_pieces_de_indented_out_of_their_list_item() {
 }
 
 #[test]
-#[ignore = "issue 16 defect 2 (what is left): the chunker de-indents pieces that start in or at a list item's deep fence, not those that start in an item's paragraph 4+ columns deep (`    If rustup show` under `1. `), which still read as indented code; README design notes, container blocks"]
 fn cli_chunk_blocks_of_a_setup_guide_keep_its_code() {
     chunk_blocks_render_alike("replies/setup-guide-nested-fences.md");
 }

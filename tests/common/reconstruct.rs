@@ -251,10 +251,11 @@ impl Source {
             .iter()
             .map(|l| {
                 let prefix = &text[l.start..l.content];
+                // A lazy continuation line (no prefix) stays in its item.
                 let col = if prefix.contains('>') {
                     0
                 } else {
-                    columns(prefix)
+                    columns(prefix).max(l.item)
                 };
                 (l.start, col)
             })
@@ -501,7 +502,7 @@ fn match_send(
     if exact.is_ok() {
         return exact;
     }
-    if let Some(span) = match_send_dedented(src, cursor, text) {
+    if let Some(span) = match_send_dedented(src, cursor, text, rule.joiner) {
         return Ok(span);
     }
     let is_delim = |b: u8| matches!(b, b'`' | b'*' | b'_' | b'~');
@@ -529,7 +530,12 @@ fn match_send(
 /// else by the paragraph line's indentation; a reopening line and a closing line are
 /// de-indented alike. [`super::containers::dedent_lines`] says how lines are de-indented.
 /// Returns the span shown, or `None` when the send is not such a send.
-fn match_send_dedented(src: &Source, cursor: usize, text: &str) -> Option<(usize, usize)> {
+fn match_send_dedented(
+    src: &Source,
+    cursor: usize,
+    text: &str,
+    joiner: &str,
+) -> Option<(usize, usize)> {
     use super::containers::dedent_lines;
     let s = src.text.as_str();
     let n = src.next_non_sep(cursor);
@@ -572,6 +578,13 @@ fn match_send_dedented(src: &Source, cursor: usize, text: &str) -> Option<(usize
                     readings.push((columns(&s[line..n]), String::new(), line));
                 }
                 readings.extend(item.map(|c| (c, String::new(), n)));
+                // Indented code in the item (4 columns past its content column, after a
+                // blank line): shown from the line's start, its code indentation kept.
+                if let Some(c) = item.filter(|&c| columns(&s[line..n]) >= c + 4)
+                    && src.is_code_line(line)
+                {
+                    readings.push((c, String::new(), line));
+                }
             }
         },
         // In a list item's text: de-indented by the item's content column.
@@ -579,7 +592,7 @@ fn match_send_dedented(src: &Source, cursor: usize, text: &str) -> Option<(usize
     }
     readings
         .into_iter()
-        .find_map(|(cols, head, from)| dedented_span(src, text, cols, &head, from))
+        .find_map(|(cols, head, from)| dedented_span(src, text, cols, &head, from, joiner))
 }
 
 /// [`match_send_dedented`] for one reading: `text` is `head` then the source from `from`
@@ -590,11 +603,29 @@ fn dedented_span(
     cols: usize,
     head: &str,
     from: usize,
+    joiner: &str,
 ) -> Option<(usize, usize)> {
-    use super::containers::dedent_lines;
-    let s = src.text.as_str();
     let body = text.strip_prefix(head)?;
-    let first_line = from == 0 || s.as_bytes()[from - 1] == b'\n';
+    let first_line = from == 0 || src.text.as_bytes()[from - 1] == b'\n';
+    let end = dedented_walk(src, body, cols, from, first_line, joiner)?;
+    Some((from, end))
+}
+
+/// Matches `body` against the source from `from` de-indented by `cols` columns (its first
+/// line too when `first_line`), maybe ending with a synthetic closing line; at a text
+/// boundary with only separator whitespace after it, the body may go on with the joiner
+/// and the source after that whitespace, de-indented by the columns then in force (two
+/// blocks joined). Returns where the span ends in the source.
+fn dedented_walk(
+    src: &Source,
+    body: &str,
+    cols: usize,
+    from: usize,
+    first_line: bool,
+    joiner: &str,
+) -> Option<usize> {
+    use super::containers::{dedent_lines, dedent_lines_to};
+    let s = src.text.as_str();
     // The longest stretch of source from `from` whose de-indented text the body starts
     // with, line by line.
     let mut b = from;
@@ -629,7 +660,27 @@ fn dedented_span(
     }
     let rest = &body[shown.len()..];
     if rest.is_empty() {
-        return Some((from, b));
+        return Some(b);
+    }
+    // Two blocks joined at a text boundary: the joiner instead of the separator
+    // whitespace there.
+    let joined = src
+        .boundaries
+        .iter()
+        .filter(|&&q| q > from && q <= b && s[q..b].bytes().all(is_sep))
+        .find_map(|&q| {
+            let (view, cols) = dedent_lines_to(&s[from..q], cols, first_line);
+            let after = body.strip_prefix(view.as_str())?.strip_prefix(joiner)?;
+            let r = src.next_non_sep(q);
+            // The block after may start at its line's indentation.
+            let line = s[..r].rfind('\n').map_or(0, |i| i + 1).max(q);
+            [r, line].into_iter().find_map(|r| {
+                let first_line = r == 0 || s.as_bytes()[r - 1] == b'\n';
+                dedented_walk(src, after, cols, r, first_line, joiner)
+            })
+        });
+    if joined.is_some() {
+        return joined;
     }
     // A synthetic closing line: the stretch ends before a line break the body keeps.
     let end = b - usize::from(s[..b].ends_with('\n'));
@@ -642,7 +693,7 @@ fn dedented_span(
         first_line,
     );
     let want = &want[want.rfind('\n')? + 1..want.len() - 1];
-    (body.len() == kept.len() + 1 + close.len() && close == want).then_some((from, end))
+    (body.len() == kept.len() + 1 + close.len() && close == want).then_some(end)
 }
 
 /// [`match_send`] without synthetic inline delimiters.

@@ -630,7 +630,15 @@ fn match_send_dedented(
             }
         }
         None if n == line + ws => match src.fences.iter().find(|f| f.open_start == line) {
-            Some(f) => readings.push((deep(f)?, String::new(), line)),
+            Some(f) => {
+                let cols = deep(f)?;
+                readings.push((cols, String::new(), line));
+                // Joined to a message de-indented by fewer columns (an outer item's): the
+                // opening line keeps what is left of its indentation, 3 spaces at most.
+                let own = columns(&s[line..n]);
+                readings
+                    .extend((own.saturating_sub(3).max(1)..cols).map(|c| (c, String::new(), line)));
+            }
             None => {
                 // A paragraph line 4 or more deep shown from its start (by its own
                 // indentation), or from its text (by the item's column).

@@ -167,10 +167,18 @@ fn item_content_column(line: &str) -> Option<usize> {
 /// first `>`, when they reach 4 columns (the `>` itself would read as indented code).
 fn deep_prefix(marker: &FenceMarker) -> usize {
     let prefix = marker.prefix.as_str();
-    let lead = prefix.bytes().take_while(|&b| b == b' ').count();
+    let lead = prefix
+        .bytes()
+        .take_while(|&b| b == b' ' || b == b'\t')
+        .count();
+    // In columns: a tab in the items' indentation reaches the next multiple of 4.
+    let cols = prefix[..lead].bytes().fold(0, |c, b| match b {
+        b'\t' => c + 4 - c % 4,
+        _ => c + 1,
+    });
     match prefix.as_bytes().get(lead) {
-        None if lead > 0 && lead + marker.indent >= 4 => lead,
-        Some(b'>') if lead >= 4 => lead,
+        None if cols > 0 && cols + marker.indent >= 4 => cols,
+        Some(b'>') if cols >= 4 => cols,
         _ => 0,
     }
 }

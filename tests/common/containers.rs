@@ -382,7 +382,7 @@ pub(crate) fn read(text: &str, line_ends: &[usize]) -> (Vec<Line>, Vec<Fence>) {
 
 /// The content column of the innermost item of `stack` when it holds list items alone.
 fn item_of(stack: &[Cont]) -> usize {
-    match stack.iter().any(|c| *c == Cont::Quote) {
+    match stack.contains(&Cont::Quote) {
         true => 0,
         false => stack.last().map_or(0, |c| match c {
             Cont::Item(col) => *col,

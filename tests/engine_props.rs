@@ -759,7 +759,7 @@ fn run(s: &Script) -> Option<Run> {
         graphemes: true,
         all_fences_repairable: sources.iter().all(|src| {
             src.fence_markers().all(|m| {
-                !common::reconstruct::unrepairable(m, resolved.metric, resolved.text_limit)
+                common::reconstruct::repairs_balance(m, resolved.metric, resolved.text_limit)
             })
         }),
     };

@@ -845,8 +845,7 @@ reply_tests!(
 reply_tests!(
     engine_reply_kubernetes,
     splitter_reply_kubernetes,
-    "kubernetes-troubleshooting-deep-lists.md",
-    engine_ignored = "issue 16 (list-nested fences, defect 2): through the engine, a message that starts in a list item's paragraph (not in its fence) with code 4+ columns deep after it still shows that code as indented text: the chunker de-indents only pieces that start in or at a deep item fence (README design notes, container blocks)"
+    "kubernetes-troubleshooting-deep-lists.md"
 );
 
 reply_tests!(
@@ -864,8 +863,7 @@ reply_tests!(
 reply_tests!(
     engine_reply_python_debugging,
     splitter_reply_python_debugging,
-    "python-debugging-long-code.md",
-    engine_ignored = "issue 16 (list-nested fences, defect 2): through the engine, a message that starts in a list item's paragraph (not in its fence) with code 4+ columns deep after it still shows that code as indented text: the chunker de-indents only pieces that start in or at a deep item fence (README design notes, container blocks)"
+    "python-debugging-long-code.md"
 );
 
 reply_tests!(
@@ -902,8 +900,7 @@ reply_tests!(
 reply_tests!(
     engine_reply_setup_guide,
     splitter_reply_setup_guide,
-    "setup-guide-nested-fences.md",
-    engine_ignored = "issue 16 (list-nested fences, defect 2): through the engine, a message that starts in a list item's paragraph (not in its fence) with code 4+ columns deep after it still shows that code as indented text: the chunker de-indents only pieces that start in or at a deep item fence (README design notes, container blocks)"
+    "setup-guide-nested-fences.md"
 );
 
 reply_tests!(
@@ -923,8 +920,7 @@ reply_tests!(
 reply_tests!(
     engine_reply_systemd_guide,
     splitter_reply_systemd_guide,
-    "systemd-deploy-nested-guide.md",
-    engine_ignored = "issue 16 (list-nested fences, defect 2): through the engine, a message that starts in a list item's paragraph (not in its fence) with code 4+ columns deep after it still shows that code as indented text: the chunker de-indents only pieces that start in or at a deep item fence (README design notes, container blocks)"
+    "systemd-deploy-nested-guide.md"
 );
 
 reply_tests!(

@@ -2163,7 +2163,56 @@ fn cli_split_reports_pieces_de_indented_out_of_their_list_item() {
 }
 
 #[test]
-#[ignore = "issue 16 defect 2 (what is left): the chunker de-indents pieces that start in or at a list item's deep fence, not those that start in an item's paragraph 4+ columns deep (`    If rustup show` under `1. `), which still read as indented code; README design notes, container blocks"]
 fn cli_chunk_blocks_of_a_setup_guide_keep_its_code() {
     chunk_blocks_render_alike("replies/setup-guide-nested-fences.md");
+}
+
+#[test]
+fn cli_chunk_de_indents_a_block_starting_in_an_items_paragraph() {
+    // The second block starts in the middle of the item's paragraph, with the item's
+    // fence 4 columns deep after it: shown de-indented by the item's 3 columns, and says so.
+    let text = "1. Install rustup first. It takes a minute or two on a slow line. If rustup \
+show lists no toolchain, run this:\r\n    ```sh\r\n    rustup default stable\r\n    ```\r\n\
+2. Next step.";
+    let mut child = Command::new(BIN)
+        .args(["chunk", "-", "--min", "60", "--max", "100"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(text.as_bytes()).unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: Vec<(String, usize, usize, usize)> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(Piece::from_json)
+        .map(|p| (p.text, p.dedent, p.start, p.end))
+        .collect();
+    let second =
+        "If rustup show lists no toolchain, run this:\r\n ```sh\r\n rustup default stable\r\n ```";
+    assert_eq!(
+        got,
+        [
+            (
+                "1. Install rustup first. It takes a minute or two on a slow line.".to_owned(),
+                0,
+                0,
+                65
+            ),
+            (second.to_owned(), 3, 66, 157),
+            ("2. Next step.".to_owned(), 0, 159, 172),
+        ]
+    );
+    let texts: Vec<String> = got.into_iter().map(|g| g.0).collect();
+    render_judge::check_messages(text, &texts, &render_judge::Allow::default()).unwrap();
 }

@@ -11,6 +11,7 @@ use crate::stage::coalescer::{BlockMeta, CoalescedText, is_code_indent, reopened
 use crate::stage::directives::DirectiveEvent;
 use crate::stage::ledger::SourceSpan;
 use crate::text::block::Block;
+use crate::text::dedent::source_position;
 use crate::text::markdown::FenceMarker;
 use crate::text::markdown::is_indented_code_line;
 use crate::time::Time;
@@ -280,7 +281,13 @@ impl Engine {
             // Within the chunk size but over the channel's line cap: split it here, each
             // piece a block of the message in its own right.
             let pieces = self.splitter_for(lane).split(&block.text);
-            for piece in line_cap_pieces(&block, pieces) {
+            let source = match lane {
+                Lane::Answer => self.messages.last().map(|m| m.text.as_str()),
+                _ => None,
+            };
+            // (Collected: the message's text is read while the pieces are made.)
+            let pieces: Vec<Block> = line_cap_pieces(&block, source, pieces).collect();
+            for piece in pieces {
                 self.coalesce_block(piece, &meta, now);
             }
         }
@@ -387,24 +394,61 @@ impl Engine {
 /// whether the chunker or the splitter added them, and separators taken from the block's own
 /// text (the exact source between two pieces), the last piece's being the block's. The
 /// first piece carries the block's lead.
-fn line_cap_pieces(block: &Block, pieces: Vec<Block>) -> impl Iterator<Item = Block> + '_ {
+///
+/// `message` is the message's text that `block.source` indexes (`None` on lanes that keep
+/// none): a de-indented block's text ([`Block::dedent`]) is mapped back through it line by
+/// line ([`source_position`]), and each piece carries the columns in force where it starts.
+/// Without it such a block's text is taken as its source, clamped to it.
+fn line_cap_pieces<'a>(
+    block: &'a Block,
+    message: Option<&'a str>,
+    pieces: Vec<Block>,
+) -> impl Iterator<Item = Block> + 'a {
     let text = block.text.as_str();
     let content = block.source_in_text();
+    let de_indented = match message.and_then(|m| m.get(block.source.clone())) {
+        Some(source) if block.dedent > 0 => {
+            let start = block.source.start;
+            let line_start =
+                start == 0 || message.is_some_and(|m| m.as_bytes()[start - 1] == b'\n');
+            let head = &text[..content.start];
+            Some((
+                source,
+                line_start && (head.is_empty() || head.ends_with('\n')),
+            ))
+        }
+        _ => None,
+    };
+    // (byte of the message, columns of de-indentation in force there).
     let to_source = move |at: usize| {
-        block.source.start + (at.clamp(content.start, content.end) - content.start)
+        let rel = at.clamp(content.start, content.end) - content.start;
+        match de_indented {
+            Some((source, line_start)) => {
+                let (p, cols) = source_position(source, block.dedent, line_start, rel);
+                (block.source.start + p, cols)
+            }
+            None => (block.source.start + rel, block.dedent),
+        }
     };
     let starts: Vec<usize> = pieces.iter().skip(1).map(|p| p.source.start).collect();
     pieces.into_iter().enumerate().map(move |(i, piece)| {
+        let (start, cols) = to_source(piece.source.start);
+        let (end, _) = to_source(piece.source.end);
+        let ws = |gap: &str| {
+            gap.bytes()
+                .all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+        };
         let sep = match starts.get(i) {
-            Some(&next) => match text.get(piece.source.end..next) {
-                Some(gap)
-                    if gap
-                        .bytes()
-                        .all(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r')) =>
-                {
-                    gap.to_owned()
-                }
-                _ => piece.sep,
+            // The source between the two pieces, where it is only whitespace.
+            Some(&next) => match (de_indented, message) {
+                (Some(_), Some(m)) => match m.get(end..to_source(next).0) {
+                    Some(gap) if ws(gap) => gap.to_owned(),
+                    _ => piece.sep,
+                },
+                _ => match text.get(piece.source.end..next) {
+                    Some(gap) if ws(gap) => gap.to_owned(),
+                    _ => piece.sep,
+                },
             },
             None => block.sep.clone(),
         };
@@ -429,9 +473,10 @@ fn line_cap_pieces(block: &Block, pieces: Vec<Block>) -> impl Iterator<Item = Bl
             spans_reopened: piece.spans_reopened || (in_head && block.spans_reopened),
             spans_closed: piece.spans_closed
                 || (piece.source.end > content.end && block.spans_closed),
-            // Both de-indentations apply, one after the other.
-            dedent: block.dedent + piece.dedent,
-            source: to_source(piece.source.start)..to_source(piece.source.end),
+            // Both de-indentations apply, one after the other: the block's as it stands
+            // where the piece starts, then the splitter's.
+            dedent: cols + piece.dedent,
+            source: start..end,
             text: piece.text,
             lead,
             sep,

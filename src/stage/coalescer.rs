@@ -802,10 +802,17 @@ pub(crate) fn reopened_then_closed(text: &str, lead: usize) -> usize {
         return 0;
     }
     let reopen = &text[..lead - 1];
-    let rest = &text[lead..];
-    let first = rest.split('\n').next().unwrap_or("");
+    let line = text[lead..].split('\n').next().unwrap_or("");
+    // In a quote, the reopening line repeats the container prefix, and the fence's closing
+    // line carries the same one: the fence lines are read after it.
+    let prefix = reopen.len() - reopen.trim_start_matches([' ', '\t', '>']).len();
+    let quoted = reopen[..prefix].contains('>') && line.starts_with(&reopen[..prefix]);
+    let (reopen, first) = match quoted {
+        true => (&reopen[prefix..], &line[prefix..]),
+        false => (reopen, line),
+    };
     match FenceMarker::parse_open(reopen) {
-        Some(m) if m.is_closed_by(first) => lead + first.len(),
+        Some(m) if m.is_closed_by(first) => lead + line.len(),
         _ => 0,
     }
 }
@@ -851,6 +858,18 @@ fn starts_with_fence_line(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_quoted_reopen_followed_by_its_own_closer_is_seen() {
+        // The reopening line and the fence's closing line carry the quote prefix (CRLF).
+        let text = "   > ````\n   > ````\r\n\r\nafter";
+        assert_eq!(reopened_then_closed(text, 10), 10 + "   > ````\r".len());
+        assert_eq!(reopened_then_closed("```\n```\nafter", 4), 7);
+        // Code after the reopening line: no closer.
+        assert_eq!(reopened_then_closed("   > ````\n   > code\n", 10), 0);
+        // The rest of a code line after the prefix again: no line of its own.
+        assert_eq!(reopened_then_closed("> ```\n> ```", 8), 0);
+    }
 
     fn cfg(min: usize, max: usize, pref: BreakPreference) -> CoalescerConfig {
         CoalescerConfig {

@@ -65,9 +65,12 @@ pub struct Block {
     pub spans_closed: bool,
     /// Columns of indentation taken off the lines of `text` (0: none). Set on a piece that
     /// starts inside a list item's fenced code whose lines sit 4 or more columns deep (under
-    /// `1. ` a fence indented 4 spaces): shown at a message's start without its item, that
-    /// code would read as indented code, so the piece is shown as the item's content reads,
-    /// de-indented by the item's content column (SPEC §15, containers).
+    /// `1. ` a fence indented 4 spaces), or anywhere in a list item's text (a paragraph, the
+    /// middle of one, a paragraph line 4 or more columns deep) with lines 4 or more columns
+    /// deep after it: shown at a message's start without its item, those lines would read
+    /// as indented code, so the piece is shown as the item's content reads, de-indented by
+    /// the item's content column (a deep paragraph line it starts at: by that line's
+    /// indentation) (SPEC §15, containers).
     ///
     /// Exactly: every line of `text` that starts a line (after a `"\n"` of `text`, and its
     /// first line when `source` starts a line of the original text and no synthetic head

@@ -1218,8 +1218,8 @@ impl BlockChunker {
             self.start,
             end,
             line_start,
-            // (A list item's text is not followed here: see the README's design notes.)
-            None::<fn() -> usize>,
+            // The scanner followed the containers as it read the lines.
+            Some(|| self.scanner.item_column_at(self.start)),
         );
         let mut head_len = reopen.map_or(0, |r| r.cost(LengthMetric::Bytes));
         let mut tail_len = close.map_or(0, |m| m.close_len() + 1);

@@ -33,7 +33,7 @@
 //! Searches run backward from the end of the window and stop at its start, so their cost is
 //! bounded by the window, never by the text.
 
-use super::limits::{Limits, widest_grapheme};
+use super::limits::{Limits, widest_char, widest_grapheme};
 use super::markdown::inline::SpanDelims;
 use super::markdown::{CodeSpan, FenceMarker, FenceSpan, IndentedSpan, MarkdownScanner, TableSpan};
 use super::metric::{
@@ -835,8 +835,10 @@ fn cut_before_line(text: &str, start: usize, line_start: usize) -> Option<Cut> {
 
 /// Whether the piece that starts at byte `at` of `text`, inside a fence with `marker`, goes
 /// on in the middle of a line of its code in a block quote (the prefix holds a `>`), and
-/// `limits` leave room for the prefix after the longest reopening line, the closing line
-/// and the widest cluster.
+/// `limits` leave room for the prefix after the reopening line and the closing line, as
+/// [`Limits::repair`] asks for a reopened fence: room for the widest cluster after the
+/// fence's own opening line, for one char after the bare marker (a cluster wider than the
+/// room left is then cut at a char boundary: the limit wins).
 ///
 /// `line` is the reopening line (`None`: the bare marker).
 pub(crate) fn quoted_after(
@@ -846,12 +848,19 @@ pub(crate) fn quoted_after(
     line: Option<&str>,
     at: usize,
 ) -> bool {
-    let mid_line = at > 0 && at < text.len() && text.as_bytes()[at - 1] != b'\n';
+    // (A piece that starts with the line's break holds nothing more of the line.)
+    let mid_line = at > 0
+        && at < text.len()
+        && text.as_bytes()[at - 1] != b'\n'
+        && !matches!(text.as_bytes()[at], b'\n' | b'\r');
     let reopen = line.map_or(marker.close_len(), |l| limits.metric.len(l)) + 1;
+    let room = match line {
+        Some(_) => widest_grapheme(limits.metric),
+        None => widest_char(limits.metric),
+    };
     mid_line
         && marker.prefix.as_str().contains('>')
-        && reopen + marker.prefix.len() + marker.close_len() + 1 + widest_grapheme(limits.metric)
-            <= limits.max
+        && reopen + marker.prefix.len() + marker.close_len() + 1 + room <= limits.max
 }
 
 /// The synthetic text a piece starts with when it continues code cut in the previous one.

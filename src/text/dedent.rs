@@ -17,14 +17,15 @@ use super::markdown::{FenceMarker, MarkdownScanner};
 ///   only (the prefix is spaces; in a quote in items, the spaces before its `>`) and the
 ///   fence would read as indented code without them (prefix and indentation reach 4
 ///   columns);
-/// - with `item` (the content column of the list item holding `start`, see
-///   [`item_column`]; given where the whole text is at hand, the splitter's case): at a
-///   line indented 4 columns or more that the scanner, following the containers, does not
-///   read as indented code (a list item's paragraph), that line's indentation; in a list
-///   item's text, with a line 4 or more columns deep after it, the item's content column.
+/// - with `item` (the content column of the list items holding `start`: the chunker
+///   asks its scanner, which followed the containers line by line
+///   ([`MarkdownScanner::item_column_at`]), the splitter looks back over the whole text
+///   ([`item_column`])): at a line indented 4 columns or more that the scanner,
+///   following the containers, does not read as indented code (a list item's paragraph),
+///   that line's indentation; in a list item's text, with a line 4 or more columns deep
+///   after it, the item's content column.
 ///
-/// 0 otherwise. Without `item` (the chunker, which holds only the end of the text: a
-/// look back for the item there misreads what compaction cut), only fences count.
+/// 0 otherwise. Without `item`, only fences count.
 pub(crate) fn item_dedent(
     scanner: &MarkdownScanner,
     text: &str,
@@ -166,10 +167,18 @@ fn item_content_column(line: &str) -> Option<usize> {
 /// first `>`, when they reach 4 columns (the `>` itself would read as indented code).
 fn deep_prefix(marker: &FenceMarker) -> usize {
     let prefix = marker.prefix.as_str();
-    let lead = prefix.bytes().take_while(|&b| b == b' ').count();
+    let lead = prefix
+        .bytes()
+        .take_while(|&b| b == b' ' || b == b'\t')
+        .count();
+    // In columns: a tab in the items' indentation reaches the next multiple of 4.
+    let cols = prefix[..lead].bytes().fold(0, |c, b| match b {
+        b'\t' => c + 4 - c % 4,
+        _ => c + 1,
+    });
     match prefix.as_bytes().get(lead) {
-        None if lead > 0 && lead + marker.indent >= 4 => lead,
-        Some(b'>') if lead >= 4 => lead,
+        None if cols > 0 && cols + marker.indent >= 4 => cols,
+        Some(b'>') if cols >= 4 => cols,
         _ => 0,
     }
 }
@@ -224,26 +233,65 @@ pub(crate) fn dedent_into(
             out.push_str(line);
             continue;
         }
-        if let Some(own) = content_indent(line) {
-            cols = cols.min(own);
-        }
-        let bytes = line.as_bytes();
-        let (mut col, mut i) = (0, 0);
-        while i < bytes.len() && col < cols {
-            let next = match bytes[i] {
-                b'\t' => col + 4 - col % 4,
-                b' ' => col + 1,
-                _ => break,
-            };
-            i += 1;
-            if next > cols {
-                out.extend(std::iter::repeat_n(' ', next - cols));
-            }
-            col = next;
-        }
-        out.push_str(&line[i..]);
+        let (taken, pad);
+        (cols, taken, pad) = line_cut(line, cols);
+        out.extend(std::iter::repeat_n(' ', pad));
+        out.push_str(&line[taken..]);
     }
     cols
+}
+
+/// How [`dedent_into`] de-indents `line` (one that starts a line) with `cols` in force:
+/// (the columns in force from this line on, the bytes of indentation taken off, the spaces
+/// put back for a tab that crossed the columns).
+fn line_cut(line: &str, mut cols: usize) -> (usize, usize, usize) {
+    if let Some(own) = content_indent(line) {
+        cols = cols.min(own);
+    }
+    let bytes = line.as_bytes();
+    let (mut col, mut i, mut pad) = (0, 0, 0);
+    while i < bytes.len() && col < cols {
+        let next = match bytes[i] {
+            b'\t' => col + 4 - col % 4,
+            b' ' => col + 1,
+            _ => break,
+        };
+        i += 1;
+        pad = next.saturating_sub(cols);
+        col = next;
+    }
+    (cols, i, pad)
+}
+
+/// Where byte `at` of `source` de-indented by [`dedent_into`] (`cols`, `at_line_start`)
+/// lies in `source`, and the columns of de-indentation in force there: (byte of `source`,
+/// columns). A position at a line's start maps to the start of the source line (its
+/// indentation goes with what follows), one in a line's text to the same text in the
+/// source. So a stretch of the de-indented text that starts and ends at such positions
+/// shows the source between them de-indented by the columns in force at its start.
+pub(crate) fn source_position(
+    source: &str,
+    mut cols: usize,
+    at_line_start: bool,
+    at: usize,
+) -> (usize, usize) {
+    let (mut from, mut shown) = (0, 0);
+    for (k, line) in source.split_inclusive('\n').enumerate() {
+        let (mut taken, mut pad) = (0, 0);
+        if cols > 0 && (k > 0 || at_line_start) {
+            (cols, taken, pad) = line_cut(line, cols);
+        }
+        let len = pad + line.len() - taken;
+        if at < shown + len || (at == shown && len == 0) {
+            return match at - shown {
+                0 => (from, cols),
+                d => (from + taken + d.saturating_sub(pad), cols),
+            };
+        }
+        from += line.len();
+        shown += len;
+    }
+    (source.len(), cols)
 }
 
 /// The columns of de-indentation in force at the end of `block`, whose source is
@@ -366,5 +414,27 @@ mod tests {
         assert_eq!(dedent("    a\n  b\n    c", 4, true), "a\nb\n  c");
         assert_eq!(dedent("    a\n```\n    c", 4, true), "a\n```\n    c");
         assert_eq!(dedent("\n\n   \r\n", 2, true), "\n\n \r\n");
+    }
+
+    #[test]
+    fn positions_map_back_to_the_source() {
+        use super::source_position;
+        // " b" lowers the columns to 1, so "  c" shows " c".
+        let source = "   a\n b\n  c";
+        assert_eq!(dedent(source, 3, true), "a\nb\n c");
+        let at = |p| source_position(source, 3, true, p);
+        assert_eq!(at(0), (0, 3));
+        assert_eq!(at(1), (4, 3));
+        assert_eq!(at(2), (5, 1));
+        assert_eq!(at(4), (8, 1));
+        assert_eq!(at(5), (10, 1));
+        assert_eq!(at(6), (11, 1));
+        // A first line that does not start a line keeps its indentation.
+        assert_eq!(source_position("  x\n  y", 2, false, 2), (2, 2));
+        assert_eq!(source_position("  x\n  y", 2, false, 4), (4, 2));
+        assert_eq!(source_position("  x\n  y", 2, false, 5), (7, 2));
+        // A tab that crosses the columns: its pad maps after it.
+        assert_eq!(dedent("\tx", 2, true), "  x");
+        assert_eq!(source_position("\tx", 2, true, 2), (1, 2));
     }
 }

@@ -47,6 +47,9 @@ pub(crate) struct Line {
     pub(crate) content: usize,
     /// An opening or closing fence line.
     pub(crate) fence_line: bool,
+    /// The content column of the innermost list item the line lies in, lazily or not,
+    /// when every container it lies in is a list item (0 otherwise).
+    pub(crate) item: usize,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -234,6 +237,7 @@ pub(crate) fn read(text: &str, line_ends: &[usize]) -> (Vec<Line>, Vec<Fence>) {
                         end,
                         content: start + i,
                         fence_line: true,
+                        item: item_of(&stack),
                     });
                     paragraph = false;
                     continue;
@@ -243,6 +247,7 @@ pub(crate) fn read(text: &str, line_ends: &[usize]) -> (Vec<Line>, Vec<Fence>) {
                     end,
                     content: start + i,
                     fence_line: false,
+                    item: item_of(&stack),
                 });
                 continue;
             }
@@ -355,6 +360,7 @@ pub(crate) fn read(text: &str, line_ends: &[usize]) -> (Vec<Line>, Vec<Fence>) {
                     end,
                     content: start + i,
                     fence_line: true,
+                    item: item_of(&stack),
                 });
             }
             None => {
@@ -365,12 +371,24 @@ pub(crate) fn read(text: &str, line_ends: &[usize]) -> (Vec<Line>, Vec<Fence>) {
                     end,
                     content: start + i,
                     fence_line: false,
+                    item: item_of(&stack),
                 });
             }
         }
     }
     fences.extend(open);
     (out, fences)
+}
+
+/// The content column of the innermost item of `stack` when it holds list items alone.
+fn item_of(stack: &[Cont]) -> usize {
+    match stack.contains(&Cont::Quote) {
+        true => 0,
+        false => stack.last().map_or(0, |c| match c {
+            Cont::Item(col) => *col,
+            Cont::Quote => 0,
+        }),
+    }
 }
 
 /// The fence still open at the end of `text`, if any.
@@ -386,6 +404,16 @@ pub(crate) fn open_at_end(text: &str) -> Option<Fence> {
 /// `cols` is its indentation.
 #[allow(dead_code)]
 pub(crate) fn dedent_lines(source: &str, cols: usize, first_starts_line: bool) -> String {
+    dedent_lines_to(source, cols, first_starts_line).0
+}
+
+/// [`dedent_lines`], with the columns still in force at the end of `source` (lowered by
+/// every line that left the item).
+pub(crate) fn dedent_lines_to(
+    source: &str,
+    cols: usize,
+    first_starts_line: bool,
+) -> (String, usize) {
     let mut cols = cols;
     let mut out = String::new();
     for (i, line) in source.split_inclusive('\n').enumerate() {
@@ -422,7 +450,7 @@ pub(crate) fn dedent_lines(source: &str, cols: usize, first_starts_line: bool) -
         }
         out.push_str(rest);
     }
-    out
+    (out, cols)
 }
 
 /// What `b` must show between its synthetic edges for its source in `text`: the source

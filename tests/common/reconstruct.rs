@@ -251,10 +251,11 @@ impl Source {
             .iter()
             .map(|l| {
                 let prefix = &text[l.start..l.content];
+                // A lazy continuation line (no prefix) stays in its item.
                 let col = if prefix.contains('>') {
                     0
                 } else {
-                    columns(prefix)
+                    columns(prefix).max(l.item)
                 };
                 (l.start, col)
             })
@@ -338,7 +339,12 @@ impl Source {
     /// limit wins): its closing line is only ever shown as source text, by the send that
     /// holds it.
     fn shown_closer(&self, cursor: usize, rule: &Rule) -> Option<std::ops::Range<usize>> {
-        let n = self.next_non_sep(cursor);
+        let mut n = self.next_non_sep(cursor);
+        // (A closing line indented in its list item starts at its indentation.)
+        let line = self.text[..n].rfind('\n').map_or(0, |i| i + 1);
+        if line >= cursor && self.text[line..n].bytes().all(|b| b == b' ' || b == b'\t') {
+            n = line;
+        }
         let f = self.inside(n)?;
         if f.close_start != Some(n) || unrepairable(f.marker, rule.metric, rule.limit) {
             return None;
@@ -425,15 +431,43 @@ pub(crate) struct Span {
 /// around even one char (its marker is wider than the standard form the smallest limits
 /// are made for, "   ```"): then it is cut plainly (the limit wins, SPEC §9).
 pub(crate) fn unrepairable(m: Marker, metric: LengthMetric, limit: usize) -> bool {
-    let widest_char = match metric {
+    2 * (m.prefix + m.indent + m.len + 1) + widest_char(metric) > limit
+}
+
+/// The widest char in `metric` units.
+fn widest_char(metric: LengthMetric) -> usize {
+    match metric {
         LengthMetric::Bytes => 4,
         LengthMetric::Utf16 => 2,
         _ => 1,
-    };
-    // In a quote, the prefix again after the reopening line, before the rest of a code line
-    // cut in its middle.
+    }
+}
+
+/// Whether every send holding code of the fence with marker `m` keeps its fences balanced:
+/// it can be repaired, and in a quote, the quote prefix fits again after the reopening line
+/// before the rest of a code line cut in its middle (where it does not, the rest goes on
+/// without it and leaves the quote, and the fence with it: a known limit).
+pub(crate) fn repairs_balance(m: Marker, metric: LengthMetric, limit: usize) -> bool {
     let quoted = if m.quoted { m.prefix } else { 0 };
-    2 * (m.prefix + m.indent + m.len + 1) + quoted + widest_char > limit
+    2 * (m.prefix + m.indent + m.len + 1) + quoted + widest_char(metric) <= limit
+}
+
+/// Whether a cluster `widest` units wide fits whole in a piece that goes on in the middle
+/// of a code line of the fence with marker `m`: after the bare reopening line and, in a
+/// quote, the quote prefix where it fits, before the closing line. Where it does not, the library cuts it
+/// at a char boundary (the limit wins, as for any cluster wider than a piece's room).
+pub(crate) fn cluster_fits_in_fence(
+    m: Marker,
+    metric: LengthMetric,
+    limit: usize,
+    widest: usize,
+) -> bool {
+    let quoted = match m.quoted && repairs_balance(m, metric, limit) {
+        true => m.prefix,
+        false => 0,
+    };
+    unrepairable(m, metric, limit)
+        || 2 * (m.prefix + m.indent + m.len + 1) + quoted + widest <= limit
 }
 
 /// Checks what every send must satisfy on its own: not empty, within the limit and the line
@@ -501,20 +535,25 @@ fn match_send(
     if exact.is_ok() {
         return exact;
     }
-    if let Some(span) = match_send_dedented(src, cursor, text) {
+    if let Some(span) = match_send_dedented(src, cursor, text, rule.joiner) {
         return Ok(span);
     }
     let is_delim = |b: u8| matches!(b, b'`' | b'*' | b'_' | b'~');
     let bytes = text.as_bytes();
     let head_max = bytes.iter().take_while(|&&b| is_delim(b)).count();
     let tail_max = bytes.iter().rev().take_while(|&&b| is_delim(b)).count();
-    for h in 0..=head_max.min(6) {
-        for t in 0..=tail_max.min(6) {
+    // (Broken emphasis nests deep: each `**` never closed stays open, and all are
+    // reopened and closed again, as far as the limit leaves room.)
+    for h in 0..=head_max.min(16) {
+        for t in 0..=tail_max.min(16) {
             if h + t == 0 || h + t >= bytes.len() {
                 continue;
             }
             let body = &text[h..text.len() - t];
             if let Ok(span) = match_send_exact(src, cursor, body, rule) {
+                return Ok(span);
+            }
+            if let Some(span) = match_send_dedented(src, cursor, body, rule.joiner) {
                 return Ok(span);
             }
         }
@@ -529,7 +568,12 @@ fn match_send(
 /// else by the paragraph line's indentation; a reopening line and a closing line are
 /// de-indented alike. [`super::containers::dedent_lines`] says how lines are de-indented.
 /// Returns the span shown, or `None` when the send is not such a send.
-fn match_send_dedented(src: &Source, cursor: usize, text: &str) -> Option<(usize, usize)> {
+fn match_send_dedented(
+    src: &Source,
+    cursor: usize,
+    text: &str,
+    joiner: &str,
+) -> Option<(usize, usize)> {
     use super::containers::dedent_lines;
     let s = src.text.as_str();
     let n = src.next_non_sep(cursor);
@@ -555,16 +599,46 @@ fn match_send_dedented(src: &Source, cursor: usize, text: &str) -> Option<(usize
             let open = format!("{prefix}{}", &s[f.open_start + prefix.len()..f.open_end]);
             let open = strip_cr(&open).to_owned();
             let head = format!("{}\n", dedent_lines(&open, cols, true));
+            // Or the bare marker, where the opening line leaves no room.
+            let bare = format!("{}\n", dedent_lines(&f.close_line(s), cols, true));
             // The code after the cut: from a line start between the cursor and `n`.
             let from = (cursor..=n)
                 .rev()
                 .find(|&p| p == 0 || s.as_bytes()[p - 1] == b'\n')
                 .filter(|&p| p >= cursor)
                 .unwrap_or(n);
-            readings.push((cols, head, from));
+            // (Spaces after a cut in a code line's middle are code; so is what is left of
+            // its indentation where the limit left no room for all of it.)
+            let froms = [from, cursor]
+                .into_iter()
+                .filter(|&p| p == from || (p < n && !s[p..n].contains('\n')))
+                .chain(
+                    (from.max(cursor) + 1..n)
+                        .filter(|&p| s[p..n].bytes().all(|b| b == b' ' || b == b'\t')),
+                );
+            // In the middle of a code line in a quote, the quote prefix again after the
+            // reopening line (de-indented alike).
+            let quoted = |line: &str| dedent_lines(&format!("{line}\n{prefix}"), cols, true);
+            let mut heads = vec![head.clone(), bare.clone()];
+            if prefix.contains('>') {
+                heads.extend([quoted(&open), quoted(&f.close_line(s))]);
+            }
+            for from in froms {
+                for head in &heads {
+                    readings.push((cols, head.clone(), from));
+                }
+            }
         }
         None if n == line + ws => match src.fences.iter().find(|f| f.open_start == line) {
-            Some(f) => readings.push((deep(f)?, String::new(), line)),
+            Some(f) => {
+                let cols = deep(f)?;
+                readings.push((cols, String::new(), line));
+                // Joined to a message de-indented by fewer columns (an outer item's): the
+                // opening line keeps what is left of its indentation, 3 spaces at most.
+                let own = columns(&s[line..n]);
+                readings
+                    .extend((own.saturating_sub(3).max(1)..cols).map(|c| (c, String::new(), line)));
+            }
             None => {
                 // A paragraph line 4 or more deep shown from its start (by its own
                 // indentation), or from its text (by the item's column).
@@ -572,6 +646,13 @@ fn match_send_dedented(src: &Source, cursor: usize, text: &str) -> Option<(usize
                     readings.push((columns(&s[line..n]), String::new(), line));
                 }
                 readings.extend(item.map(|c| (c, String::new(), n)));
+                // Indented code in the item (4 columns past its content column, after a
+                // blank line): shown from the line's start, its code indentation kept.
+                if let Some(c) = item.filter(|&c| columns(&s[line..n]) >= c + 4)
+                    && src.is_code_line(line)
+                {
+                    readings.push((c, String::new(), line));
+                }
             }
         },
         // In a list item's text: de-indented by the item's content column.
@@ -579,7 +660,7 @@ fn match_send_dedented(src: &Source, cursor: usize, text: &str) -> Option<(usize
     }
     readings
         .into_iter()
-        .find_map(|(cols, head, from)| dedented_span(src, text, cols, &head, from))
+        .find_map(|(cols, head, from)| dedented_span(src, text, cols, &head, from, joiner))
 }
 
 /// [`match_send_dedented`] for one reading: `text` is `head` then the source from `from`
@@ -590,15 +671,35 @@ fn dedented_span(
     cols: usize,
     head: &str,
     from: usize,
+    joiner: &str,
 ) -> Option<(usize, usize)> {
+    let body = text.strip_prefix(head)?;
+    let first_line = from == 0 || src.text.as_bytes()[from - 1] == b'\n';
+    let end = dedented_walk(src, body, cols, from, first_line, joiner)?;
+    Some((from, end))
+}
+
+/// Matches `body` against the source from `from` de-indented by `cols` columns (its first
+/// line too when `first_line`), maybe ending with a synthetic closing line; at a text
+/// boundary with only separator whitespace after it, the body may go on with the joiner
+/// and the source after that whitespace, de-indented by the columns then in force (two
+/// blocks joined). Returns where the span ends in the source.
+fn dedented_walk(
+    src: &Source,
+    body: &str,
+    cols: usize,
+    from: usize,
+    first_line: bool,
+    joiner: &str,
+) -> Option<usize> {
     use super::containers::dedent_lines;
     let s = src.text.as_str();
-    let body = text.strip_prefix(head)?;
-    let first_line = from == 0 || s.as_bytes()[from - 1] == b'\n';
     // The longest stretch of source from `from` whose de-indented text the body starts
-    // with, line by line.
+    // with, line by line; and, past it, the longest start of the next line it goes on
+    // with (a cut in the line's middle). Each is tried as the end.
     let mut b = from;
     let mut shown = String::new();
+    let mut part = None;
     for piece in s[from..].split_inclusive('\n') {
         let next = format!("{}{piece}", &s[from..b]);
         let view = dedent_lines(&next, cols, first_line);
@@ -607,9 +708,7 @@ fn dedented_span(
             shown = view;
             continue;
         }
-        // The last line, in part: the longest start of it the body goes on with (a cut in
-        // its middle).
-        let part = piece
+        part = piece
             .char_indices()
             .skip(1)
             .map(|(k, _)| k)
@@ -618,22 +717,58 @@ fn dedented_span(
             .filter_map(|k| {
                 let view =
                     dedent_lines(&format!("{}{}", &s[from..b], &piece[..k]), cols, first_line);
-                body.starts_with(&view).then_some((k, view))
+                body.starts_with(&view).then_some((b + k, view))
             })
             .last();
-        if let Some((k, view)) = part {
-            b += k;
-            shown = view;
-        }
         break;
     }
+    let ends = part.into_iter().chain([(b, shown)]);
+    ends.into_iter()
+        .find_map(|(b, shown)| dedented_end(src, body, cols, from, first_line, joiner, b, &shown))
+}
+
+/// [`dedented_walk`] where the body shows the source `from..b` as `shown`: the end of the
+/// span, when the rest of the body is nothing, a joined block, or a synthetic closing line.
+#[allow(clippy::too_many_arguments)]
+fn dedented_end(
+    src: &Source,
+    body: &str,
+    cols: usize,
+    from: usize,
+    first_line: bool,
+    joiner: &str,
+    b: usize,
+    shown: &str,
+) -> Option<usize> {
+    use super::containers::{dedent_lines, dedent_lines_to};
+    let s = src.text.as_str();
     let rest = &body[shown.len()..];
     if rest.is_empty() {
-        return Some((from, b));
+        return Some(b);
+    }
+    // Two blocks joined at a text boundary: the joiner instead of the separator
+    // whitespace there.
+    let joined = src
+        .boundaries
+        .iter()
+        .filter(|&&q| q > from && q <= b && s[q..b].bytes().all(is_sep))
+        .find_map(|&q| {
+            let (view, cols) = dedent_lines_to(&s[from..q], cols, first_line);
+            let after = body.strip_prefix(view.as_str())?.strip_prefix(joiner)?;
+            let r = src.next_non_sep(q);
+            // The block after may start at its line's indentation.
+            let line = s[..r].rfind('\n').map_or(0, |i| i + 1).max(q);
+            [r, line].into_iter().find_map(|r| {
+                let first_line = r == 0 || s.as_bytes()[r - 1] == b'\n';
+                dedented_walk(src, after, cols, r, first_line, joiner)
+            })
+        });
+    if joined.is_some() {
+        return joined;
     }
     // A synthetic closing line: the stretch ends before a line break the body keeps.
     let end = b - usize::from(s[..b].ends_with('\n'));
-    let kept = shown.strip_suffix('\n').unwrap_or(&shown);
+    let kept = shown.strip_suffix('\n').unwrap_or(shown);
     let close = body[kept.len()..].strip_prefix('\n')?;
     let f = src.open_at(end).or_else(|| src.container_ended_at(end))?;
     let want = dedent_lines(
@@ -642,7 +777,7 @@ fn dedented_span(
         first_line,
     );
     let want = &want[want.rfind('\n')? + 1..want.len() - 1];
-    (body.len() == kept.len() + 1 + close.len() && close == want).then_some((from, end))
+    (body.len() == kept.len() + 1 + close.len() && close == want).then_some(end)
 }
 
 /// [`match_send`] without synthetic inline delimiters.
@@ -714,7 +849,10 @@ fn match_send_exact(
             // In the middle of a code line in a quote, the quote prefix goes on before the
             // rest of the line (else the line would leave the quote, and the fence).
             let prefix = f.prefix(&src.text);
-            let mid_line = n > 0 && src.text.as_bytes()[n - 1] != b'\n' && cursor == n;
+            // (The cut may fall before spaces of the line: they are code, after the prefix.)
+            let mid_line = cursor > 0
+                && src.text.as_bytes()[cursor - 1] != b'\n'
+                && !src.text[cursor..n].contains('\n');
             match rest.strip_prefix(prefix.as_str()) {
                 Some(after) if mid_line && prefix.contains('>') => after,
                 _ => rest,

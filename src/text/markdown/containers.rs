@@ -274,6 +274,20 @@ impl Containers {
         usize::from(self.depth)
     }
 
+    /// The content column of the innermost of the first `depth` open containers when they
+    /// are all list items (the sum of their widths), 0 when one is a quote: how far a line
+    /// of their content may be indented before it would read as indented code without them.
+    pub(crate) fn item_column(&self, depth: usize) -> usize {
+        let mut col = 0;
+        for c in &self.stack[..depth.min(self.depth())] {
+            match *c {
+                Container::Quote => return 0,
+                Container::Item { width } => col += usize::from(width),
+            }
+        }
+        col
+    }
+
     /// Reads the prefixes of the first `limit` open containers on the line at `line`:
     /// (how many it carries, the cursor after them). `None` when the text ends first.
     fn carried(&self, bytes: &[u8], line: usize, limit: usize) -> Option<(usize, Cursor)> {

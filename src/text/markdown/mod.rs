@@ -422,6 +422,10 @@ pub(crate) struct MarkdownScanner {
     /// The current line's container prefixes, once read (reading them again would read
     /// the containers it opens twice).
     content: Option<LineContent>,
+    /// Where the list-item content column (see [`MarkdownScanner::item_column_at`])
+    /// changes: (the start of the line from which it holds, the column), in order; before
+    /// the first entry it is 0. One entry per change, not per line.
+    item_columns: Vec<(usize, u16)>,
     /// A paragraph is open: the last line was paragraph text (a line leaving its
     /// containers may continue it lazily).
     paragraph: bool,
@@ -457,6 +461,7 @@ impl MarkdownScanner {
             inline: InlineScanner::new(),
             containers: Containers::default(),
             content: None,
+            item_columns: Vec::new(),
             paragraph: false,
         }
     }
@@ -494,6 +499,7 @@ impl MarkdownScanner {
         self.inline.reset();
         self.containers.reset();
         self.content = None;
+        self.item_columns.clear();
         self.paragraph = false;
     }
 
@@ -589,6 +595,28 @@ impl MarkdownScanner {
             .partition_point(|f| f.start < p || (f.continued && f.start <= p));
         let f = self.fences[..i].last()?;
         f.contains_cut(p).then_some(f)
+    }
+
+    /// The content column of the list items (list items alone: 0 in a quote, and outside
+    /// any item) whose content holds the line with byte `p`, as the containers were read
+    /// (lazy continuation lines included): the columns a message that starts there takes
+    /// off its lines to show them as the item shows them (see `text::dedent`). A line not
+    /// yet read counts as the line before it.
+    pub(crate) fn item_column_at(&self, p: usize) -> usize {
+        let i = self.item_columns.partition_point(|&(at, _)| at <= p);
+        self.item_columns[..i]
+            .last()
+            .map_or(0, |&(_, c)| usize::from(c))
+    }
+
+    /// Records the list-item content column of the line just read (its containers were).
+    fn note_item_column(&mut self, depth: u8) {
+        let col = self.containers.item_column(usize::from(depth));
+        let col = col.min(usize::from(u16::MAX)) as u16;
+        let last = self.item_columns.last().map_or(0, |&(_, c)| c);
+        if col != last {
+            self.item_columns.push((self.line_start, col));
+        }
     }
 
     /// The inline code span that a cut at `p` would fall inside, if any.
@@ -906,6 +934,15 @@ impl MarkdownScanner {
             c.end = c.end.map(|e| e - n);
         }
         self.indented_end = self.indented_end.saturating_sub(n);
+        // The last change at or before `n` still holds there.
+        let keep_k = self
+            .item_columns
+            .partition_point(|&(at, _)| at <= n)
+            .saturating_sub(1);
+        self.item_columns.drain(..keep_k);
+        for (at, _) in &mut self.item_columns {
+            *at = at.saturating_sub(n);
+        }
         if let Some((s, l)) = self.run {
             self.run = Some((s.saturating_sub(n), l));
         }
@@ -961,6 +998,7 @@ impl MarkdownScanner {
             {
                 Some(c) => {
                     self.content = Some(c);
+                    self.note_item_column(c.depth);
                     if c.opened {
                         // The content of a new list item or quote starts a new block.
                         self.code_may_start = true;

@@ -1,0 +1,381 @@
+//! A message that starts inside a list item's text (a paragraph line, the middle of one, a
+//! deep paragraph line) with code or a quote 4+ columns deep after it (SPEC §15,
+//! containers; issue 16 defect 2): alone, those lines would read as indented code, so the
+//! piece is shown de-indented by the item's content column (`Block::dedent`), wherever in
+//! the item it starts. Through the public API: the chunker (whole text and 1-byte deltas),
+//! the engine on a simulated chat (with and without a line cap), and the platform splitter.
+//!
+//! Judged by this file's expected texts, the blocks' exactness (`lead + source + sep`
+//! rebuilds the reply; each block's text is its source de-indented, read by the tests' own
+//! reader) and the rendering judge (pulldown-cmark), never by the library's scanner.
+
+mod common;
+
+use common::render_judge::{Allow, check_messages};
+use replystream::sim::Sim;
+use replystream::{
+    Block, BlockChunker, BreakPreference, ChunkerConfig, Config, Engine, Input, Lane, LengthMetric,
+    PlatformSplitter, SplitConfig, SplitMode,
+};
+
+/// The chunker's blocks of `text` fed in deltas of `delta` bytes (at char boundaries).
+fn chunk(text: &str, min: usize, max: usize, delta: usize) -> Vec<Block> {
+    let config = ChunkerConfig {
+        min,
+        max,
+        break_preference: BreakPreference::Paragraph,
+        flush_on_paragraph: false,
+        metric: LengthMetric::Chars,
+    };
+    let mut chunker = BlockChunker::new(config).expect("valid config");
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < text.len() {
+        let mut end = (at + delta).min(text.len());
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        chunker.push(&text[at..end], &mut out);
+        at = end;
+    }
+    chunker.flush(&mut out);
+    out
+}
+
+/// Checks that `blocks` rebuild `text` exactly, that each shows its source between its
+/// synthetic edges (de-indented by its `dedent`), and that each renders, alone, as its
+/// stretch of the reply renders.
+fn holds(text: &str, blocks: &[Block]) {
+    let mut rebuilt = String::new();
+    for b in blocks {
+        rebuilt.push_str(&b.lead);
+        rebuilt.push_str(&text[b.source.clone()]);
+        rebuilt.push_str(&b.sep);
+        assert_eq!(
+            b.text[b.source_in_text()],
+            common::containers::expected_shown(text, b),
+            "block {b:#?}"
+        );
+    }
+    assert_eq!(rebuilt, text);
+    let shown: Vec<String> = blocks.iter().map(|b| b.text.clone()).collect();
+    if let Err(e) = check_messages(text, &shown, &Allow::default()) {
+        panic!("{e}\nblocks: {shown:#?}");
+    }
+}
+
+/// The blocks' texts and `dedent`s, the same whether the text comes whole or byte by byte.
+fn chunked(text: &str, min: usize, max: usize) -> Vec<(String, usize)> {
+    let whole = chunk(text, min, max, text.len());
+    holds(text, &whole);
+    let bytewise = chunk(text, min, max, 1);
+    assert_eq!(bytewise, whole, "1-byte deltas differ");
+    whole.into_iter().map(|b| (b.text, b.dedent)).collect()
+}
+
+fn owned(v: &[(&str, usize)]) -> Vec<(String, usize)> {
+    v.iter().map(|(t, d)| (t.to_string(), *d)).collect()
+}
+
+const SETUP: &str = "1. Install rustup first. It takes a minute or two on a slow line. \
+If rustup show lists no toolchain, run this:\n    ```sh\n    rustup default stable\n    ```\n\
+2. Next step.";
+
+#[test]
+fn a_block_starting_in_an_items_paragraph_shows_the_code_after_it_as_code() {
+    // The second block starts in the middle of the item's paragraph: its fence, 4 columns
+    // deep, is de-indented by the item's 3 columns (alone, 4 spaces after a paragraph
+    // line would make it paragraph text).
+    assert_eq!(
+        chunked(SETUP, 60, 100),
+        owned(&[
+            (
+                "1. Install rustup first. It takes a minute or two on a slow line.",
+                0
+            ),
+            (
+                "If rustup show lists no toolchain, run this:\n ```sh\n rustup default stable\n ```",
+                3
+            ),
+            ("2. Next step.", 0),
+        ])
+    );
+}
+
+#[test]
+fn crlf_and_a_paren_marker_are_read_alike() {
+    let text = SETUP.replace('\n', "\r\n").replace("1. ", "1) ");
+    let text = text.replace("2. ", "2) ");
+    assert_eq!(
+        chunked(&text, 60, 100),
+        owned(&[
+            (
+                "1) Install rustup first. It takes a minute or two on a slow line.",
+                0
+            ),
+            (
+                "If rustup show lists no toolchain, run this:\r\n ```sh\r\n rustup default stable\r\n ```",
+                3
+            ),
+            ("2) Next step.", 0),
+        ])
+    );
+}
+
+#[test]
+fn a_wide_marker_and_a_deep_paragraph_line() {
+    // Under `10. ` the content column is 4: the item's second paragraph stands 4 columns
+    // in, and a block that starts there shows it from its text.
+    let text = "10. Install rustup first. It takes a minute or two on a slow line.\n\n    \
+If rustup show lists no toolchain, run this:\n\n    ```sh\n    rustup default stable\n    ```\n\
+11. Next step.";
+    assert_eq!(
+        chunked(text, 30, 100),
+        owned(&[
+            (
+                "10. Install rustup first. It takes a minute or two on a slow line.",
+                0
+            ),
+            ("If rustup show lists no toolchain, run this:", 4),
+            ("```sh\nrustup default stable\n```", 4),
+            ("11. Next step.", 0),
+        ])
+    );
+}
+
+#[test]
+fn a_tab_in_the_items_indentation_counts_to_the_next_multiple_of_4() {
+    let text = "1. Install rustup first.\n\n   It takes a minute. If rustup show lists no \
+toolchain, run this:\n\t```sh\n\trustup default stable\n\t```\n2. Next step.";
+    let blocks = chunked(text, 30, 100);
+    assert!(
+        blocks.contains(&("```sh\nrustup default stable\n```".to_owned(), 4)),
+        "{blocks:#?}"
+    );
+}
+
+#[test]
+fn nested_two_levels_deep_the_inner_items_column_counts() {
+    let text = "1. Outer step.\n   - Inner step text that goes on for a while here. Then it \
+says to run this:\n       ```sh\n       make install\n       ```\n   - Next inner.\n2. Next.";
+    assert_eq!(
+        chunked(text, 60, 100),
+        owned(&[
+            (
+                "1. Outer step.\n   - Inner step text that goes on for a while here.",
+                0
+            ),
+            (
+                "Then it says to run this:\n  ```sh\n  make install\n  ```",
+                5
+            ),
+            ("   - Next inner.\n2. Next.", 0),
+        ])
+    );
+}
+
+#[test]
+fn a_quote_inside_an_item_stays_a_quote() {
+    // Alone, `    > Keep` would be indented code showing the `>`.
+    let text = "1. Read the note first, it is short and it matters for what follows. Then \
+this:\n\n    > Keep the key safe.\n    > Never share it.\n\n2. Next.";
+    assert_eq!(
+        chunked(text, 40, 80),
+        owned(&[
+            (
+                "1. Read the note first, it is short and it matters for what follows.",
+                0
+            ),
+            ("Then this:\n\n > Keep the key safe.\n > Never share it.", 3),
+            ("2. Next.", 0),
+        ])
+    );
+}
+
+#[test]
+fn tiny_limits_keep_every_block_exact_and_rendering_alike() {
+    let text = "1. Install rustup first.\n\n    If rustup show lists no toolchain, run:\n\n    \
+```sh\n    rustup default stable\n    ```\n2. Next step.";
+    // 24 chars is the smallest chunk maximum accepted in chars.
+    for max in [24, 30, 41] {
+        let blocks = chunked(text, 1, max);
+        assert!(blocks.iter().any(|(_, d)| *d > 0), "{max}: {blocks:#?}");
+    }
+    assert_eq!(
+        chunked(text, 1, 24),
+        owned(&[
+            ("1. Install rustup first.", 0),
+            ("If rustup show lists", 4),
+            ("no toolchain,", 0),
+            ("run:", 0),
+            (" ```sh\n ru\n ```", 3),
+            (" ```\nstup def\n ```", 3),
+            (" ```\nault sta\n ```", 3),
+            (" ```\nble\n ```", 3),
+            ("2. Next step.", 0),
+        ])
+    );
+}
+
+/// The answer messages the chat shows for `text` sent in `delta`-byte deltas.
+fn engine_messages(config: Config, text: &str, delta: usize) -> Vec<String> {
+    let mut sim = Sim::new(Engine::new(config, 7).expect("valid config"));
+    sim.push(Input::MessageStart);
+    let mut at = 0;
+    while at < text.len() {
+        let mut end = (at + delta).min(text.len());
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        sim.push(Input::TextDelta(&text[at..end]));
+        at = end;
+    }
+    sim.push(Input::MessageEnd(None))
+        .push(Input::Finish)
+        .run_until_idle();
+    sim.chat
+        .lane_texts(Lane::Answer)
+        .into_iter()
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn engine_messages_starting_in_an_items_paragraph_show_its_code_as_code() {
+    let text = format!("Setup:\n\n{SETUP}");
+    let mut config = common::config("telegram");
+    config.text_limit = 100;
+    config.format = replystream::Format::Markdown;
+    for delta in [1, 7, text.len()] {
+        let messages = engine_messages(config.clone(), &text, delta);
+        assert_eq!(
+            messages,
+            [
+                "Setup:\n\n1. Install rustup first. It takes a minute or two on a slow line.",
+                "If rustup show lists no toolchain, run this:\n ```sh\n rustup default stable\n ```\n2. Next step.",
+            ],
+            "deltas of {delta}"
+        );
+        check_messages(&text, &messages, &Allow::default()).unwrap();
+    }
+}
+
+#[test]
+fn engine_line_cap_splits_a_de_indented_block_by_its_source() {
+    // The fence's block (de-indented by 3) is over the line cap of 4: the platform
+    // splitter cuts it, and each piece still shows the code as code.
+    let text = format!(
+        "Setup:\n\n{}",
+        SETUP.replace(
+            "    rustup default stable\n",
+            "    rustup default stable\n    rustup component add clippy\n    rustup component add rustfmt\n"
+        )
+    );
+    let mut config = common::config("telegram");
+    config.text_limit = 2000;
+    config.chunk_min = 60;
+    config.chunk_max = 150;
+    config.max_lines = Some(4);
+    config.format = replystream::Format::Markdown;
+    for delta in [1, 64, text.len()] {
+        let messages = engine_messages(config.clone(), &text, delta);
+        assert_eq!(
+            messages,
+            [
+                "Setup:\n\n1. Install rustup first. It takes a minute or two on a slow line. If rustup show lists no toolchain, run this:",
+                " ```sh\n rustup default stable\n ```",
+                " ```sh\n rustup component add clippy\n rustup component add rustfmt\n ```",
+                "2. Next step.",
+            ],
+            "deltas of {delta}"
+        );
+        check_messages(&text, &messages, &Allow::default()).unwrap();
+    }
+}
+
+#[test]
+fn the_splitter_agrees_on_an_items_paragraph() {
+    let config = SplitConfig {
+        limit: 100,
+        metric: LengthMetric::Chars,
+        mode: SplitMode::Length,
+        max_lines: None,
+        ..SplitConfig::default()
+    };
+    let pieces = PlatformSplitter::new(config).unwrap().split(SETUP);
+    holds(SETUP, &pieces);
+    assert!(pieces.iter().any(|p| p.dedent == 3), "{pieces:#?}");
+}
+
+/// The chunker's blocks of `text` at `max` UTF-16 units, whole and byte by byte.
+fn chunk_utf16(text: &str, max: usize) -> Vec<Block> {
+    let config = ChunkerConfig {
+        min: 1,
+        max,
+        break_preference: BreakPreference::Paragraph,
+        flush_on_paragraph: false,
+        metric: LengthMetric::Utf16,
+    };
+    let feed = |delta: usize| {
+        let mut chunker = BlockChunker::new(config).expect("valid config");
+        let mut out = Vec::new();
+        let mut at = 0;
+        while at < text.len() {
+            let mut end = (at + delta).min(text.len());
+            while !text.is_char_boundary(end) {
+                end += 1;
+            }
+            chunker.push(&text[at..end], &mut out);
+            at = end;
+        }
+        chunker.flush(&mut out);
+        out
+    };
+    let whole = feed(text.len());
+    assert_eq!(feed(1), whole, "1-byte deltas differ");
+    whole
+}
+
+#[test]
+fn quoted_code_cut_mid_line_goes_on_after_the_prefix_where_one_char_fits() {
+    // At 30 UTF-16 units the bare marker, the quote prefix, the closing line and one char
+    // fit (8 + 4 + 8 + 2), not the widest emoji sequence (15): the rest of a cut code line
+    // still goes on after `>   `, so it stays in the quote and in the fence.
+    let text = "> - run it:\n>   ```python\n>   let first = 495;\n>   print(first)\n>   ```";
+    let blocks = chunk_utf16(text, 30);
+    holds(text, &blocks);
+    let texts: Vec<&str> = blocks.iter().map(|b| b.text.as_str()).collect();
+    assert_eq!(
+        texts,
+        [
+            "> - run it:",
+            ">   ```python\n>   let \n>   ```",
+            ">   ```\n>   first = 49\n>   ```",
+            ">   ```\n>   5;\n>   ```",
+            ">   ```\n>   print(firs\n>   ```",
+            ">   ```\n>   t)\n>   ```",
+        ]
+    );
+}
+
+#[test]
+fn a_piece_starting_at_a_code_lines_break_repeats_no_prefix() {
+    // A cut right before a quoted code line's break: the next piece starts a line, whose
+    // own prefix it shows; the reopening line is not followed by the prefix a second time.
+    let text = "* call it:\n  > a config?\n  > ~~~bash\n  > let first = 139;\n  > cargo build --release\n  > ~~~";
+    let config = ChunkerConfig {
+        min: 1,
+        max: 30,
+        break_preference: BreakPreference::Paragraph,
+        flush_on_paragraph: false,
+        metric: LengthMetric::Chars,
+    };
+    let mut chunker = BlockChunker::new(config).unwrap();
+    let mut blocks = Vec::new();
+    chunker.push(text, &mut blocks);
+    chunker.flush(&mut blocks);
+    holds(text, &blocks);
+    for b in &blocks {
+        assert!(!b.text.contains(">   >"), "prefix twice: {:?}", b.text);
+    }
+}

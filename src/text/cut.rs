@@ -1616,13 +1616,22 @@ impl<'a> Planner<'a> {
                 continue;
             }
             let repeat = self.table_head(table).filter(|head| {
-                // The header again, and the row after the cut (as far as it is known), within
-                // the limits; and the header takes at most half of a piece, with room for
-                // the widest cluster beside it, or the rows would go on in crumbs.
-                let row_end = memchr::memchr(b'\n', &bytes[q..]).map_or(text.len(), |i| q + i);
+                // The header again and the row after the cut (up to its last non-blank
+                // byte) within the limits. When they do not fit together no piece can show
+                // that row as a table: it goes on plainly, as a row longer than a piece does
+                // (README design notes, tables). A row whose end has not arrived is judged
+                // on what has, with room for the widest cluster beside the header (the piece
+                // must be able to hold one whatever comes).
+                let line_end = memchr::memchr(b'\n', &bytes[q..]).map(|i| q + i);
+                let known = line_end.is_some() || self.complete;
+                let row_end = line_end.unwrap_or(text.len());
+                let row_end = q + bytes[q..row_end]
+                    .iter()
+                    .rposition(|&b| !is_ws(b))
+                    .map_or(0, |i| i + 1);
                 let cost = ReopenCost::of(Some(Reopen::Table { head }), limits.metric);
-                cost.units * 2 <= limits.max
-                    && cost.units + widest_grapheme(limits.metric) <= limits.max
+                limits.max_lines.is_none_or(|cap| cost.lines < cap)
+                    && (known || cost.units + widest_grapheme(limits.metric) <= limits.max)
                     && limits.fits(text, q, row_end, cost.units, cost.lines)
             });
             let next = match repeat {

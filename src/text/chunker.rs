@@ -465,6 +465,7 @@ impl BlockChunker {
             ReopenKind::Indent => Reopen::Indent,
             ReopenKind::Table => Reopen::Table {
                 head: &self.reopen_table,
+                blank: 0,
             },
             ReopenKind::Delims(d) => Reopen::Delims(d),
         })
@@ -549,7 +550,7 @@ impl BlockChunker {
             && !t.continued
             && t.start < n
         {
-            self.save_table_head(t.start, t.delim_end);
+            self.save_table_head(&t);
         }
         // The fence the block starts in (open or not) may be reopened or repaired later:
         // keep its opening line. (A fence whose opening line goes lies around `start`, as
@@ -1206,6 +1207,13 @@ impl BlockChunker {
             // line left its list item or quote): nothing reopens it.
             self.clear_reopen();
         }
+        if matches!(self.reopen, Some(ReopenKind::Table))
+            && self.scanner.table_at(self.start).is_none()
+        {
+            // The line after the cut, not complete when it was planned, proved no row (the
+            // table ended before it): no header goes before it.
+            self.clear_reopen();
+        }
         let reopen = self.current_reopen();
         let line_start = match self.start {
             0 => self.buffer_starts_line,
@@ -1290,7 +1298,7 @@ impl BlockChunker {
                     return;
                 };
                 if !t.continued {
-                    self.save_table_head(t.start, t.delim_end);
+                    self.save_table_head(&t);
                 }
                 if !self.reopen_table.is_empty() {
                     self.set_reopen(ReopenKind::Table);
@@ -1320,11 +1328,17 @@ impl BlockChunker {
             .is_some_and(|f| f.depth == 0 || f.end.is_none_or(|e| e > self.start))
     }
 
-    /// Saves a table's header and delimiter rows, `buffer[start..end]`, for repeating them.
-    fn save_table_head(&mut self, start: usize, end: usize) {
-        let end = end.min(self.buffer.len());
+    /// Saves the header and delimiter rows of `t` for repeating them, its container prefix
+    /// blanked (see [`Reopen::Table`]).
+    fn save_table_head(&mut self, t: &super::markdown::TableSpan) {
+        let end = t.delim_end.min(self.buffer.len());
         self.reopen_table.clear();
-        self.reopen_table.push_str(&self.buffer[start..end]);
+        Reopen::Table {
+            head: &self.buffer[t.start..end],
+            blank: t.prefix_len,
+        }
+        .push_to(&mut self.reopen_table);
+        self.reopen_table.pop();
         if let Some(kind) = self.reopen {
             self.set_reopen(kind);
         }

@@ -885,8 +885,13 @@ pub(crate) enum Reopen<'a> {
     /// A table cut between two rows goes on under its header and delimiter rows again, so
     /// that the rest still renders as a table.
     Table {
-        /// The header row, its line break and the delimiter row (no final `\n`).
+        /// The header row, its line break and the delimiter row (no final `\n`), as
+        /// written, container prefixes included.
         head: &'a str,
+        /// How many bytes at `head`'s start are the header line's container prefix, shown
+        /// blanked (`>` and tabs kept, list markers as spaces: a list item's first line
+        /// repeated must not open another item).
+        blank: usize,
     },
     /// Inline delimiters open at the cut (an inline code span's backtick run, emphasis)
     /// open again.
@@ -911,7 +916,8 @@ impl Reopen<'_> {
             }
             Reopen::Marker { marker, space } => marker.close_len() + usize::from(*space),
             Reopen::Indent => Self::INDENT.len(),
-            Reopen::Table { head } => metric.len(head) + 1,
+            // Blanking keeps the length: the prefix is ASCII.
+            Reopen::Table { head, .. } => metric.len(head) + 1,
             Reopen::Delims(d) => d.len(),
         }
     }
@@ -920,7 +926,7 @@ impl Reopen<'_> {
     pub(crate) fn lines(&self) -> usize {
         match self {
             Reopen::Fence { .. } => 1,
-            Reopen::Table { head } => 1 + memchr::memchr_iter(b'\n', head.as_bytes()).count(),
+            Reopen::Table { head, .. } => 1 + memchr::memchr_iter(b'\n', head.as_bytes()).count(),
             Reopen::Marker { .. } | Reopen::Indent | Reopen::Delims(_) => 0,
         }
     }
@@ -959,8 +965,13 @@ impl Reopen<'_> {
                 }
             }
             Reopen::Indent => out.push_str(Self::INDENT),
-            Reopen::Table { head } => {
-                out.push_str(head);
+            Reopen::Table { head, blank } => {
+                let blank = (*blank).min(head.len());
+                out.extend(head.as_bytes()[..blank].iter().map(|&b| match b {
+                    b'>' | b'\t' => char::from(b),
+                    _ => ' ',
+                }));
+                out.push_str(&head[blank..]);
                 out.push('\n');
             }
             Reopen::Delims(d) => d.push_open(out),
@@ -1069,13 +1080,18 @@ impl<'a> Planner<'a> {
         line.strip_suffix('\r').unwrap_or(line)
     }
 
-    /// The header and delimiter rows of `table` (no final `\n`), when known.
-    pub(crate) fn table_head(&self, table: &TableSpan) -> Option<&'a str> {
+    /// The header and delimiter rows of `table` (no final `\n`), when known, and the bytes
+    /// of its container prefix to blank (see [`Reopen::Table`]).
+    pub(crate) fn table_head(&self, table: &TableSpan) -> Option<(&'a str, usize)> {
         let head = match table.continued {
-            true => self.continued_table?,
-            false => &self.text[table.start..table.delim_end.min(self.text.len())],
+            // Saved with the prefix blanked already.
+            true => (self.continued_table?, 0),
+            false => (
+                &self.text[table.start..table.delim_end.min(self.text.len())],
+                table.prefix_len,
+            ),
         };
-        (!head.is_empty()).then_some(head)
+        (!head.0.is_empty()).then_some(head)
     }
 
     /// Whether the piece that starts at `at`, inside a fence with `marker`, goes on in the
@@ -1115,9 +1131,8 @@ impl<'a> Planner<'a> {
             (NextStart::Indent, _) => Some(Reopen::Indent),
             (NextStart::Table, _) => {
                 let table = self.scanner.table_at(planned.cut.end)?;
-                Some(Reopen::Table {
-                    head: self.table_head(table)?,
-                })
+                let (head, blank) = self.table_head(table)?;
+                Some(Reopen::Table { head, blank })
             }
             (NextStart::Delims(d), _) => Some(Reopen::Delims(d)),
             _ => None,
@@ -1615,7 +1630,7 @@ impl<'a> Planner<'a> {
             if !self.complete && q >= text.len() {
                 continue;
             }
-            let repeat = self.table_head(table).filter(|head| {
+            let repeat = self.table_head(table).filter(|&(head, blank)| {
                 // The header again and the row after the cut (up to its last non-blank
                 // byte) within the limits. When they do not fit together no piece can show
                 // that row as a table: it goes on plainly, as a row longer than a piece does
@@ -1629,7 +1644,7 @@ impl<'a> Planner<'a> {
                     .iter()
                     .rposition(|&b| !is_ws(b))
                     .map_or(0, |i| i + 1);
-                let cost = ReopenCost::of(Some(Reopen::Table { head }), limits.metric);
+                let cost = ReopenCost::of(Some(Reopen::Table { head, blank }), limits.metric);
                 limits.max_lines.is_none_or(|cap| cost.lines < cap)
                     && (known || cost.units + widest_grapheme(limits.metric) <= limits.max)
                     && limits.fits(text, q, row_end, cost.units, cost.lines)

@@ -1207,12 +1207,20 @@ impl BlockChunker {
             // line left its list item or quote): nothing reopens it.
             self.clear_reopen();
         }
-        if matches!(self.reopen, Some(ReopenKind::Table))
-            && self.scanner.table_at(self.start).is_none()
-        {
-            // The line after the cut, not complete when it was planned, proved no row (the
-            // table ended before it): no header goes before it.
-            self.clear_reopen();
+        if matches!(self.reopen, Some(ReopenKind::Table)) {
+            // The row after the cut was planned on before it had all arrived: where it
+            // proved no row (the table ended before it), or too long to stand whole under
+            // the header (the block ends inside it), no header goes before it.
+            let bytes = &self.buffer.as_bytes()[self.start..];
+            let row_end = memchr::memchr(b'\n', bytes).map_or(bytes.len(), |i| {
+                bytes[..i]
+                    .iter()
+                    .rposition(|&b| !is_ws(b))
+                    .map_or(0, |k| k + 1)
+            });
+            if self.scanner.table_at(self.start).is_none() || self.start + row_end > end {
+                self.clear_reopen();
+            }
         }
         let reopen = self.current_reopen();
         let line_start = match self.start {

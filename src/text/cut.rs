@@ -1613,21 +1613,49 @@ impl<'a> Planner<'a> {
         // Only between body rows, and the piece keeps at least one of them (it never ends
         // with the header and delimiter rows alone).
         let rows_from = start.max(table.rows_start).min(text.len());
-        let table_end = table.end.unwrap_or(text.len());
-        let mut search_end = hi;
+        // An open table may take more rows: a cut right before the next line is one
+        // between rows until that line proves otherwise (the chunker then drops the header
+        // it planned).
+        let table_end = table.end.unwrap_or(usize::MAX);
+        let deep = table.items_only && table.prefix_len >= 4;
+        // A line break right at the window's end, or after only whitespace there (a CRLF's
+        // `\r`), still ends a row that fits.
+        let mut search_end = hi
+            + bytes[hi..]
+                .iter()
+                .take_while(|&&b| b == b' ' || b == b'\t' || b == b'\r')
+                .count();
+        if bytes.get(search_end) == Some(&b'\n') {
+            search_end += 1;
+        }
         while search_end > rows_from {
             let nl = rows_from + memchr::memrchr(b'\n', &bytes[rows_from..search_end])?;
             let mut p = nl;
             while p > rows_from && is_ws(bytes[p - 1]) {
                 p -= 1;
             }
-            let q = nl + 1;
+            // Rows hold no blank line: the next row starts right after the line break,
+            // past its indentation (a list item's; a quote's `>` stays with the row) unless
+            // the piece is de-indented (a table 4 columns deep or more in list items: the
+            // indentation goes with the row, to be taken off with the piece's).
+            let indent = match deep {
+                true => 0,
+                false => bytes[nl + 1..]
+                    .iter()
+                    .take_while(|&&b| b == b' ' || b == b'\t')
+                    .count(),
+            };
+            let q = nl + 1 + indent;
             search_end = p.min(nl);
-            // Rows hold no blank line: the next row starts right after the line break.
-            if p <= rows_from || q >= table_end || !boundary_at(text, p) || !allows(bounds, p, q) {
-                continue;
-            }
-            if !self.complete && q >= text.len() {
+            // Streaming, the next row's content may not have arrived yet (its quote marker
+            // may have): the cut right before it leaves the next piece nothing so far, but
+            // what comes next goes there.
+            let next_unknown = !self.complete && bounds.map_or(q >= text.len(), |b| q > b.last);
+            let content = match next_unknown {
+                true => bounds.is_none_or(|b| p > b.first),
+                false => allows(bounds, p, q),
+            };
+            if p <= rows_from || q >= table_end || !boundary_at(text, p) || !content {
                 continue;
             }
             let repeat = self.table_head(table).filter(|&(head, blank)| {

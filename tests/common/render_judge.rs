@@ -762,6 +762,22 @@ pub(crate) fn check_messages(
                     ));
                 }
             }
+            // A message that ends inside a row that cannot stand whole under its header
+            // (cut by the ordinary rules) shows that row's missing cells empty.
+            None if allow.table_room.is_some_and(|room| {
+                padded_row_end(&whole, &rows, at + gap, &msg, room).is_some()
+            }) =>
+            {
+                let room = allow.table_room.unwrap();
+                at = padded_row_end(&whole, &rows, at + gap, &msg, room).unwrap();
+            }
+            None if allow.table_room.is_some_and(|room| {
+                row_start_end(&whole, &rows, at + gap, raw, allow, room).is_some()
+            }) =>
+            {
+                let room = allow.table_room.unwrap();
+                at = row_start_end(&whole, &rows, at + gap, raw, allow, room).unwrap();
+            }
             None if allow.table_room.is_some_and(|room| {
                 plain_rows(&whole, &rows, at + gap, raw, allow, room).is_some()
             }) =>
@@ -791,6 +807,68 @@ pub(crate) fn check_messages(
     Ok(())
 }
 
+/// Where `msg` (a message's tokens, matched from the reply's token `here`, a repeated
+/// header allowed at its start) leaves the reply, when it ends inside a table row that
+/// cannot stand whole under its header in `room`, showing that row's missing cells empty.
+fn padded_row_end(
+    whole: &[Tok],
+    rows: &[BodyRow],
+    here: usize,
+    msg: &[Tok],
+    room: TableRoom,
+) -> Option<usize> {
+    let cells = msg
+        .iter()
+        .rev()
+        .take_while(|t| matches!(t, Tok::Cell(_)))
+        .count();
+    if cells == 0 {
+        return None;
+    }
+    let body = &msg[..msg.len() - cells];
+    let drop = leading_header(body)
+        .filter(|_| whole.get(here) == Some(&Tok::Row) && leading_header(&whole[here..]).is_none())
+        .filter(|&n| last_header_before(whole, here) == Some(&body[..n]));
+    [0, drop.unwrap_or(0)].into_iter().find_map(|d| {
+        let body = &body[d..];
+        let end = here + body.len();
+        let row = rows.iter().find(|r| r.tok < end && end < r.tok_end)?;
+        (whole.get(here..end) == Some(body) && room.too_tight(row)).then_some(end)
+    })
+}
+
+/// Where `raw`, a message matched from the reply's token `here` (a repeated header allowed
+/// at its start), leaves the reply, when its last line is the start of a table row that
+/// cannot stand whole under its header in `room` (cut by the ordinary rules, that start
+/// shows as text) and the lines before it show the reply up to that row.
+fn row_start_end(
+    whole: &[Tok],
+    rows: &[BodyRow],
+    here: usize,
+    raw: &str,
+    allow: &Allow,
+    room: TableRoom,
+) -> Option<usize> {
+    let (before, last) = raw.trim_end().rsplit_once('\n')?;
+    let shows = |line: &str| render(line.trim_start_matches([' ', '\t', '>']).trim_end());
+    let msg = message_tokens(before, allow);
+    let drop = leading_header(&msg)
+        .filter(|_| whole.get(here) == Some(&Tok::Row) && leading_header(&whole[here..]).is_none())
+        .filter(|&n| last_header_before(whole, here) == Some(&msg[..n]));
+    [0, drop.unwrap_or(0)].into_iter().find_map(|d| {
+        let body = &msg[d..];
+        let end = here + body.len();
+        if whole.get(here..end) != Some(body) {
+            return None;
+        }
+        let gap = whole[end..].iter().take_while(|t| t.is_gap()).count();
+        let row = rows.iter().find(|r| r.tok == end + gap)?;
+        let (shown, want) = (shows(last), shows(&row.line));
+        (room.too_tight(row) && !shown.is_empty() && want.starts_with(&shown) && shown != want)
+            .then_some(row.tok + 1)
+    })
+}
+
 /// Where `raw`, a message that starts at the reply's token `here`, leaves the reply, when it
 /// shows table rows that cannot follow their header in a piece as their source text (see
 /// [`TableRoom`]). `None` when the message is not that case or differs.
@@ -813,12 +891,9 @@ fn plain_rows(
         text = rest.strip_prefix([' ', '\n']).unwrap_or(rest);
     }
     let text = text.trim_start_matches([' ', '\t', '\r', '\n']);
-    // A row's line without its container markers and indentation.
-    let bare = |line: &str| {
-        line.trim_start_matches([' ', '\t', '>'])
-            .trim_end()
-            .to_owned()
-    };
+    // A row's line without its container markers and indentation, as it renders on its
+    // own (synthetic delimiters at a piece's edges render alike).
+    let shows = |line: &str| render(line.trim_start_matches([' ', '\t', '>']).trim_end());
     let lines: Vec<&str> = text.split('\n').collect();
     let mut k = 0;
     // The tokens after the rows shown, and whether the message ended inside a row.
@@ -828,18 +903,19 @@ fn plain_rows(
         let Some(row) = rows.get(j + k).filter(|_| k == 0 || !rows[j + k - 1].last) else {
             break;
         };
-        let shown = bare(line);
-        let want = bare(&row.line);
+        let shown = shows(line);
+        let want = shows(&row.line);
         let last_line = k + 1 == lines.len();
         // The first line may start inside its row (the previous message ended there),
         // unless that message ended right before the row; the last may end inside one.
         let inside_start = k == 0 && here > row.tok;
-        let ok = match (inside_start, last_line) {
-            (false, false) => shown == want,
-            (false, true) => !shown.is_empty() && want.starts_with(&shown),
-            (true, false) => !shown.is_empty() && want.ends_with(&shown),
-            (true, true) => !shown.is_empty() && want.contains(&shown),
-        };
+        let ok = !shown.is_empty()
+            && match (inside_start, last_line) {
+                (false, false) => shown == want,
+                (false, true) => want.starts_with(&shown),
+                (true, false) => want.ends_with(&shown),
+                (true, true) => want.windows(shown.len()).any(|w| w == shown.as_slice()),
+            };
         if !ok {
             break;
         }

@@ -1655,7 +1655,15 @@ impl<'a> Planner<'a> {
                 true => bounds.is_none_or(|b| p > b.first),
                 false => allows(bounds, p, q),
             };
-            if p <= rows_from || q >= table_end || !boundary_at(text, p) || !content {
+            // Right after the table's last row (the table ended there): a cut outside it,
+            // over all the whitespace after it, that the search for safe cuts may have
+            // refused only because what follows has not arrived.
+            let at_end = p == table_end;
+            let q = match at_end {
+                true => p + bytes[p..].iter().take_while(|&&b| is_ws(b)).count(),
+                false => q,
+            };
+            if p <= rows_from || (q >= table_end && !at_end) || !boundary_at(text, p) || !content {
                 continue;
             }
             let repeat = self.table_head(table).filter(|&(head, blank)| {
@@ -1678,8 +1686,8 @@ impl<'a> Planner<'a> {
                     && limits.fits(text, q, row_end, cost.units, cost.lines)
             });
             let next = match repeat {
-                Some(_) => NextStart::Table,
-                None => NextStart::Plain,
+                Some(_) if !at_end => NextStart::Table,
+                _ => NextStart::Plain,
             };
             return Some(Planned {
                 cut: Cut {

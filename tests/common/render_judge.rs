@@ -919,7 +919,13 @@ fn plain_rows(
         if !ok {
             break;
         }
-        ended_inside = !want.ends_with(&shown);
+        // Whether the line stops before its row's end (a prefix that happens to be a
+        // suffix too, like a lone `|`, still stops there).
+        ended_inside = match (inside_start, last_line) {
+            (false, true) => shown != want,
+            (true, true) => !want.ends_with(&shown),
+            _ => false,
+        };
         after = if ended_inside {
             row.tok + 1
         } else {

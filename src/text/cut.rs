@@ -1343,10 +1343,21 @@ impl<'a> Planner<'a> {
             }
         } else {
             if self.scanner.table_blocks_cut(hard) {
-                if let Some(table) = self.scanner.table_at(hard).copied()
-                    && let Some(planned) = self.plan_in_table(start, reopen, &table, bounds)
-                {
-                    return Some(planned);
+                if let Some(table) = self.scanner.table_at(hard).copied() {
+                    if let Some(planned) = self.plan_in_table(start, reopen, &table, bounds) {
+                        return Some(planned);
+                    }
+                    // Held back before a line that may still be a fence line, right after a
+                    // body row that ends there: wait for that line rather than cut inside
+                    // the row.
+                    let bytes = text.as_bytes();
+                    let tail = bytes.iter().rposition(|&b| !is_ws(b)).map_or(0, |i| i + 1);
+                    if self.breaks_only
+                        && bytes[tail..].contains(&b'\n')
+                        && tail > start.max(table.rows_start)
+                    {
+                        return None;
+                    }
                 }
                 // A row longer than a piece (or a line that may still be a header row): the
                 // ordinary rules, inside the row; a link or URL is cut only when the window
@@ -1645,12 +1656,21 @@ impl<'a> Planner<'a> {
                     .take_while(|&&b| b == b' ' || b == b'\t')
                     .count(),
             };
-            let q = nl + 1 + indent;
+            // (Not into a cluster: a space may carry a combining mark.)
+            let q = match boundary_at(text, nl + 1 + indent) {
+                true => nl + 1 + indent,
+                false => nl + 1,
+            };
             search_end = p.min(nl);
             // Streaming, the next row's content may not have arrived yet (its quote marker
             // may have): the cut right before it leaves the next piece nothing so far, but
-            // what comes next goes there.
-            let next_unknown = !self.complete && bounds.map_or(q >= text.len(), |b| q > b.last);
+            // what comes next goes there. (Not where the text was held back before a line
+            // that may be a fence line: that line comes next.)
+            let next_unknown = !self.complete
+                && !self.breaks_only
+                && bytes[q.min(text.len())..]
+                    .iter()
+                    .all(|&b| is_ws(b) || b == b'>');
             let content = match next_unknown {
                 true => bounds.is_none_or(|b| p > b.first),
                 false => allows(bounds, p, q),
@@ -1660,7 +1680,13 @@ impl<'a> Planner<'a> {
             // refused only because what follows has not arrived.
             let at_end = p == table_end;
             let q = match at_end {
-                true => p + bytes[p..].iter().take_while(|&&b| is_ws(b)).count(),
+                true => {
+                    let mut q = p + bytes[p..].iter().take_while(|&&b| is_ws(b)).count();
+                    while q > p && !boundary_at(text, q) {
+                        q -= 1;
+                    }
+                    q
+                }
                 false => q,
             };
             if p <= rows_from || (q >= table_end && !at_end) || !boundary_at(text, p) || !content {

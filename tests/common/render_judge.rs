@@ -48,6 +48,9 @@
 //!   header the reply showed before that point, where the reply goes on with a body row: the
 //!   synthetic repeated header of a continued table (the same at the top of a preview's
 //!   tail window);
+//! - with [`Allow::table_room`], table rows that cannot stand under their header within a
+//!   piece (see [`TableRoom`]): shown as their source text from a message's start, and such a
+//!   row's start (its missing cells padded empty, or as text) at a message's end;
 //! - separators at message edges (above).
 //!
 //! One difference is called out although the tokens would match: a message whose last
@@ -575,9 +578,9 @@ impl Count {
             Count::Chars => s.chars().count(),
             Count::Utf16 => s.encode_utf16().count(),
             Count::Bytes => s.len(),
-            Count::Graphemes => {
-                unicode_segmentation::UnicodeSegmentation::graphemes(s, true).count()
-            }
+            // Cluster boundaries are Unicode's (the one count the judge borrows: every
+            // test binary that holds the judge has the library, not always a segmenter).
+            Count::Graphemes => replystream::LengthMetric::Graphemes.len(s),
         }
     }
 }

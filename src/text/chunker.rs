@@ -465,6 +465,7 @@ impl BlockChunker {
             ReopenKind::Indent => Reopen::Indent,
             ReopenKind::Table => Reopen::Table {
                 head: &self.reopen_table,
+                blank: 0,
             },
             ReopenKind::Delims(d) => Reopen::Delims(d),
         })
@@ -549,7 +550,7 @@ impl BlockChunker {
             && !t.continued
             && t.start < n
         {
-            self.save_table_head(t.start, t.delim_end);
+            self.save_table_head(&t);
         }
         // The fence the block starts in (open or not) may be reopened or repaired later:
         // keep its opening line. (A fence whose opening line goes lies around `start`, as
@@ -1206,6 +1207,21 @@ impl BlockChunker {
             // line left its list item or quote): nothing reopens it.
             self.clear_reopen();
         }
+        if matches!(self.reopen, Some(ReopenKind::Table)) {
+            // The row after the cut was planned on before it had all arrived: where it
+            // proved no row (the table ended before it), or too long to stand whole under
+            // the header (the block ends inside it), no header goes before it.
+            let bytes = &self.buffer.as_bytes()[self.start..];
+            let row_end = memchr::memchr(b'\n', bytes).map_or(bytes.len(), |i| {
+                bytes[..i]
+                    .iter()
+                    .rposition(|&b| !is_ws(b))
+                    .map_or(0, |k| k + 1)
+            });
+            if self.scanner.table_at(self.start).is_none() || self.start + row_end > end {
+                self.clear_reopen();
+            }
+        }
         let reopen = self.current_reopen();
         let line_start = match self.start {
             0 => self.buffer_starts_line,
@@ -1290,7 +1306,7 @@ impl BlockChunker {
                     return;
                 };
                 if !t.continued {
-                    self.save_table_head(t.start, t.delim_end);
+                    self.save_table_head(&t);
                 }
                 if !self.reopen_table.is_empty() {
                     self.set_reopen(ReopenKind::Table);
@@ -1320,11 +1336,17 @@ impl BlockChunker {
             .is_some_and(|f| f.depth == 0 || f.end.is_none_or(|e| e > self.start))
     }
 
-    /// Saves a table's header and delimiter rows, `buffer[start..end]`, for repeating them.
-    fn save_table_head(&mut self, start: usize, end: usize) {
-        let end = end.min(self.buffer.len());
+    /// Saves the header and delimiter rows of `t` for repeating them, its container prefix
+    /// blanked (see [`Reopen::Table`]).
+    fn save_table_head(&mut self, t: &super::markdown::TableSpan) {
+        let end = t.delim_end.min(self.buffer.len());
         self.reopen_table.clear();
-        self.reopen_table.push_str(&self.buffer[start..end]);
+        Reopen::Table {
+            head: &self.buffer[t.start..end],
+            blank: t.prefix_len,
+        }
+        .push_to(&mut self.reopen_table);
+        self.reopen_table.pop();
         if let Some(kind) = self.reopen {
             self.set_reopen(kind);
         }

@@ -894,8 +894,13 @@ pub(crate) enum Reopen<'a> {
     /// A table cut between two rows goes on under its header and delimiter rows again, so
     /// that the rest still renders as a table.
     Table {
-        /// The header row, its line break and the delimiter row (no final `\n`).
+        /// The header row, its line break and the delimiter row (no final `\n`), as
+        /// written, container prefixes included.
         head: &'a str,
+        /// How many bytes at `head`'s start are the header line's container prefix, shown
+        /// blanked (`>` and tabs kept, list markers as spaces: a list item's first line
+        /// repeated must not open another item).
+        blank: usize,
     },
     /// Inline delimiters open at the cut (an inline code span's backtick run, emphasis)
     /// open again.
@@ -920,7 +925,8 @@ impl Reopen<'_> {
             }
             Reopen::Marker { marker, space } => marker.close_len() + usize::from(*space),
             Reopen::Indent => Self::INDENT.len(),
-            Reopen::Table { head } => metric.len(head) + 1,
+            // Blanking keeps the length: the prefix is ASCII.
+            Reopen::Table { head, .. } => metric.len(head) + 1,
             Reopen::Delims(d) => d.len(),
         }
     }
@@ -929,7 +935,7 @@ impl Reopen<'_> {
     pub(crate) fn lines(&self) -> usize {
         match self {
             Reopen::Fence { .. } => 1,
-            Reopen::Table { head } => 1 + memchr::memchr_iter(b'\n', head.as_bytes()).count(),
+            Reopen::Table { head, .. } => 1 + memchr::memchr_iter(b'\n', head.as_bytes()).count(),
             Reopen::Marker { .. } | Reopen::Indent | Reopen::Delims(_) => 0,
         }
     }
@@ -968,8 +974,13 @@ impl Reopen<'_> {
                 }
             }
             Reopen::Indent => out.push_str(Self::INDENT),
-            Reopen::Table { head } => {
-                out.push_str(head);
+            Reopen::Table { head, blank } => {
+                let blank = (*blank).min(head.len());
+                out.extend(head.as_bytes()[..blank].iter().map(|&b| match b {
+                    b'>' | b'\t' => char::from(b),
+                    _ => ' ',
+                }));
+                out.push_str(&head[blank..]);
                 out.push('\n');
             }
             Reopen::Delims(d) => d.push_open(out),
@@ -1078,13 +1089,18 @@ impl<'a> Planner<'a> {
         line.strip_suffix('\r').unwrap_or(line)
     }
 
-    /// The header and delimiter rows of `table` (no final `\n`), when known.
-    pub(crate) fn table_head(&self, table: &TableSpan) -> Option<&'a str> {
+    /// The header and delimiter rows of `table` (no final `\n`), when known, and the bytes
+    /// of its container prefix to blank (see [`Reopen::Table`]).
+    pub(crate) fn table_head(&self, table: &TableSpan) -> Option<(&'a str, usize)> {
         let head = match table.continued {
-            true => self.continued_table?,
-            false => &self.text[table.start..table.delim_end.min(self.text.len())],
+            // Saved with the prefix blanked already.
+            true => (self.continued_table?, 0),
+            false => (
+                &self.text[table.start..table.delim_end.min(self.text.len())],
+                table.prefix_len,
+            ),
         };
-        (!head.is_empty()).then_some(head)
+        (!head.0.is_empty()).then_some(head)
     }
 
     /// Whether the piece that starts at `at`, inside a fence with `marker`, goes on in the
@@ -1124,9 +1140,8 @@ impl<'a> Planner<'a> {
             (NextStart::Indent, _) => Some(Reopen::Indent),
             (NextStart::Table, _) => {
                 let table = self.scanner.table_at(planned.cut.end)?;
-                Some(Reopen::Table {
-                    head: self.table_head(table)?,
-                })
+                let (head, blank) = self.table_head(table)?;
+                Some(Reopen::Table { head, blank })
             }
             (NextStart::Delims(d), _) => Some(Reopen::Delims(d)),
             _ => None,
@@ -1337,10 +1352,21 @@ impl<'a> Planner<'a> {
             }
         } else {
             if self.scanner.table_blocks_cut(hard) {
-                if let Some(table) = self.scanner.table_at(hard).copied()
-                    && let Some(planned) = self.plan_in_table(start, reopen, &table, bounds)
-                {
-                    return Some(planned);
+                if let Some(table) = self.scanner.table_at(hard).copied() {
+                    if let Some(planned) = self.plan_in_table(start, reopen, &table, bounds) {
+                        return Some(planned);
+                    }
+                    // Held back before a line that may still be a fence line, right after a
+                    // body row that ends there: wait for that line rather than cut inside
+                    // the row.
+                    let bytes = text.as_bytes();
+                    let tail = bytes.iter().rposition(|&b| !is_ws(b)).map_or(0, |i| i + 1);
+                    if self.breaks_only
+                        && bytes[tail..].contains(&b'\n')
+                        && tail > start.max(table.rows_start)
+                    {
+                        return None;
+                    }
                 }
                 // A row longer than a piece (or a line that may still be a header row): the
                 // ordinary rules, inside the row; a link or URL is cut only when the window
@@ -1607,36 +1633,96 @@ impl<'a> Planner<'a> {
         // Only between body rows, and the piece keeps at least one of them (it never ends
         // with the header and delimiter rows alone).
         let rows_from = start.max(table.rows_start).min(text.len());
-        let table_end = table.end.unwrap_or(text.len());
-        let mut search_end = hi;
+        // An open table may take more rows: a cut right before the next line is one
+        // between rows until that line proves otherwise (the chunker then drops the header
+        // it planned).
+        let table_end = table.end.unwrap_or(usize::MAX);
+        let deep = table.items_only && table.prefix_len >= 4;
+        // A line break right at the window's end, or after only whitespace there (a CRLF's
+        // `\r`), still ends a row that fits.
+        let mut search_end = hi
+            + bytes[hi..]
+                .iter()
+                .take_while(|&&b| b == b' ' || b == b'\t' || b == b'\r')
+                .count();
+        if bytes.get(search_end) == Some(&b'\n') {
+            search_end += 1;
+        }
         while search_end > rows_from {
             let nl = rows_from + memchr::memrchr(b'\n', &bytes[rows_from..search_end])?;
             let mut p = nl;
             while p > rows_from && is_ws(bytes[p - 1]) {
                 p -= 1;
             }
-            let q = nl + 1;
+            // Rows hold no blank line: the next row starts right after the line break,
+            // past its indentation (a list item's; a quote's `>` stays with the row) unless
+            // the piece is de-indented (a table 4 columns deep or more in list items: the
+            // indentation goes with the row, to be taken off with the piece's).
+            let indent = match deep {
+                true => 0,
+                false => bytes[nl + 1..]
+                    .iter()
+                    .take_while(|&&b| b == b' ' || b == b'\t')
+                    .count(),
+            };
+            // (Not into a cluster: a space may carry a combining mark.)
+            let q = match boundary_at(text, nl + 1 + indent) {
+                true => nl + 1 + indent,
+                false => nl + 1,
+            };
             search_end = p.min(nl);
-            // Rows hold no blank line: the next row starts right after the line break.
-            if p <= rows_from || q >= table_end || !boundary_at(text, p) || !allows(bounds, p, q) {
+            // Streaming, the next row's content may not have arrived yet (its quote marker
+            // may have): the cut right before it leaves the next piece nothing so far, but
+            // what comes next goes there. (Not where the text was held back before a line
+            // that may be a fence line: that line comes next.)
+            let next_unknown = !self.complete
+                && !self.breaks_only
+                && bytes[q.min(text.len())..]
+                    .iter()
+                    .all(|&b| is_ws(b) || b == b'>');
+            let content = match next_unknown {
+                true => bounds.is_none_or(|b| p > b.first),
+                false => allows(bounds, p, q),
+            };
+            // Right after the table's last row (the table ended there): a cut outside it,
+            // over all the whitespace after it, that the search for safe cuts may have
+            // refused only because what follows has not arrived.
+            let at_end = p == table_end;
+            let q = match at_end {
+                true => {
+                    let mut q = p + bytes[p..].iter().take_while(|&&b| is_ws(b)).count();
+                    while q > p && !boundary_at(text, q) {
+                        q -= 1;
+                    }
+                    q
+                }
+                false => q,
+            };
+            if p <= rows_from || (q >= table_end && !at_end) || !boundary_at(text, p) || !content {
                 continue;
             }
-            if !self.complete && q >= text.len() {
-                continue;
-            }
-            let repeat = self.table_head(table).filter(|head| {
-                // The header again, and the row after the cut (as far as it is known), within
-                // the limits; and the header takes at most half of a piece, with room for
-                // the widest cluster beside it, or the rows would go on in crumbs.
-                let row_end = memchr::memchr(b'\n', &bytes[q..]).map_or(text.len(), |i| q + i);
-                let cost = ReopenCost::of(Some(Reopen::Table { head }), limits.metric);
-                cost.units * 2 <= limits.max
-                    && cost.units + widest_grapheme(limits.metric) <= limits.max
+            let repeat = self.table_head(table).filter(|&(head, blank)| {
+                // The header again and the row after the cut (up to its last non-blank
+                // byte) within the limits. When they do not fit together no piece can show
+                // that row as a table: it goes on plainly, as a row longer than a piece does
+                // (README design notes, tables). A row whose end has not arrived is judged
+                // on what has, with room for the widest cluster beside the header (the piece
+                // must be able to hold one whatever comes).
+                let line_end = memchr::memchr(b'\n', &bytes[q..]).map(|i| q + i);
+                let known = line_end.is_some() || self.complete;
+                let row_end = line_end.unwrap_or(text.len());
+                let row_end = q + bytes[q..row_end]
+                    .iter()
+                    .rposition(|&b| !is_ws(b))
+                    .map_or(0, |i| i + 1);
+                let cost = ReopenCost::of(Some(Reopen::Table { head, blank }), limits.metric);
+                limits.max_lines.is_none_or(|cap| cost.lines < cap)
+                    && (known || cost.units + widest_grapheme(limits.metric) <= limits.max)
                     && limits.fits(text, q, row_end, cost.units, cost.lines)
             });
             let next = match repeat {
-                Some(_) => NextStart::Table,
-                None => NextStart::Plain,
+                Some(_) if !at_end => NextStart::Table,
+                _ => NextStart::Plain,
             };
             return Some(Planned {
                 cut: Cut {

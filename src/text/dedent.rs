@@ -40,10 +40,29 @@ pub(crate) fn item_dedent(
     if let Some(f) = fence {
         return deep_prefix(&f.marker);
     }
+    // Likewise in a table of list items 4 columns deep or more, or at its header row when
+    // that line is indented only (not an item's first line: a piece starting there holds
+    // the item).
+    let bytes = text.as_bytes();
+    if let Some(t) = scanner.table_at(start) {
+        return match t.items_only && t.prefix_len >= 4 {
+            true => t.prefix_len,
+            false => 0,
+        };
+    }
+    if let Some(t) = scanner
+        .table_at(start + 1)
+        .filter(|t| t.start == start && !t.continued)
+    {
+        let prefix = &bytes[start..(start + t.prefix_len).min(bytes.len())];
+        return match t.prefix_len >= 4 && prefix.iter().all(|&b| b == b' ') {
+            true => t.prefix_len,
+            false => 0,
+        };
+    }
     let Some(item) = item else {
         return 0;
     };
-    let bytes = text.as_bytes();
     if line_start {
         let own = bytes[start.min(bytes.len())..]
             .iter()

@@ -553,6 +553,8 @@ fn match_send(
             if let Ok(span) = match_send_exact(src, cursor, body, rule) {
                 return Ok(span);
             }
+            // Both repairs: a piece de-indented (a deep list item's table or code) that
+            // starts or ends inside a span.
             if let Some(span) = match_send_dedented(src, cursor, body, rule.joiner) {
                 return Ok(span);
             }
@@ -657,6 +659,16 @@ fn match_send_dedented(
         },
         // In a list item's text: de-indented by the item's content column.
         None => readings.extend(item.map(|c| (c, String::new(), n))),
+    }
+    // Each reading again under a repeated table header, when the send starts with one.
+    if let Some(rest) = repeated_table_header(s, n, text) {
+        let head = &text[..text.len() - rest.len()];
+        let with_head: Vec<_> = readings
+            .iter()
+            .filter(|(_, h, _)| h.is_empty())
+            .map(|(cols, _, from)| (*cols, head.to_owned(), *from))
+            .collect();
+        readings.extend(with_head);
     }
     readings
         .into_iter()
@@ -865,22 +877,48 @@ fn match_send_exact(
 
 /// A send that goes on with the rows of a table cut before `n` starts with the table's
 /// header row and delimiter row again (a flagged repair, synthetic like a reopened fence
-/// line): `text` without them, when its first two lines are a header and a delimiter row
-/// that stand together in the source before `n`, and the source at `n` is not those lines.
+/// line): `text` without them, when its first two lines are the last header and delimiter
+/// rows that stand together in the source before `n` (as a piece shows them: a container
+/// prefix blanked, list markers as spaces, or de-indented), and the source at `n` is not
+/// those lines.
 fn repeated_table_header<'t>(source: &str, n: usize, text: &'t str) -> Option<&'t str> {
     let mut lines = text.splitn(3, '\n');
     let (header, delimiter) = (lines.next()?, lines.next()?);
     lines.next()?;
-    let row = delimiter.trim_end_matches('\r').trim();
-    let is_delimiter = row.contains('|')
-        && row.contains('-')
-        && row.bytes().all(|b| matches!(b, b'|' | b'-' | b':' | b' '));
-    let head = format!("{header}\n{delimiter}\n");
-    (is_delimiter
-        && header.contains('|')
-        && source[..n].contains(&head)
-        && !source[n..].starts_with(&head))
-    .then(|| &text[head.len()..])
+    if !is_delimiter_row(delimiter) || !header.contains('|') {
+        return None;
+    }
+    let head_len = header.len() + delimiter.len() + 2;
+    let before: Vec<&str> = source[..n].split('\n').collect();
+    // The nearest header and delimiter pair before `n` (the line holding `n` aside).
+    let i = (1..before.len().saturating_sub(1))
+        .rev()
+        .find(|&i| is_delimiter_row(before[i]) && before[i - 1].contains('|'))?;
+    let same = shown_as(before[i - 1], header) && shown_as(before[i], delimiter);
+    let again = source[n..].starts_with(&text[..head_len]);
+    (same && !again).then(|| &text[head_len..])
+}
+
+/// A GFM delimiter row, as far as these checks need: dashes, colons, pipes and spaces,
+/// with a pipe and a dash, after any container prefix.
+fn is_delimiter_row(line: &str) -> bool {
+    let row = strip_cr(line)
+        .trim_start_matches([' ', '\t', '>'])
+        .trim_end();
+    row.contains('|') && row.contains('-') && row.bytes().all(|b| b"|-: ".contains(&b))
+}
+
+/// Whether the source line `source` may show as `shown` at the top of a piece: the same
+/// but for a container prefix whose list markers show as spaces and whose leading columns
+/// may be taken off (the same quote markers kept).
+fn shown_as(source: &str, shown: &str) -> bool {
+    let split = |l: &str| {
+        let l = strip_cr(l);
+        let rest = l.trim_start_matches(|c: char| " \t>-*+.)".contains(c) || c.is_ascii_digit());
+        let prefix = &l[..l.len() - rest.len()];
+        (prefix.matches('>').count(), rest.to_owned())
+    };
+    split(source) == split(shown)
 }
 
 /// Matches `body` (the send after its synthetic start) from the first non-separator byte

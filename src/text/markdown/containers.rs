@@ -108,6 +108,9 @@ pub(crate) struct LineContent {
     pub(crate) depth: u8,
     /// The line opened a container (a list item or a quote starts on it).
     pub(crate) opened: bool,
+    /// The line keeps containers it does not carry only as a paragraph's lazy
+    /// continuation (no table row goes on that way).
+    pub(crate) lazy: bool,
 }
 
 /// How a line goes on with the containers of a fence.
@@ -345,6 +348,7 @@ impl Containers {
                 col: cur.col.min(u32::MAX as usize) as u32,
                 depth: depth as u8,
                 opened: false,
+                lazy: false,
             }),
             Some(_) => Continues::No,
         }
@@ -428,6 +432,7 @@ impl Containers {
                 break;
             }
         }
+        let mut kept_lazily = false;
         if !opened && matched < self.depth() {
             // The line leaves containers: a paragraph's continuation keeps them (lazily).
             let lazy = paragraph && !blank_rest(bytes, cur.at)? && {
@@ -437,6 +442,7 @@ impl Containers {
             if lazy {
                 depth = self.depth();
             }
+            kept_lazily = lazy;
         }
         self.stack = stack;
         self.depth = depth as u8;
@@ -446,6 +452,7 @@ impl Containers {
             col: cur.col.min(u32::MAX as usize) as u32,
             depth: depth as u8,
             opened,
+            lazy: kept_lazily,
         })
     }
 }

@@ -690,7 +690,7 @@ impl MarkdownScanner {
     /// turn out to start one).
     #[inline]
     pub(crate) fn table_blocks_cut(&self, p: usize) -> bool {
-        // A list item's, quote's or heading's line is never a header row.
+        // A heading's line, or one whose content starts a block, is never a header row.
         let text_line = self.mode == LineMode::Text && !self.line_block && !self.heading;
         self.tables.blocks_cut(p, self.line_start, text_line)
     }
@@ -1065,21 +1065,22 @@ impl MarkdownScanner {
             }
             _ => match block_start(&bytes[p..]) {
                 None => return false,
-                Some(kind) => {
+                Some(own) => {
                     // A line that opens a container, or carries a quote's `>`, starts a
                     // block too (its markers were read as containers).
                     let quoted =
                         content.depth > 0 && bytes[self.line_start..content.at].contains(&b'>');
                     let kind = match content.opened || quoted {
-                        true if kind == BlockStart::None => BlockStart::Other,
-                        _ => kind,
+                        true if own == BlockStart::None => BlockStart::Other,
+                        _ => own,
                     };
                     if kind != BlockStart::None {
                         // An inline code span never crosses into another block.
                         self.drop_unclosed_code(bytes, self.line_start);
                     }
                     self.heading = kind == BlockStart::Heading;
-                    self.line_block = kind == BlockStart::Other;
+                    // Tables read a line from its content on (the containers aside).
+                    self.line_block = own == BlockStart::Other;
                     self.mode = LineMode::Text;
                 }
             },
@@ -1301,10 +1302,15 @@ impl MarkdownScanner {
 
     /// A text line (at its end `end`, before its `\n`) ends, for the tables.
     fn table_line_end(&mut self, bytes: &[u8], end: usize) {
+        let content = self.content;
         let kind = TableLine::Text {
             blank: self.line_blank,
             heading: self.heading,
             block: self.line_block,
+            content: content.map_or(self.line_start, |c| c.at),
+            depth: content.map_or(0, |c| c.depth),
+            opened: content.is_some_and(|c| c.opened),
+            lazy: content.is_some_and(|c| c.lazy),
         };
         if let Some(p) = self.tables.line_end(bytes, self.line_start, end, kind) {
             self.mark_newly_safe(p);
@@ -1958,6 +1964,41 @@ mod tests {
             assert!(s.is_safe_cut(at("\n\nAfter")), "after the last row");
             assert!(s.is_safe_cut(at("\n| A")), "before the header");
             assert!(s.is_safe_cut(at("\n|---|\n\n")), "not a table");
+        }
+        // In containers: a quote's table ends at a line that leaves the quote (a lazy
+        // line is no row), a list item's header may stand on the item's first line.
+        let text = "> | A | B |\n> |---|---|\n> | 1 | 2 |\n| lazy | x |\n\n\
+                    - | C | D |\n  |---|---|\n  | 3 | 4 |\n- next\n\n\
+                    > | E |\n|---|\n";
+        for s in [scan_all(text), scan_bytewise(text)] {
+            let tables: Vec<(&str, &str, usize)> = s
+                .tables
+                .spans()
+                .iter()
+                .map(|t| {
+                    (
+                        &text[t.start..t.delim_end],
+                        &text[t.start..t.end.unwrap()],
+                        t.prefix_len,
+                    )
+                })
+                .collect();
+            assert_eq!(
+                tables,
+                [
+                    (
+                        "> | A | B |\n> |---|---|",
+                        "> | A | B |\n> |---|---|\n> | 1 | 2 |",
+                        2
+                    ),
+                    (
+                        "- | C | D |\n  |---|---|",
+                        "- | C | D |\n  |---|---|\n  | 3 | 4 |",
+                        2
+                    ),
+                ],
+                "a delimiter row outside the header's quote makes no table"
+            );
         }
         // While the line after a header-like line is not complete, no cut after it.
         let mut s = MarkdownScanner::new();

@@ -35,6 +35,14 @@ pub(crate) struct TableSpan {
     pub end: Option<usize>,
     /// The header row was drained: the table began before the current text.
     pub continued: bool,
+    /// The bytes of the header row's line before its content: the container prefix of a
+    /// table in a list item or a block quote (a repeated header shows it blanked, as a
+    /// fence's reopening line does: `>` and tabs kept, list markers as spaces), its
+    /// indentation outside containers.
+    pub prefix_len: usize,
+    /// The prefix holds list items only (no quote marker, no tab): blanked, it is
+    /// `prefix_len` columns of spaces.
+    pub items_only: bool,
 }
 
 impl TableSpan {
@@ -54,6 +62,10 @@ pub(crate) struct HeaderCandidate {
     pub start: usize,
     /// The number of cells the delimiter row must have.
     pub cells: usize,
+    /// Where its content starts (past any container prefix).
+    pub content: usize,
+    /// How many containers it lies in: the delimiter and body rows must carry the same.
+    pub depth: u8,
 }
 
 /// The number of cells of a header row `line` (without its `\n`), counting its unescaped
@@ -136,14 +148,25 @@ pub(crate) fn delimiter_cells(line: &[u8]) -> Option<usize> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum TableLine {
     /// A line of text (outside code): blank, an ATX heading, or the start of a list item or
-    /// block quote (which interrupt a table), or else a paragraph's line.
+    /// block quote (which interrupt a table), or else a paragraph's line. Inside containers
+    /// (list items, block quotes) the line is read from its content on: a table there
+    /// goes on only over lines that carry the same containers.
     Text {
-        /// Only spaces and tabs.
+        /// Only spaces and tabs (after the container prefix).
         blank: bool,
         /// An ATX heading.
         heading: bool,
-        /// A list item's or block quote's first line.
+        /// Its content starts a block of its own (a list item or block quote nested
+        /// deeper than the containers read, a thematic break).
         block: bool,
+        /// Where its content starts (past the container prefix).
+        content: usize,
+        /// How many containers its content lies in.
+        depth: u8,
+        /// It opened a container (a list item or quote starts on it): a new block.
+        opened: bool,
+        /// It keeps containers only as a paragraph's lazy continuation.
+        lazy: bool,
     },
     /// A fence line or a line of code: no table goes on through it.
     Break,
@@ -157,6 +180,8 @@ pub(crate) struct TableState {
     spans: Vec<TableSpan>,
     /// Just past the last non-whitespace byte of the open table's last row.
     rows_end: usize,
+    /// How many containers the open table lies in.
+    open_depth: u8,
     /// The last line ended may be a header row: decided when the next line ends.
     head: Option<HeaderCandidate>,
     /// The last line ended leaves a paragraph open (a header row that does not start with
@@ -173,6 +198,7 @@ impl TableState {
     pub(crate) fn reset(&mut self) {
         self.spans.clear();
         self.rows_end = 0;
+        self.open_depth = 0;
         self.head = None;
         self.para_open = false;
         self.new_line();
@@ -248,18 +274,27 @@ impl TableState {
             };
             return None;
         }
-        let (text, blank, heading, block) = match kind {
+        let (text, blank, heading, block, content, depth, opened, lazy) = match kind {
             TableLine::Text {
                 blank,
                 heading,
                 block,
-            } => (true, blank, heading, block),
-            TableLine::Break => (false, false, false, false),
+                content,
+                depth,
+                opened,
+                lazy,
+            } => (true, blank, heading, block, content, depth, opened, lazy),
+            TableLine::Break => (false, false, false, false, line_start, 0, false, false),
         };
+        let content = content.clamp(line_start, line_end);
+        // A line of a paragraph or a table: a header row may start on one (a list item's
+        // or quote's first line too); a delimiter or body row goes on in the same
+        // containers only, carried, not lazily.
         let row = text && !blank && !heading && !block;
+        let goes_on = |d: u8| row && !opened && !lazy && depth == d;
         let mut safe = None;
         if self.open().is_some() {
-            if row {
+            if goes_on(self.open_depth) {
                 self.rows_end = trimmed();
                 self.new_line();
                 return None;
@@ -267,14 +302,20 @@ impl TableState {
             safe = self.end_table();
         }
         if let Some(head) = self.head.take() {
-            if row && delimiter_cells(line) == Some(head.cells) {
+            if goes_on(head.depth) && delimiter_cells(&bytes[content..line_end]) == Some(head.cells)
+            {
                 self.spans.push(TableSpan {
                     start: head.start,
                     delim_end: line_end,
                     rows_start: line_end + 1,
                     end: None,
                     continued: false,
+                    prefix_len: head.content - head.start,
+                    items_only: !bytes[head.start..head.content]
+                        .iter()
+                        .any(|&b| b == b'>' || b == b'\t'),
                 });
+                self.open_depth = depth;
                 self.rows_end = trimmed();
                 self.para_open = false;
                 self.new_line();
@@ -283,13 +324,17 @@ impl TableState {
             safe = Some(safe.map_or(head.start, |s: usize| s.min(head.start)));
         }
         // What `blocks_cut` held back in this line: a header row now waits for the next
-        // line; anything else turns safe.
-        if row && self.line_pipe && (self.line_starts_pipe || !self.para_open) {
-            match header_cells(line) {
+        // line; anything else turns safe. A line that opens a container starts a new
+        // paragraph.
+        let para_open = self.para_open && !opened;
+        if row && !lazy && self.line_pipe && (self.line_starts_pipe || !para_open) {
+            match header_cells(&bytes[content..line_end]) {
                 Some(cells) => {
                     self.head = Some(HeaderCandidate {
                         start: line_start,
                         cells,
+                        content,
+                        depth,
                     })
                 }
                 None => safe = Some(safe.map_or(line_start, |s| s.min(line_start))),
@@ -338,6 +383,7 @@ impl TableState {
         self.rows_end = self.rows_end.saturating_sub(n);
         if let Some(h) = &mut self.head {
             h.start = h.start.saturating_sub(n);
+            h.content = h.content.saturating_sub(n);
         }
     }
 

@@ -66,7 +66,9 @@ struct Reader {
 impl Reader {
     fn flush(&mut self) {
         if !self.pending.is_empty() {
-            let text = std::mem::take(&mut self.pending);
+            // A copy of its exact size; `pending` keeps its room for the next text.
+            let text = self.pending.as_str().to_owned();
+            self.pending.clear();
             self.pieces.push(Piece::Node(Inline::Text(text)));
         }
     }

@@ -135,8 +135,14 @@ fn parse_lines(lines: &[&str]) -> Vec<(Block, (usize, usize))> {
                 }
                 j += 1;
             }
-            let text: Vec<&str> = lines[i..j].iter().map(|l| l.trim_start()).collect();
-            let inlines = parse_inlines(&text.join("\n"));
+            let mut text = String::with_capacity(lines[i..j].iter().map(|l| l.len() + 1).sum());
+            for (k, line) in lines[i..j].iter().enumerate() {
+                if k > 0 {
+                    text.push('\n');
+                }
+                text.push_str(line.trim_start());
+            }
+            let inlines = parse_inlines(&text);
             match heading {
                 Some(h) => {
                     block = Block::Heading(inlines);

@@ -44,8 +44,8 @@ struct Delim {
 /// into inlines.
 pub(crate) fn parse_inlines(text: &str) -> Vec<Inline> {
     let mut reader = Reader {
-        pieces: Vec::new(),
-        pending: String::new(),
+        pieces: Vec::with_capacity(8),
+        pending: String::with_capacity(text.len()),
     };
     reader.read(text);
     reader.flush();

@@ -442,14 +442,16 @@ pub(crate) fn measure(
 }
 
 /// [`posted_within`] with the render it made, if it rendered (see [`measure`]).
+/// `units` is the Markdown's own length in `metric`, which every caller knows already.
 pub(crate) fn posted_within_measured(
     markdown: &str,
+    units: usize,
     format: Format,
     options: &RenderOptions,
     metric: crate::LengthMetric,
     limit: usize,
 ) -> (bool, Option<Measured>) {
-    let units = metric.len(markdown);
+    debug_assert_eq!(units, metric.len(markdown));
     if units <= limit && cannot_grow(markdown, format, options.quote) {
         return (true, None);
     }
@@ -472,15 +474,17 @@ pub(crate) fn posted_within_measured(
 
 /// Whether `markdown` posted in `format` is certainly within `limit` units of `metric`,
 /// checked cheaply when that can be shown without rendering (see [`cannot_grow`] and
-/// [`posted_bound`]), else by rendering it ([`posted_len`]).
+/// [`posted_bound`]), else by rendering it ([`posted_len`]). `units` is the Markdown's own
+/// length in `metric`.
 pub(crate) fn posted_within(
     markdown: &str,
+    units: usize,
     format: Format,
     options: &RenderOptions,
     metric: crate::LengthMetric,
     limit: usize,
 ) -> bool {
-    let units = metric.len(markdown);
+    debug_assert_eq!(units, metric.len(markdown));
     if units <= limit && cannot_grow(markdown, format, options.quote) {
         return true;
     }

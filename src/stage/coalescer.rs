@@ -78,7 +78,13 @@ impl CoalescerConfig {
     /// Whether `text`, posted on `lane` in the configured format, is within `max` as the
     /// platform counts it (always in format `markdown`: the caller counted the Markdown).
     /// With the render made to measure it, if one was needed (see [`Measured`]).
-    pub(crate) fn posts_within(&self, text: &str, lane: Lane) -> (bool, Option<Measured>) {
+    /// `units`: the length of `text` in `metric`, when the caller knows it.
+    pub(crate) fn posts_within(
+        &self,
+        text: &str,
+        units: Option<usize>,
+        lane: Lane,
+    ) -> (bool, Option<Measured>) {
         if self.format == Format::Markdown {
             return (true, None);
         }
@@ -86,7 +92,15 @@ impl CoalescerConfig {
             quote: lane == Lane::Reasoning,
             ..self.render
         };
-        crate::render::posted_within_measured(text, self.format, &options, self.metric, self.max)
+        let units = units.unwrap_or_else(|| self.metric.len(text));
+        crate::render::posted_within_measured(
+            text,
+            units,
+            self.format,
+            &options,
+            self.metric,
+            self.max,
+        )
     }
 
     /// This configuration with `min >= 1`, `max >= min` and then `min <= max` enforced.
@@ -489,7 +503,7 @@ impl Coalescer {
         if len > self.config.max || too_many_lines {
             return false;
         }
-        let (within, measured) = self.config.posts_within(&text, meta.lane);
+        let (within, measured) = self.config.posts_within(&text, Some(len), meta.lane);
         if !within {
             return false;
         }
@@ -591,7 +605,10 @@ impl Coalescer {
                 joined.push_str(&buffer.text[..kept]);
                 joined.push_str(joiner);
                 joined.push_str(incoming);
-                let (within, render) = self.config.posts_within(&joined, meta.lane);
+                // The joined length is exact in every metric but graphemes (a cluster may
+                // form across a seam): there it is counted again.
+                let units = (metric != LengthMetric::Graphemes).then_some(joined_len);
+                let (within, render) = self.config.posts_within(&joined, units, meta.lane);
                 measured = render;
                 !within
             };

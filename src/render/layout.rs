@@ -12,10 +12,14 @@ use super::table::{aligned_table, bullet_rows};
 /// The marker of a thematic break.
 const RULE: &str = "──────────";
 
-/// Lays `blocks` out.
-pub(crate) fn layout(blocks: &[Block], tables: TableMode) -> Styled {
+/// Lays `blocks` out. `capacity`: room to reserve for the text (the Markdown's length:
+/// the layout is about as long), so it is not grown a few bytes at a time.
+pub(crate) fn layout(blocks: &[Block], tables: TableMode, capacity: usize) -> Styled {
     let mut l = Layout {
-        out: Styled::default(),
+        out: Styled {
+            text: String::with_capacity(capacity),
+            spans: Vec::new(),
+        },
         indent: String::new(),
         quotes: 0,
         links: 0,

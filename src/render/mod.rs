@@ -935,7 +935,7 @@ fn styled(markdown: &str, tables: TableMode, quote: bool) -> styled::Styled {
         .into_iter()
         .map(|l| l.block)
         .collect();
-    let mut out = layout::layout(&blocks, tables);
+    let mut out = layout::layout(&blocks, tables, markdown.len() + markdown.len() / 8);
     if out.text.is_empty() && !markdown.trim().is_empty() {
         // Markup with nothing visible (`[]()`, an empty heading): the chat would refuse an
         // empty message, so the Markdown shows as written.

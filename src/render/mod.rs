@@ -472,6 +472,56 @@ pub(crate) fn posted_within_measured(
     (posted <= limit, measured)
 }
 
+/// Where [`posted_within_resumed`] takes its scan up and what it keeps for the next one.
+pub(crate) struct ResumedScan<'a> {
+    /// The state a previous scan kept, at a line start of this text's unchanged prefix.
+    pub(crate) from: Option<&'a (usize, BoundScan)>,
+    /// Where the state at the start of this text's last line starting at or before
+    /// `upto` is written (`None` when none is).
+    pub(crate) keep: &'a mut Option<(usize, BoundScan)>,
+    /// See `keep`.
+    pub(crate) upto: usize,
+}
+
+/// [`posted_within_measured`] for a text that grew at its end since it was last checked
+/// (the coalescer's buffer, a block at a time): on the marker formats, where nothing is
+/// known to fit without the bound, the bound's scan is taken up from `resume` (the state
+/// [`BoundScan::scan`] kept at a line start of the text this one extends, `markdown[..at]`
+/// unchanged since) instead of read from the start; what it keeps for the next check is
+/// written as [`ResumedScan`] says.
+pub(crate) fn posted_within_resumed(
+    markdown: &str,
+    units: usize,
+    format: Format,
+    options: &RenderOptions,
+    metric: crate::LengthMetric,
+    limit: usize,
+    resumed: ResumedScan<'_>,
+) -> (bool, Option<Measured>) {
+    *resumed.keep = None;
+    if !matches!(format, Format::SlackMrkdwn | Format::Whatsapp) || units > limit {
+        return posted_within_measured(markdown, units, format, options, metric, limit);
+    }
+    debug_assert_eq!(units, metric.len(markdown));
+    let (mut scan, from) = match resumed.from {
+        Some((at, scan)) if *at <= markdown.len() => (scan.clone(), *at),
+        _ => (BoundScan::default(), 0),
+    };
+    let tables = options.table_mode_for(format);
+    scan.scan(
+        markdown,
+        from,
+        format,
+        tables,
+        Some((resumed.keep, resumed.upto)),
+    );
+    if scan.bound(units, format).is_some_and(|b| b <= limit) {
+        return (true, None);
+    }
+    let (posted, measured) = measure(markdown, format, options, metric);
+    (posted <= limit, measured)
+}
+
 /// Whether `markdown` posted in `format` is certainly within `limit` units of `metric`,
 /// checked cheaply when that can be shown without rendering (see [`cannot_grow`] and
 /// [`posted_bound`]), else by rendering it ([`posted_len`]). `units` is the Markdown's own
@@ -616,137 +666,228 @@ pub(crate) fn posted_bound(
     quote: bool,
     tables: TableMode,
 ) -> Option<usize> {
-    let bytes = markdown.as_bytes();
     if matches!(format, Format::Markdown) && !quote {
         return Some(units);
     }
-    // The next `|` at or after the line read (none: past the end): found once per `|`,
-    // not once per line.
-    let mut next_pipe = memchr::memchr(b'|', bytes).unwrap_or(usize::MAX);
-    if next_pipe != usize::MAX && tables != TableMode::Code {
-        return None;
-    }
-    // The table being read (its lines so far) and what the tables before it are charged.
-    let mut table = TableCharge::default();
-    let mut table_extra = 0usize;
-    // The line before the one read (a `|` line right after text is not charged as a
-    // table's first line: the text is measured instead).
-    let mut last = 0..0;
-    let blank = |line: &[u8]| {
-        let content = line.strip_suffix(b"\r").unwrap_or(line);
-        content.iter().all(|&b| b == b' ' || b == b'\t')
-    };
-    let markers = matches!(format, Format::SlackMrkdwn | Format::Whatsapp);
-    // Counted in one pass, charged after it (the charges depend on the number of lines).
-    let mut lines = 0usize;
-    let mut lead_lines = 0usize;
-    let mut depths = 0usize;
-    let mut rules = 0usize;
-    // The nesting a line can be at: its own lead, or the previous line's when it may be
-    // a lazy continuation (no blank line between).
-    let mut depth = 0usize;
-    // A fenced code block opened at the top level: its lines are posted as written.
-    let mut fence: Option<crate::text::markdown::FenceMarker> = None;
-    let mut start = 0;
-    for nl in memchr::memchr_iter(b'\n', bytes).chain(std::iter::once(bytes.len())) {
-        let text = &markdown[start..nl];
-        let line = &bytes[start..nl];
-        let before = std::mem::replace(&mut last, start..nl);
-        if next_pipe < start {
-            next_pipe = memchr::memchr(b'|', &bytes[start..]).map_or(usize::MAX, |p| start + p);
+    let mut scan = BoundScan::default();
+    scan.scan(markdown, 0, format, tables, None);
+    scan.bound(units, format)
+}
+
+/// [`posted_bound`]'s one scan, line by line, stopped and taken up again at a line start:
+/// what it has counted of the lines before. A text that grows at its end (the coalescer's
+/// buffer, a block at a time) is bounded by scanning its last line and what was added,
+/// from the state kept at the start of that line, instead of the whole text again.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct BoundScan {
+    lines: usize,
+    lead_lines: usize,
+    depths: usize,
+    rules: usize,
+    /// The nesting a line can be at: its own lead, or the previous line's when it may be
+    /// a lazy continuation (no blank line between).
+    depth: usize,
+    /// A fenced code block opened at the top level: its lines are posted as written.
+    fence: Option<crate::text::markdown::FenceMarker>,
+    /// The table being read (its lines so far) and what the tables before it are charged.
+    table: TableCharge,
+    table_extra: usize,
+    /// The line before the next one, in bytes of the text (a `|` line right after text is
+    /// not charged as a table's first line: the text is measured instead).
+    last: std::ops::Range<usize>,
+    /// What the bytes scanned are charged (escapes, bare URLs' labels).
+    byte_charges: usize,
+    /// A `|` that no charge covers: no bound.
+    refused: bool,
+}
+
+impl BoundScan {
+    /// Scans the lines of `markdown` from byte `from` (a line start: 0 or after a `\n`)
+    /// to its end, `markdown[..from]` being what the scan read before. With `keep` and a
+    /// byte `upto`, the state at the start of the last line that starts at or before
+    /// `upto` (and at or after `from`) and that line's start are written there (not when
+    /// the scan is refused before it): a later scan of a text that keeps this one up to
+    /// `upto` takes up from there.
+    pub(crate) fn scan(
+        &mut self,
+        markdown: &str,
+        from: usize,
+        format: Format,
+        tables: TableMode,
+        keep: Option<(&mut Option<(usize, BoundScan)>, usize)>,
+    ) {
+        debug_assert!(from == 0 || markdown.as_bytes()[from - 1] == b'\n');
+        if self.refused {
+            return;
         }
-        start = nl + 1;
-        lines += 1;
-        if let Some(open) = &fence {
-            if open.is_closed_by(text) {
-                fence = None;
+        let bytes = markdown.as_bytes();
+        // The next `|` at or after the line read (none: past the end): found once per
+        // `|`, not once per line.
+        let mut next_pipe = memchr::memchr(b'|', &bytes[from..]).map_or(usize::MAX, |p| from + p);
+        if next_pipe != usize::MAX && tables != TableMode::Code {
+            self.refused = true;
+            return;
+        }
+        let blank = |line: &[u8]| {
+            let content = line.strip_suffix(b"\r").unwrap_or(line);
+            content.iter().all(|&b| b == b' ' || b == b'\t')
+        };
+        let mut start = from;
+        // Where the state is kept, and where to.
+        let (mut keep, kept_at) = match keep {
+            Some((keep, upto)) => {
+                let upto = upto.clamp(from, bytes.len());
+                let line =
+                    memchr::memrchr(b'\n', &bytes[from..upto]).map_or(from, |p| from + p + 1);
+                (Some(keep), line)
             }
-            continue;
-        }
-        let has_pipe = next_pipe < nl;
-        if has_pipe || table.rows > 0 {
-            let at = line
-                .iter()
-                .position(|&b| b != b' ' && b != b'\t')
-                .unwrap_or(line.len());
-            if let Some(cells) = line[at..].strip_prefix(b"|") {
-                if table.rows == 0 && !blank(&bytes[before]) {
-                    return None;
+            None => (None, usize::MAX),
+        };
+        // The charges of the bytes before the line kept, once its state is.
+        let mut before_kept = None;
+        let nls = memchr::memchr_iter(b'\n', &bytes[from..]).map(|p| from + p);
+        for nl in nls.chain(std::iter::once(bytes.len())) {
+            if start == kept_at
+                && let Some(keep) = keep.take()
+            {
+                let charges = byte_charges(&bytes[from..start], format);
+                let mut state = self.clone();
+                state.byte_charges += charges;
+                *keep = Some((start, state));
+                before_kept = Some((start, charges));
+            }
+            let text = &markdown[start..nl];
+            let line = &bytes[start..nl];
+            let before = std::mem::replace(&mut self.last, start..nl);
+            if next_pipe < start {
+                next_pipe = memchr::memchr(b'|', &bytes[start..]).map_or(usize::MAX, |p| start + p);
+            }
+            start = nl + 1;
+            self.lines += 1;
+            if let Some(open) = &self.fence {
+                if open.is_closed_by(text) {
+                    self.fence = None;
                 }
-                table.row(cells.strip_suffix(b"\r").unwrap_or(cells));
-            } else {
-                if table.rows > 0 {
-                    // A table ends at a blank line; any other line may be read as one of
-                    // its rows or as interrupting it: not charged.
-                    if !blank(line) {
-                        return None;
+                continue;
+            }
+            let has_pipe = next_pipe < nl;
+            if has_pipe || self.table.rows > 0 {
+                let at = line
+                    .iter()
+                    .position(|&b| b != b' ' && b != b'\t')
+                    .unwrap_or(line.len());
+                if let Some(cells) = line[at..].strip_prefix(b"|") {
+                    if self.table.rows == 0 && !blank(&bytes[before]) {
+                        self.refused = true;
+                        return;
                     }
-                    table_extra += table.charge();
-                    table = TableCharge::default();
+                    self.table.row(cells.strip_suffix(b"\r").unwrap_or(cells));
+                } else {
+                    if self.table.rows > 0 {
+                        // A table ends at a blank line; any other line may be read as one
+                        // of its rows or as interrupting it: not charged.
+                        if !blank(line) {
+                            self.refused = true;
+                            return;
+                        }
+                        self.table_extra += self.table.charge();
+                        self.table = TableCharge::default();
+                    }
+                    if has_pipe {
+                        self.refused = true;
+                        return;
+                    }
                 }
-                if has_pipe {
-                    return None;
+            }
+            if self.depth == 0 && matches!(line.first(), Some(b'`' | b'~')) {
+                self.fence = crate::text::markdown::FenceMarker::parse_open(text);
+                if self.fence.is_some() {
+                    continue;
                 }
             }
-        }
-        if depth == 0 && matches!(line.first(), Some(b'`' | b'~')) {
-            fence = crate::text::markdown::FenceMarker::parse_open(text);
-            if fence.is_some() {
-                continue;
-            }
-        }
-        let mut lead = 0usize;
-        let mut at = 0;
-        let mut rule_marks = false;
-        for &b in line {
-            match b {
-                b'\t' => lead += 4,
-                b' ' | b'>' | b'+' | b'.' | b')' | b'#' => lead += 1,
-                b'-' | b'*' | b'_' => {
-                    lead += 1;
-                    rule_marks = true;
+            let mut lead = 0usize;
+            let mut at = 0;
+            let mut rule_marks = false;
+            for &b in line {
+                match b {
+                    b'\t' => lead += 4,
+                    b' ' | b'>' | b'+' | b'.' | b')' | b'#' => lead += 1,
+                    b'-' | b'*' | b'_' => {
+                        lead += 1;
+                        rule_marks = true;
+                    }
+                    b if b.is_ascii_digit() => lead += 1,
+                    _ => break,
                 }
-                b if b.is_ascii_digit() => lead += 1,
-                _ => break,
+                at += 1;
             }
-            at += 1;
-        }
-        let rest = &line[at..];
-        if rest.is_empty() || rest == b"\r" {
-            rules += usize::from(rule_marks);
-            if lead == 0 || line.iter().all(|&b| matches!(b, b' ' | b'\t' | b'\r')) {
-                // A blank line: what follows at lead 0 is not nested.
-                depth = 0;
-                continue;
+            let rest = &line[at..];
+            if rest.is_empty() || rest == b"\r" {
+                self.rules += usize::from(rule_marks);
+                if lead == 0 || line.iter().all(|&b| matches!(b, b' ' | b'\t' | b'\r')) {
+                    // A blank line: what follows at lead 0 is not nested.
+                    self.depth = 0;
+                    continue;
+                }
             }
+            self.depth = self.depth.max(lead);
+            self.depths += self.depth;
+            self.lead_lines += usize::from(lead > 0);
         }
-        depth = depth.max(lead);
-        depths += depth;
-        lead_lines += usize::from(lead > 0);
+        self.byte_charges += match before_kept {
+            Some((line, charges)) => charges + byte_charges(&bytes[line..], format),
+            None => byte_charges(&bytes[from..], format),
+        };
     }
-    if table.rows > 0 {
-        table_extra += table.charge();
+
+    /// The bound of the text scanned, `units` long in the metric counted (see
+    /// [`posted_bound`]); `None` when a `|` refused it.
+    pub(crate) fn bound(&self, units: usize, format: Format) -> Option<usize> {
+        if self.refused {
+            return None;
+        }
+        let table_extra = self.table_extra
+            + match self.table.rows {
+                0 => 0,
+                _ => self.table.charge(),
+            };
+        let markers = matches!(format, Format::SlackMrkdwn | Format::Whatsapp);
+        let digits = self.lines.max(1).ilog10() as usize + 1;
+        // Per nesting level: a marker of at most `digits + 1` more digits than written,
+        // its space, and a bullet's two extra bytes.
+        let level = digits + 4;
+        // Every line: a blank line before it, a grapheme split; on the marker formats a
+        // lazy quote line's `> `. A line with a lead may also start a list item.
+        let per_line = 2 + if markers { 4 } else { 0 };
+        let item = 2 * (digits + 2) + if markers { 8 } else { 0 };
+        let extra = self.lines * per_line
+            + self.depths * level
+            + self.lead_lines * item
+            + self.rules * 32
+            + 8
+            + table_extra
+            + self.byte_charges;
+        Some(units.saturating_add(extra))
     }
-    let digits = lines.ilog10() as usize + 1;
-    // Per nesting level: a marker of at most `digits + 1` more digits than written, its
-    // space, and a bullet's two extra bytes.
-    let level = digits + 4;
-    // Every line: a blank line before it, a grapheme split; on the marker formats a
-    // lazy quote line's `> `. A line with a lead may also start a list item.
-    let per_line = 2 + if markers { 4 } else { 0 };
-    let item = 2 * (digits + 2) + if markers { 8 } else { 0 };
-    let mut extra =
-        lines * per_line + depths * level + lead_lines * item + rules * 32 + 8 + table_extra;
-    if markers || matches!(format, Format::Discord) {
-        // Escapes and wrapped mentions, emphasis markers given a zero-width space.
+}
+
+/// What [`posted_bound`] charges `bytes` (whole lines) for what a format adds per byte:
+/// escapes and wrapped mentions, emphasis markers given a zero-width space (the marker
+/// formats and Discord); on Slack a bare URL's label, which repeats it: its whole run of
+/// non-space bytes again, with `<`, `|` and `>` (a run holding two URLs is charged twice,
+/// more than needed).
+fn byte_charges(bytes: &[u8], format: Format) -> usize {
+    let mut extra = 0;
+    if matches!(
+        format,
+        Format::SlackMrkdwn | Format::Whatsapp | Format::Discord
+    ) {
         extra += bytes
             .iter()
             .map(|&b| usize::from(ESCAPE_GROWTH[usize::from(b)]))
             .sum::<usize>();
     }
     if matches!(format, Format::SlackMrkdwn) {
-        // A bare URL's label repeats it: its whole run of non-space bytes again, with
-        // `<`, `|` and `>` (a run holding two URLs is charged twice, more than needed).
         for pattern in [&b"://"[..], &b"www."[..]] {
             for at in memchr::memmem::find_iter(bytes, pattern) {
                 let is_space = |b: &u8| b.is_ascii_whitespace();
@@ -760,7 +901,7 @@ pub(crate) fn posted_bound(
             }
         }
     }
-    Some(units.saturating_add(extra))
+    extra
 }
 
 /// What [`posted_bound`] charges a table laid out in `code` mode, read from its lines as
@@ -782,7 +923,7 @@ pub(crate) fn posted_bound(
 /// out as a table is covered too); the whole table is charged its code block's fences
 /// (a fence of backticks is at most one longer than a run inside a row, so at most
 /// `W + 1`) and markers.
-#[derive(Default)]
+#[derive(Clone, Debug, Default)]
 struct TableCharge {
     /// Lines of the run so far.
     rows: usize,
@@ -1254,6 +1395,52 @@ mod growth_tests {
             }
         }
         assert!(found * 4 > checked, "{found} of {checked}");
+    }
+
+    /// A scan taken up at the last line of a text it kept, on that text cut anywhere after
+    /// the line's start and grown, gives the bound a scan from the start gives: the same
+    /// number, or `None` alike.
+    #[test]
+    fn a_resumed_bound_scan_equals_a_fresh_one() {
+        let mut rng = fastrand::Rng::with_seed(53);
+        let mut resumed = 0;
+        for _ in 0..3000 {
+            let piece = |rng: &mut fastrand::Rng| -> String {
+                match rng.usize(..3) {
+                    0 => PIECES[rng.usize(..PIECES.len())].to_owned(),
+                    1 => GROWING[rng.usize(..GROWING.len())].to_owned(),
+                    _ => format!("\n\n{}\n\n", table(rng)),
+                }
+            };
+            let first: String = (0..rng.usize(1..30)).map(|_| piece(&mut rng)).collect();
+            let more: String = (0..rng.usize(0..30)).map(|_| piece(&mut rng)).collect();
+            for format in [Format::SlackMrkdwn, Format::Whatsapp, Format::Discord] {
+                let mut keep = None;
+                let mut scan = BoundScan::default();
+                let upto = rng.usize(..=first.len());
+                scan.scan(&first, 0, format, TableMode::Code, Some((&mut keep, upto)));
+                let Some((at, state)) = keep else {
+                    assert_eq!(scan.bound(first.len(), format), None);
+                    continue;
+                };
+                assert!(at <= upto.max(at));
+                let mut cut = rng.usize(at..=first.len());
+                while !first.is_char_boundary(cut) {
+                    cut += 1;
+                }
+                let grown = format!("{}{more}", &first[..cut]);
+                let mut again = state.clone();
+                again.scan(&grown, at, format, TableMode::Code, None);
+                let fresh = posted_bound(&grown, grown.len(), format, false, TableMode::Code);
+                assert_eq!(
+                    again.bound(grown.len(), format),
+                    fresh,
+                    "{format:?}: {grown:?}"
+                );
+                resumed += 1;
+            }
+        }
+        assert!(resumed > 3000, "{resumed}");
     }
 
     /// The bound of a table that fits a limit comfortably is found without a render and

@@ -419,7 +419,7 @@ fn item_lines(lines: &[&str], mut i: usize, item: &ItemMarker) -> (Vec<String>, 
 /// to a blank line or a line that starts another block.
 fn table(lines: &[&str], i: usize) -> Option<(Table, usize)> {
     let header_line = lines[i];
-    if !header_line.contains('|') {
+    if memchr::memchr(b'|', header_line.as_bytes()).is_none() {
         return None;
     }
     let delimiter = lines.get(i + 1)?;

@@ -48,14 +48,13 @@ impl Layout {
     }
 
     fn text(&mut self, text: &str) {
-        let mut lines = text.split('\n');
-        if let Some(first) = lines.next() {
-            self.out.text.push_str(first);
-        }
-        for line in lines {
+        let mut start = 0;
+        for nl in memchr::memchr_iter(b'\n', text.as_bytes()) {
+            self.out.text.push_str(&text[start..nl]);
             self.newline();
-            self.out.text.push_str(line);
+            start = nl + 1;
         }
+        self.out.text.push_str(&text[start..]);
     }
 
     fn blocks(&mut self, blocks: &[Block], in_item: bool) {

@@ -200,7 +200,7 @@ impl Engine {
         let within_len = units <= cfg.text_limit;
         let within_lines = cfg
             .max_lines
-            .is_none_or(|max| text.split('\n').count() <= max);
+            .is_none_or(|max| memchr::memchr_iter(b'\n', text.as_bytes()).count() < max);
         within_len && within_lines
     }
 

@@ -419,9 +419,8 @@ fn item_lines(lines: &[&str], mut i: usize, item: &ItemMarker) -> (Vec<String>, 
 /// to a blank line or a line that starts another block.
 fn table(lines: &[&str], i: usize) -> Option<(Table, usize)> {
     let header_line = lines[i];
-    if memchr::memchr(b'|', header_line.as_bytes()).is_none() {
-        return None;
-    }
+    // A header row holds a `|`.
+    memchr::memchr(b'|', header_line.as_bytes())?;
     let delimiter = lines.get(i + 1)?;
     let align = delimiter_row(delimiter)?;
     let header = split_row(header_line);

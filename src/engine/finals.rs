@@ -114,7 +114,14 @@ impl Engine {
             for &end in &msg.line_ends {
                 gaps = subtract(gaps, &(end..end));
             }
-            if gaps.is_empty() {
+            // Separator whitespace alone (the line break after the last send) is never a
+            // final (see the trimming below): no need to read the message for it.
+            let blank = |gap: &Range<usize>| {
+                msg.text.as_bytes()[gap.clone()]
+                    .iter()
+                    .all(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\n'))
+            };
+            if gaps.iter().all(blank) {
                 continue;
             }
             // The text read as the chunker read it: a forced flush ended a line.

@@ -109,7 +109,10 @@ impl Engine {
         // The render that measures the text, if one is needed, is the render posted.
         let (fits, render) = match (media_only, measured) {
             (true, _) => (true, render),
-            (false, true) => (self.fits_markdown(&payload.text), render),
+            (false, true) => (
+                self.fits_markdown(&payload.text, self.cfg().metric.len(&payload.text)),
+                render,
+            ),
             (false, false) => self.fits_measured(&payload.text, payload.lane),
         };
         if fits {
@@ -152,25 +155,29 @@ impl Engine {
     fn fits_caption(&self, text: &str, lane: Lane) -> bool {
         let cfg = self.cfg();
         cfg.caption_limit.is_none_or(|limit| {
-            cfg.metric.len(text) <= limit && self.posts_within(text, lane, limit)
+            let units = cfg.metric.len(text);
+            units <= limit && self.posts_within(text, units, lane, limit)
         })
     }
 
     /// Whether `text` fits the platform's limit and line cap: its Markdown and, with a
     /// rendered format, what is posted, counted as the platform counts it (SPEC §16).
     pub(super) fn fits(&self, text: &str, lane: Lane) -> bool {
-        self.fits_markdown(text) && self.posts_within(text, lane, self.cfg().text_limit)
+        let units = self.cfg().metric.len(text);
+        self.fits_markdown(text, units)
+            && self.posts_within(text, units, lane, self.cfg().text_limit)
     }
 
     /// [`Engine::fits`], with the render made to measure `text` (if one was needed): the
     /// render to post, so the text is not rendered again.
     fn fits_measured(&self, text: &str, lane: Lane) -> (bool, Option<Measured>) {
-        if !self.fits_markdown(text) {
+        let cfg = self.cfg();
+        let units = cfg.metric.len(text);
+        if !self.fits_markdown(text, units) {
             return (false, None);
         }
-        let cfg = self.cfg();
         if cfg.format == crate::Format::Markdown {
-            return (cfg.metric.len(text) <= cfg.text_limit, None);
+            return (units <= cfg.text_limit, None);
         }
         let options = crate::RenderOptions {
             quote: lane == Lane::Reasoning,
@@ -178,6 +185,7 @@ impl Engine {
         };
         crate::render::posted_within_measured(
             text,
+            units,
             cfg.format,
             &options,
             cfg.metric,
@@ -185,28 +193,30 @@ impl Engine {
         )
     }
 
-    /// Whether the Markdown of `text` fits the platform's limit and line cap.
-    fn fits_markdown(&self, text: &str) -> bool {
+    /// Whether the Markdown of `text` (`units` long in the channel's metric) fits the
+    /// platform's limit and line cap.
+    fn fits_markdown(&self, text: &str, units: usize) -> bool {
         let cfg = self.cfg();
-        let within_len = cfg.metric.len(text) <= cfg.text_limit;
+        let within_len = units <= cfg.text_limit;
         let within_lines = cfg
             .max_lines
-            .is_none_or(|max| text.split('\n').count() <= max);
+            .is_none_or(|max| memchr::memchr_iter(b'\n', text.as_bytes()).count() < max);
         within_len && within_lines
     }
 
-    /// Whether `text` once posted on `lane` (reasoning is quoted) is within `limit` units
-    /// of the channel's metric (the Markdown's own length in format `markdown`).
-    fn posts_within(&self, text: &str, lane: Lane, limit: usize) -> bool {
+    /// Whether `text` (`units` long in the channel's metric) once posted on `lane`
+    /// (reasoning is quoted) is within `limit` units of the metric (the Markdown's own
+    /// length in format `markdown`).
+    fn posts_within(&self, text: &str, units: usize, lane: Lane, limit: usize) -> bool {
         let cfg = self.cfg();
         if cfg.format == crate::Format::Markdown {
-            return cfg.metric.len(text) <= limit;
+            return units <= limit;
         }
         let options = crate::RenderOptions {
             quote: lane == Lane::Reasoning,
             ..self.config.render_options()
         };
-        crate::render::posted_within(text, cfg.format, &options, cfg.metric, limit)
+        crate::render::posted_within(text, units, cfg.format, &options, cfg.metric, limit)
     }
 
     /// The splitter for sends on `lane`: reasoning is measured quoted, as it is posted.

@@ -11,14 +11,21 @@ use crate::text::markdown::FenceMarker;
 
 /// Reads `text` into top-level blocks with the byte range of their source lines.
 pub(crate) fn parse_document(text: &str) -> Vec<Located> {
-    // Line starts and contents (line endings, `\r\n` or `\n`, removed).
-    let mut starts = Vec::new();
-    let mut lines = Vec::new();
+    // Line starts and contents (line endings, `\r\n` or `\n`, removed), sized by one
+    // count of the line breaks.
+    let breaks = memchr::memchr_iter(b'\n', text.as_bytes()).count();
+    let mut starts = Vec::with_capacity(breaks + 2);
+    let mut lines = Vec::with_capacity(breaks + 1);
     let mut at = 0;
-    for raw in text.split_inclusive('\n') {
+    for nl in memchr::memchr_iter(b'\n', text.as_bytes()) {
         starts.push(at);
-        at += raw.len();
-        let line = raw.strip_suffix('\n').unwrap_or(raw);
+        let line = &text[at..nl];
+        lines.push(line.strip_suffix('\r').unwrap_or(line));
+        at = nl + 1;
+    }
+    if at < text.len() {
+        starts.push(at);
+        let line = &text[at..];
         lines.push(line.strip_suffix('\r').unwrap_or(line));
     }
     starts.push(text.len());
@@ -66,15 +73,19 @@ fn parse_lines(lines: &[&str]) -> Vec<(Block, (usize, usize))> {
                 .map(unescape)
                 .filter(|l| !l.is_empty());
             let mut j = i + 1;
-            let mut body = Vec::new();
             while j < lines.len() && !marker.is_closed_by(lines[j]) {
-                body.push(strip_spaces(lines[j], marker.indent));
                 j += 1;
             }
-            block = Block::Code {
-                language,
-                text: body.join("\n"),
-            };
+            // The code lines joined by `\n`, written once into a string of their size.
+            let body = &lines[i + 1..j];
+            let mut text = String::with_capacity(body.iter().map(|l| l.len() + 1).sum());
+            for (k, line) in body.iter().enumerate() {
+                if k > 0 {
+                    text.push('\n');
+                }
+                text.push_str(strip_spaces(line, marker.indent));
+            }
+            block = Block::Code { language, text };
             i = (j + 1).min(lines.len());
         } else if let Some(content) = atx_heading(line) {
             block = Block::Heading(parse_inlines(content));
@@ -124,8 +135,14 @@ fn parse_lines(lines: &[&str]) -> Vec<(Block, (usize, usize))> {
                 }
                 j += 1;
             }
-            let text: Vec<&str> = lines[i..j].iter().map(|l| l.trim_start()).collect();
-            let inlines = parse_inlines(&text.join("\n"));
+            let mut text = String::with_capacity(lines[i..j].iter().map(|l| l.len() + 1).sum());
+            for (k, line) in lines[i..j].iter().enumerate() {
+                if k > 0 {
+                    text.push('\n');
+                }
+                text.push_str(line.trim_start());
+            }
+            let inlines = parse_inlines(&text);
             match heading {
                 Some(h) => {
                     block = Block::Heading(inlines);
@@ -402,9 +419,8 @@ fn item_lines(lines: &[&str], mut i: usize, item: &ItemMarker) -> (Vec<String>, 
 /// to a blank line or a line that starts another block.
 fn table(lines: &[&str], i: usize) -> Option<(Table, usize)> {
     let header_line = lines[i];
-    if !header_line.contains('|') {
-        return None;
-    }
+    // A header row holds a `|`.
+    memchr::memchr(b'|', header_line.as_bytes())?;
     let delimiter = lines.get(i + 1)?;
     let align = delimiter_row(delimiter)?;
     let header = split_row(header_line);

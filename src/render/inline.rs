@@ -44,8 +44,8 @@ struct Delim {
 /// into inlines.
 pub(crate) fn parse_inlines(text: &str) -> Vec<Inline> {
     let mut reader = Reader {
-        pieces: Vec::new(),
-        pending: String::new(),
+        pieces: Vec::with_capacity(8),
+        pending: String::with_capacity(text.len()),
     };
     reader.read(text);
     reader.flush();
@@ -58,6 +58,20 @@ pub(crate) fn parse_inlines(text: &str) -> Vec<Inline> {
     into_inlines(resolve_emphasis(pieces))
 }
 
+/// The bytes [`Reader::read`] stops at: each may start an escape, a code span, emphasis, a
+/// link or image, an autolink, an entity, a line break or a bare URL (`h`). A table, so the
+/// run of plain text between them is found with one look-up per byte.
+const MAY_MATTER: [bool; 256] = {
+    let mut table = [false; 256];
+    let bytes = b"\\`*_~![]<&\nh";
+    let mut i = 0;
+    while i < bytes.len() {
+        table[bytes[i] as usize] = true;
+        i += 1;
+    }
+    table
+};
+
 struct Reader {
     pieces: Vec<Piece>,
     pending: String,
@@ -66,7 +80,9 @@ struct Reader {
 impl Reader {
     fn flush(&mut self) {
         if !self.pending.is_empty() {
-            let text = std::mem::take(&mut self.pending);
+            // A copy of its exact size; `pending` keeps its room for the next text.
+            let text = self.pending.as_str().to_owned();
+            self.pending.clear();
             self.pieces.push(Piece::Node(Inline::Text(text)));
         }
     }
@@ -207,23 +223,7 @@ impl Reader {
             // Plain text up to the next byte that may matter.
             let next = bytes[i + 1..]
                 .iter()
-                .position(|b| {
-                    matches!(
-                        b,
-                        b'\\'
-                            | b'`'
-                            | b'*'
-                            | b'_'
-                            | b'~'
-                            | b'!'
-                            | b'['
-                            | b']'
-                            | b'<'
-                            | b'&'
-                            | b'\n'
-                            | b'h'
-                    )
-                })
+                .position(|&b| MAY_MATTER[usize::from(b)])
                 .map_or(bytes.len(), |p| i + 1 + p);
             self.pending.push_str(&text[i..next]);
             i = next;

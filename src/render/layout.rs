@@ -12,10 +12,14 @@ use super::table::{aligned_table, bullet_rows};
 /// The marker of a thematic break.
 const RULE: &str = "──────────";
 
-/// Lays `blocks` out.
-pub(crate) fn layout(blocks: &[Block], tables: TableMode) -> Styled {
+/// Lays `blocks` out. `capacity`: room to reserve for the text (the Markdown's length:
+/// the layout is about as long), so it is not grown a few bytes at a time.
+pub(crate) fn layout(blocks: &[Block], tables: TableMode, capacity: usize) -> Styled {
     let mut l = Layout {
-        out: Styled::default(),
+        out: Styled {
+            text: String::with_capacity(capacity),
+            spans: Vec::new(),
+        },
         indent: String::new(),
         quotes: 0,
         links: 0,
@@ -44,14 +48,13 @@ impl Layout {
     }
 
     fn text(&mut self, text: &str) {
-        let mut lines = text.split('\n');
-        if let Some(first) = lines.next() {
-            self.out.text.push_str(first);
-        }
-        for line in lines {
+        let mut start = 0;
+        for nl in memchr::memchr_iter(b'\n', text.as_bytes()) {
+            self.out.text.push_str(&text[start..nl]);
             self.newline();
-            self.out.text.push_str(line);
+            start = nl + 1;
         }
+        self.out.text.push_str(&text[start..]);
     }
 
     fn blocks(&mut self, blocks: &[Block], in_item: bool) {

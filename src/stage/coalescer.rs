@@ -9,7 +9,7 @@ use std::ops::Range;
 
 use smallvec::SmallVec;
 
-use crate::render::Measured;
+use crate::render::{BoundScan, Measured, ResumedScan};
 use crate::text::block::Block;
 use crate::text::chunker::BreakPreference;
 use crate::text::dedent::{end_columns, redented};
@@ -78,7 +78,13 @@ impl CoalescerConfig {
     /// Whether `text`, posted on `lane` in the configured format, is within `max` as the
     /// platform counts it (always in format `markdown`: the caller counted the Markdown).
     /// With the render made to measure it, if one was needed (see [`Measured`]).
-    pub(crate) fn posts_within(&self, text: &str, lane: Lane) -> (bool, Option<Measured>) {
+    /// `units`: the length of `text` in `metric`, when the caller knows it.
+    pub(crate) fn posts_within(
+        &self,
+        text: &str,
+        units: Option<usize>,
+        lane: Lane,
+    ) -> (bool, Option<Measured>) {
         if self.format == Format::Markdown {
             return (true, None);
         }
@@ -86,7 +92,44 @@ impl CoalescerConfig {
             quote: lane == Lane::Reasoning,
             ..self.render
         };
-        crate::render::posted_within_measured(text, self.format, &options, self.metric, self.max)
+        let units = units.unwrap_or_else(|| self.metric.len(text));
+        crate::render::posted_within_measured(
+            text,
+            units,
+            self.format,
+            &options,
+            self.metric,
+            self.max,
+        )
+    }
+
+    /// [`CoalescerConfig::posts_within`] for `text` that extends the text a previous check
+    /// kept a state for (see [`crate::render::posted_within_resumed`] and [`ResumedScan`]).
+    pub(crate) fn posts_within_resumed(
+        &self,
+        text: &str,
+        units: Option<usize>,
+        lane: Lane,
+        resumed: ResumedScan<'_>,
+    ) -> (bool, Option<Measured>) {
+        *resumed.keep = None;
+        if self.format == Format::Markdown {
+            return (true, None);
+        }
+        let options = RenderOptions {
+            quote: lane == Lane::Reasoning,
+            ..self.render
+        };
+        let units = units.unwrap_or_else(|| self.metric.len(text));
+        crate::render::posted_within_resumed(
+            text,
+            units,
+            self.format,
+            &options,
+            self.metric,
+            self.max,
+            resumed,
+        )
     }
 
     /// This configuration with `min >= 1`, `max >= min` and then `min <= max` enforced.
@@ -222,16 +265,23 @@ pub(crate) struct Coalescer {
     /// The number of line breaks in the buffer (kept only with a line cap).
     buffer_breaks: usize,
     /// Bytes at the end of the buffer's text that are a synthetic fence close (`"\n"` and
-    /// the closing line); 0 when it ends with source text.
-    buffer_trail: usize,
+    /// the closing line); 0 when it ends with source text. This and `buffer_dedent` (both
+    /// a line's length at most) share a word: the engine's inline size counts against its
+    /// memory per stream.
+    buffer_trail: u32,
     /// The columns of de-indentation at the end of the buffer ([`Block::dedent`], lowered
     /// by lines that left their item): a block joins it only if de-indented by as much.
-    buffer_dedent: usize,
+    buffer_dedent: u32,
     /// The last shown block given to [`Coalescer::push_block`].
     tail: Option<Tail>,
     /// The source text after the tail block, as its separator carried it (plus any ignored
     /// whitespace-only blocks after it): used when the caller has no source text to give.
     tail_gap: String,
+    /// The posted bound's scan of the buffer's text kept at the start of its last line
+    /// (see [`crate::render::posted_within_resumed`]): the next merge scans from there.
+    /// Set by a merge that checked it, dropped whenever the text changes otherwise.
+    /// Boxed: an idle stream keeps one pointer.
+    bound_at: Option<Box<(usize, BoundScan)>>,
     deadline: Option<Time>,
 }
 
@@ -248,6 +298,7 @@ impl Coalescer {
             deadline: None,
             tail: None,
             tail_gap: String::new(),
+            bound_at: None,
         }
     }
 
@@ -278,8 +329,8 @@ impl Coalescer {
         // source (de-indented as the buffer is); it starts a message as it came.
         let mut alone = None;
         let mut apart = false;
-        let block = match self.buffer.is_some() && self.buffer_dedent != block.dedent {
-            true => match source.and_then(|t| redented(&block, t, self.buffer_dedent)) {
+        let block = match self.buffer.is_some() && self.buffer_dedent as usize != block.dedent {
+            true => match source.and_then(|t| redented(&block, t, self.buffer_dedent as usize)) {
                 Some(joining) => {
                     alone = Some(block);
                     joining
@@ -341,7 +392,7 @@ impl Coalescer {
                     gap.is_some_and(|gap| gap.contains('\n') || block.lead.contains('\n'));
                 if !(across_line || line_start) {
                     let before = self.buffer.as_ref().map_or("", |b| {
-                        let kept = &b.text[..b.text.len() - self.buffer_trail];
+                        let kept = &b.text[..b.text.len() - self.buffer_trail as usize];
                         kept.rsplit('\n').next().unwrap_or("")
                     });
                     let after = block.text[head..].split('\n').next().unwrap_or("");
@@ -470,7 +521,7 @@ impl Coalescer {
     /// with a synthetic close, has `meta`, and stays within `max` and the line cap. Returns
     /// whether it did.
     fn swap_in_closer(&mut self, gap: &str, closer: &str, meta: &BlockMeta) -> bool {
-        let trail = self.buffer_trail;
+        let trail = self.buffer_trail as usize;
         let Some(buffer) = self
             .buffer
             .as_mut()
@@ -489,12 +540,13 @@ impl Coalescer {
         if len > self.config.max || too_many_lines {
             return false;
         }
-        let (within, measured) = self.config.posts_within(&text, meta.lane);
+        let (within, measured) = self.config.posts_within(&text, Some(len), meta.lane);
         if !within {
             return false;
         }
         buffer.text = text;
         buffer.measured = measured;
+        self.bound_at = None;
         self.buffer_len = len;
         self.buffer_breaks = breaks;
         self.buffer_trail = 0;
@@ -537,7 +589,7 @@ impl Coalescer {
         let (kept, joiner, incoming) = match seam {
             // The exact source: the synthetic close and reopen between the two go.
             Some(sep) => (
-                buffer.text.len() - self.buffer_trail,
+                buffer.text.len() - self.buffer_trail as usize,
                 sep,
                 &piece.text[piece.head..],
             ),
@@ -583,6 +635,7 @@ impl Coalescer {
             .max_lines
             .is_some_and(|cap| joined_breaks + 1 > cap);
         let mut measured = None;
+        let mut keep = None;
         let over_posted = !too_many_lines
             && joined_len <= self.config.max
             && self.config.format != Format::Markdown
@@ -591,7 +644,23 @@ impl Coalescer {
                 joined.push_str(&buffer.text[..kept]);
                 joined.push_str(joiner);
                 joined.push_str(incoming);
-                let (within, render) = self.config.posts_within(&joined, meta.lane);
+                // The joined length is exact in every metric but graphemes (a cluster may
+                // form across a seam): there it is counted again.
+                let units = (metric != LengthMetric::Graphemes).then_some(joined_len);
+                // The scan kept for the buffer goes on from its last line, if that line
+                // is still in what stays of it.
+                let resume = self.bound_at.as_deref().filter(|(at, _)| *at <= kept);
+                // Kept for the next merge: the state at the last line that stays of this
+                // text (its synthetic close, if any, goes).
+                let upto = joined.len() - piece.trail;
+                let resumed = ResumedScan {
+                    from: resume,
+                    keep: &mut keep,
+                    upto,
+                };
+                let (within, render) = self
+                    .config
+                    .posts_within_resumed(&joined, units, meta.lane, resumed);
                 measured = render;
                 !within
             };
@@ -604,14 +673,15 @@ impl Coalescer {
         buffer.text.push_str(joiner);
         buffer.text.push_str(incoming);
         buffer.measured = measured;
+        self.bound_at = keep.map(Box::new);
         match (seam, buffer.sources.last_mut()) {
             (Some(_), Some(last)) => last.end = piece.source.end,
             _ => buffer.sources.push(piece.source),
         }
         self.buffer_len = joined_len;
         self.buffer_breaks = joined_breaks;
-        self.buffer_trail = piece.trail;
-        self.buffer_dedent = piece.end_cols;
+        self.buffer_trail = piece.trail as u32;
+        self.buffer_dedent = piece.end_cols as u32;
         if joined_len >= self.config.max {
             self.flush(out);
         } else {
@@ -645,6 +715,7 @@ impl Coalescer {
     /// Takes the buffer out without emitting it (e.g. to use it as a media caption) and
     /// disarms the timer. Trailing separator whitespace is dropped.
     pub(crate) fn take(&mut self) -> Option<CoalescedText> {
+        self.bound_at = None;
         self.buffer_len = 0;
         self.buffer_breaks = 0;
         self.deadline = None;
@@ -691,7 +762,8 @@ impl Coalescer {
             Some(alone) => *alone,
             None => piece,
         };
-        self.buffer_dedent = piece.end_cols;
+        self.buffer_dedent = piece.end_cols as u32;
+        self.bound_at = None;
         let strip = piece.strip_leading(true);
         let mut text = piece.text;
         if strip > 0 {
@@ -707,7 +779,7 @@ impl Coalescer {
             fence_closed: false,
             measured: None,
         });
-        self.buffer_trail = piece.trail;
+        self.buffer_trail = piece.trail as u32;
         if len >= self.config.max {
             self.flush(out);
             return;

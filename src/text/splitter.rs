@@ -25,7 +25,9 @@ use super::markdown::inline::SpanDelims;
 use super::markdown::{FenceMarker, MarkdownScanner};
 use super::metric::LengthMetric;
 use crate::Error;
-use crate::render::{Format, RenderOptions, cannot_grow, min_posted_limit, min_room, posted_len};
+use crate::render::{
+    Format, RenderOptions, cannot_grow, min_posted_limit, min_room, posted_bound, posted_len,
+};
 
 /// How the splitter chooses its cuts.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -322,6 +324,15 @@ impl<'a> SplitRun<'a, '_> {
         let piece = &self.out.last()?.text;
         if config.metric.len(piece) <= config.limit
             && cannot_grow(piece, config.format, config.render.quote)
+        {
+            return None;
+        }
+        let units = config.metric.len(piece);
+        let tables = config.render.table_mode_for(config.format);
+        // A bound within the limit spares the render (a table laid out in `code` mode).
+        if units <= config.limit
+            && posted_bound(piece, units, config.format, config.render.quote, tables)
+                .is_some_and(|b| b <= config.limit)
         {
             return None;
         }

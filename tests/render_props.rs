@@ -509,7 +509,6 @@ proptest! {
 
     /// The rendering rule on the platform splitter's pieces.
     #[test]
-    #[ignore = "issue 16 (what is left): a piece that starts with an item paragraph's lazy line before `3. …` shows the number as text (an ordered item not numbered 1 cannot interrupt a paragraph)"]
     fn splitter_pieces_render_as_the_reply(
         seed in any::<u64>(),
         blocks in 1usize..14,

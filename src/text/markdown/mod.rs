@@ -34,6 +34,7 @@
 //! off the front of its buffer.
 
 mod containers;
+mod lists;
 mod tables;
 
 pub use containers::ContainerPrefix;
@@ -425,6 +426,10 @@ pub(crate) struct MarkdownScanner {
     /// A paragraph is open: the last line was paragraph text (a line leaving its
     /// containers may continue it lazily).
     paragraph: bool,
+    /// The starts of the lines that are list items going on with a list open before them
+    /// right after paragraph text, which they could not start (see
+    /// [`containers::LineContent::continues_list`]), in order.
+    list_goes_on: Vec<usize>,
 }
 
 impl Default for MarkdownScanner {
@@ -458,6 +463,7 @@ impl MarkdownScanner {
             containers: Containers::default(),
             content: None,
             paragraph: false,
+            list_goes_on: Vec::new(),
         }
     }
 
@@ -495,6 +501,7 @@ impl MarkdownScanner {
         self.containers.reset();
         self.content = None;
         self.paragraph = false;
+        self.list_goes_on.clear();
     }
 
     /// Returns, and forgets, the lowest position `p` such that some cut at or after `p`
@@ -916,6 +923,11 @@ impl MarkdownScanner {
         if let Some(c) = &mut self.content {
             c.at = c.at.saturating_sub(n);
         }
+        let keep_l = self.list_goes_on.partition_point(|&l| l < n);
+        self.list_goes_on.drain(..keep_l);
+        for l in &mut self.list_goes_on {
+            *l -= n;
+        }
         self.inline.drain(n);
     }
 
@@ -961,6 +973,9 @@ impl MarkdownScanner {
             {
                 Some(c) => {
                     self.content = Some(c);
+                    if c.continues_list && self.list_goes_on.last() != Some(&self.line_start) {
+                        self.list_goes_on.push(self.line_start);
+                    }
                     if c.opened {
                         // The content of a new list item or quote starts a new block.
                         self.code_may_start = true;

@@ -838,8 +838,7 @@ reply_tests!(
 reply_tests!(
     engine_reply_home_server,
     splitter_reply_home_server,
-    "home-server-complete-guide.md",
-    engine_ignored = "issue 16 (tables): a table cut between its header and delimiter rows, or a continuation without the header repeated"
+    "home-server-complete-guide.md"
 );
 
 reply_tests!(
@@ -908,8 +907,7 @@ reply_tests!(
 reply_tests!(
     engine_reply_sourdough,
     splitter_reply_sourdough,
-    "sourdough-italic-asides.md",
-    engine_ignored = "issue 16 (list markers; tables): an ordered item after a cut inside the item before shows its number as text; a table continuation without its header"
+    "sourdough-italic-asides.md"
 );
 
 reply_tests!(

@@ -431,6 +431,7 @@ fn line_cap_pieces(block: &Block, pieces: Vec<Block>) -> impl Iterator<Item = Bl
                 || (piece.source.end > content.end && block.spans_closed),
             // Both de-indentations apply, one after the other.
             dedent: block.dedent + piece.dedent,
+            continues_list: block.continues_list && i == 0,
             source: to_source(piece.source.start)..to_source(piece.source.end),
             text: piece.text,
             lead,

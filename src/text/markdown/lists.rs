@@ -42,7 +42,27 @@ fn marker_column(line: &[u8]) -> Option<(usize, u8)> {
     matches!(line.get(i + len), None | Some(b' ' | b'\t' | b'\r' | b'\n')).then_some((col, kind))
 }
 
+/// Whether a message that shows `shown` and then the list item line `item` (one that goes on
+/// with a list begun before it, see the module docs) has that list open there: `shown` holds
+/// a line starting with a list marker of the item's kind at the item's column or left of it.
+/// (Read on the text alone: a code line that looks like one counts too.)
+pub(crate) fn shows_list_for(shown: &str, item: &str) -> bool {
+    let Some((col, kind)) = marker_column(item.as_bytes()) else {
+        return true;
+    };
+    shown
+        .split('\n')
+        .filter_map(|line| marker_column(line.as_bytes()))
+        .any(|(c, k)| k == kind && c <= col)
+}
+
 impl MarkdownScanner {
+    /// Whether the line starting at `p` is a list item that goes on with a list open
+    /// before it right after paragraph text, and could not start a list there.
+    pub(crate) fn continues_list_at(&self, p: usize) -> bool {
+        self.list_goes_on.binary_search(&p).is_ok()
+    }
+
     /// Where a piece starting at `start` must end at the latest, when it holds (at or
     /// before `to`) a list item that goes on with a list open before `start` right after
     /// paragraph text and could not start a list there (see the module docs): the piece's

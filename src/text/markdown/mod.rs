@@ -35,6 +35,7 @@
 
 mod containers;
 mod lists;
+pub(crate) use lists::shows_list_for;
 mod tables;
 
 pub use containers::ContainerPrefix;

@@ -488,7 +488,7 @@ proptest! {
     /// The rendering rule on the engine's messages, where every structure fits the limit
     /// (rows and links under 200 chars, limits of 300 and more).
     #[test]
-    #[ignore = "issue 16 (what is left): with broken (never closed) emphasis, a streaming cut takes an opening `**` as open and closes it, so the message shows bold where the reply shows literal asterisks; and the defect-2 remainders below"]
+    #[ignore = "issue 16 (what is left): the defect-2 remainders below (a message starting inside a list item whose fence or nested list sits 4+ columns deep, or inside a quote in an item, shows it as indented text or loses the nesting: list-item de-indent)"]
     fn engine_messages_render_as_the_reply(
         seed in any::<u64>(),
         blocks in 1usize..14,
@@ -502,7 +502,8 @@ proptest! {
         let (text, _) = reply(seed, blocks, shape, crlf);
         let (messages, exact) = engine_run(&text, channel, limit, size);
         prop_assert!(exact.is_ok(), "{exact:?}");
-        if let Err(e) = check_messages(&text, &messages, &Allow::default()) {
+        let allow = Allow { streamed: true, ..Allow::default() };
+        if let Err(e) = check_messages(&text, &messages, &allow) {
             prop_assert!(false, "{e}\nreply: {text:?}");
         }
     }

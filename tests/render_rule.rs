@@ -39,6 +39,7 @@ fn judge(reply: &str, messages: &[&str]) -> Result<(), String> {
 fn judge_with_prefix(reply: &str, messages: &[&str]) -> Result<(), String> {
     let allow = Allow {
         prefix: Some("[bot]".into()),
+        ..Allow::default()
     };
     check_messages(reply, &texts(messages), &allow)
 }
@@ -471,6 +472,7 @@ fn check_engine_run(sim: &Sim, text: &str, prefix: Option<&str>) -> Result<(), S
     }
     let allow = Allow {
         prefix: prefix.map(str::to_owned),
+        streamed: true,
     };
     check_messages(text, &messages, &allow)
 }

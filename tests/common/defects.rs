@@ -245,6 +245,7 @@ pub(crate) fn defect(id: &str) -> Defect {
 pub(crate) fn check(d: &Defect, messages: &[String]) -> Result<(), String> {
     let allow = Allow {
         prefix: d.prefix.map(str::to_owned),
+        ..Allow::default()
     };
     check_messages(&d.text, messages, &allow)
         .and_then(|()| (d.sees)(messages))

@@ -87,7 +87,7 @@ fn every_limit_mode_and_line_cap_renders_the_items_as_items() {
 }
 
 /// Hard shapes: `1)` markers, 2-digit numbers, a nested list before the next outer item, a
-/// quote around the list, an empty item, CRLF.
+/// quote around the list, an empty item, mixed marker kinds (CRLF variants are made below).
 fn hard_lists() -> Vec<String> {
     vec![
         "Intro line.\n\n1) first item, with words enough to be cut somewhere.\n\
@@ -109,6 +109,10 @@ fn hard_lists() -> Vec<String> {
             .to_owned(),
         "- a bullet with text that goes on a while here.\n  and a lazy line of it.\n-\n  \
          the empty item's text on the next line.\n- last bullet.\n"
+            .to_owned(),
+        "Mixed markers:\n\n1) first item, with text enough for a cut here.\n   \
+         more of the first item.\n1. a list of another kind starts.\n\
+         2) and a third list after its text.\n"
             .to_owned(),
     ]
 }

@@ -243,7 +243,9 @@ impl EmphOpener {
             return self.left == left;
         }
         let run = usize::from(self.run);
-        !((self.closes || opens) && (run + len) % 3 == 0 && !(run % 3 == 0 && len % 3 == 0))
+        !((self.closes || opens)
+            && (run + len).is_multiple_of(3)
+            && !(run.is_multiple_of(3) && len.is_multiple_of(3)))
     }
 }
 

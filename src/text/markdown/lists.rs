@@ -140,6 +140,11 @@ mod tests {
         let y = text.find("- y").unwrap();
         assert_eq!(cut(text, y), Some((item - 2, item)));
         assert_eq!(cut(text, 0), None);
+        // `2)` after a `1.` list's paragraph starts a list of its own in the reply (the `1.`
+        // list is open there); a piece that shows only the `1.` list still ends before it.
+        let text = "1) a\n   b\n1. c\n2) d\n";
+        let item = text.find("2)").unwrap();
+        assert_eq!(cut(text, 8), Some((item - 1, item)));
     }
 
     #[test]

@@ -293,7 +293,10 @@ impl<'a> SplitRun<'a, '_> {
             self.limits = Limits { max: room, ..full };
             // A piece that starts inside a list item ends before a later item of its list
             // that its paragraph text would swallow (see `MarkdownScanner::list_cut`).
-            let list_cut = self.scanner.list_cut(self.text, start, end);
+            let list_cut = self
+                .scanner
+                .list_cut(self.text, start, end)
+                .filter(|&(_, item)| item < end);
             let (piece_end, piece_sep_end) = list_cut.unwrap_or((end, sep_end));
             let done = self.plan_piece(start, piece_end, piece_sep_end);
             self.limits = full;

@@ -427,10 +427,9 @@ pub(crate) struct MarkdownScanner {
     /// A paragraph is open: the last line was paragraph text (a line leaving its
     /// containers may continue it lazily).
     paragraph: bool,
-    /// The starts of the lines that are list items going on with a list open before them
-    /// right after paragraph text, which they could not start (see
-    /// [`containers::LineContent::continues_list`]), in order.
-    list_goes_on: Vec<usize>,
+    /// The list items that go on with a list open before them right after paragraph text,
+    /// which they could not start (see [`containers::LineContent::continues_list`]).
+    list_goes_on: lists::ListItems,
 }
 
 impl Default for MarkdownScanner {
@@ -464,7 +463,7 @@ impl MarkdownScanner {
             containers: Containers::default(),
             content: None,
             paragraph: false,
-            list_goes_on: Vec::new(),
+            list_goes_on: lists::ListItems::default(),
         }
     }
 
@@ -924,11 +923,7 @@ impl MarkdownScanner {
         if let Some(c) = &mut self.content {
             c.at = c.at.saturating_sub(n);
         }
-        let keep_l = self.list_goes_on.partition_point(|&l| l < n);
-        self.list_goes_on.drain(..keep_l);
-        for l in &mut self.list_goes_on {
-            *l -= n;
-        }
+        self.list_goes_on.drain(n);
         self.inline.drain(n);
     }
 
@@ -974,7 +969,7 @@ impl MarkdownScanner {
             {
                 Some(c) => {
                     self.content = Some(c);
-                    if c.continues_list && self.list_goes_on.last() != Some(&self.line_start) {
+                    if c.continues_list {
                         self.list_goes_on.push(self.line_start);
                     }
                     if c.opened {

@@ -153,6 +153,10 @@ struct Lists {
     emph_open: Vec<EmphOpener>,
     /// Matched emphasis, strong emphasis and strikethrough, in the order they closed.
     emph: Vec<EmphSpan>,
+    /// The block scanner's list item lines that go on with a list open before them (see
+    /// `markdown::lists`), in order: kept here, in the box a stream builds only when it keeps
+    /// something, so that a stream without them pays nothing for them.
+    list_items: Vec<usize>,
 }
 
 impl Lists {
@@ -178,6 +182,11 @@ impl Lists {
         for o in &mut self.emph_open {
             o.pos = o.pos.saturating_sub(n);
         }
+        let keep = self.list_items.partition_point(|&l| l < n);
+        self.list_items.drain(..keep);
+        for l in &mut self.list_items {
+            *l -= n;
+        }
     }
 }
 
@@ -187,6 +196,7 @@ static NO_LISTS: Lists = Lists {
     spans: Vec::new(),
     emph_open: Vec::new(),
     emph: Vec::new(),
+    list_items: Vec::new(),
 };
 
 /// [`Lists`] behind a box made the first time something is kept: four empty vectors
@@ -305,6 +315,19 @@ impl InlineScanner {
             lists.spans.clear();
             lists.emph_open.clear();
             lists.emph.clear();
+            lists.list_items.clear();
+        }
+    }
+
+    /// The list item lines the block scanner recorded (see `markdown::lists`), in order.
+    pub(crate) fn list_items(&self) -> &[usize] {
+        &self.lists.list_items
+    }
+
+    /// Records the list item line starting at `line` (once).
+    pub(crate) fn push_list_item(&mut self, line: usize) {
+        if self.lists.list_items.last() != Some(&line) {
+            self.lists.list_items.push(line);
         }
     }
 

@@ -12,44 +12,6 @@
 
 use super::MarkdownScanner;
 
-/// The starts of the lines that are list items going on with a list open before them right
-/// after paragraph text, which they could not start, in order. Boxed on first use: most
-/// streams hold none, and a stream's memory is budgeted.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct ListItems(Option<Box<Vec<usize>>>);
-
-impl ListItems {
-    fn as_slice(&self) -> &[usize] {
-        self.0.as_deref().map_or(&[], Vec::as_slice)
-    }
-
-    /// Records the item line starting at `line` (once).
-    pub(crate) fn push(&mut self, line: usize) {
-        let items = self.0.get_or_insert_with(Box::default);
-        if items.last() != Some(&line) {
-            items.push(line);
-        }
-    }
-
-    /// Forgets every item, keeping the capacity.
-    pub(crate) fn clear(&mut self) {
-        if let Some(items) = &mut self.0 {
-            items.clear();
-        }
-    }
-
-    /// The text's first `n` bytes were drained: forget the items there, shift the rest.
-    pub(crate) fn drain(&mut self, n: usize) {
-        if let Some(items) = &mut self.0 {
-            let keep = items.partition_point(|&l| l < n);
-            items.drain(..keep);
-            for l in items.iter_mut() {
-                *l -= n;
-            }
-        }
-    }
-}
-
 /// The column and the kind of the list marker that starts `line` (after spaces, tabs and
 /// quote markers), if it starts with one: `-`, `*`, `+`, or 1 to 9 digits and `.` or `)`,
 /// then a space, a tab or the line's end. The kind is the bullet char or the ordered
@@ -98,7 +60,7 @@ impl MarkdownScanner {
     /// Whether the line starting at `p` is a list item that goes on with a list open
     /// before it right after paragraph text, and could not start a list there.
     pub(crate) fn continues_list_at(&self, p: usize) -> bool {
-        self.list_goes_on.as_slice().binary_search(&p).is_ok()
+        self.inline.list_items().binary_search(&p).is_ok()
     }
 
     /// Where a piece starting at `start` must end at the latest, when it holds (at or
@@ -110,7 +72,7 @@ impl MarkdownScanner {
     /// shows them) is no such item. Cost:
     /// the lines of `text[start..to]`, only when such an item lies there.
     pub(crate) fn list_cut(&self, text: &str, start: usize, to: usize) -> Option<(usize, usize)> {
-        let all = self.list_goes_on.as_slice();
+        let all = self.inline.list_items();
         let items = &all[all.partition_point(|&l| l <= start)..];
         if items.first().is_none_or(|&l| l > to) {
             return None;

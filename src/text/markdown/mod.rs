@@ -427,9 +427,6 @@ pub(crate) struct MarkdownScanner {
     /// A paragraph is open: the last line was paragraph text (a line leaving its
     /// containers may continue it lazily).
     paragraph: bool,
-    /// The list items that go on with a list open before them right after paragraph text,
-    /// which they could not start (see [`containers::LineContent::continues_list`]).
-    list_goes_on: lists::ListItems,
 }
 
 impl Default for MarkdownScanner {
@@ -463,7 +460,6 @@ impl MarkdownScanner {
             containers: Containers::default(),
             content: None,
             paragraph: false,
-            list_goes_on: lists::ListItems::default(),
         }
     }
 
@@ -501,7 +497,6 @@ impl MarkdownScanner {
         self.containers.reset();
         self.content = None;
         self.paragraph = false;
-        self.list_goes_on.clear();
     }
 
     /// Returns, and forgets, the lowest position `p` such that some cut at or after `p`
@@ -923,7 +918,6 @@ impl MarkdownScanner {
         if let Some(c) = &mut self.content {
             c.at = c.at.saturating_sub(n);
         }
-        self.list_goes_on.drain(n);
         self.inline.drain(n);
     }
 
@@ -970,7 +964,9 @@ impl MarkdownScanner {
                 Some(c) => {
                     self.content = Some(c);
                     if c.continues_list {
-                        self.list_goes_on.push(self.line_start);
+                        // A list item its paragraph text would swallow in a piece that
+                        // starts after its list did (see `lists`).
+                        self.inline.push_list_item(self.line_start);
                     }
                     if c.opened {
                         // The content of a new list item or quote starts a new block.

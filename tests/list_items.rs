@@ -269,3 +269,47 @@ fn a_streamed_cut_closes_a_run_whose_closer_could_still_come() {
     let wrong = vec!["The **estimate".to_owned(), "holds.".to_owned()];
     assert!(check_messages(closed, &wrong, &streamed).is_err());
 }
+
+#[test]
+fn a_final_that_resends_text_from_inside_an_item_starts_a_message_at_the_next_item() {
+    use replystream::sim::Ack;
+    let mut c = Config::for_channel(&ChannelProfile::by_name("generic").expect("generic"));
+    c.chunk_mode = ChunkMode::Length;
+    c.chunk_min = 100;
+    c.chunk_max = 140;
+    c.block_streaming = true;
+    c.coalesce_idle_ms = 0;
+    c.coalesce_min = Some(1);
+    c.coalesce_max = Some(140);
+    // The sends after the first fail for good: their text goes out again in the finals,
+    // from item 2's lazy line on.
+    let policy = Box::new(|_: &replystream::SendRequest, n: usize| match n {
+        0 => Ack::Deliver { after_ms: 10 },
+        _ if n < 3 => Ack::Fail {
+            after_ms: 10,
+            retry_after_ms: None,
+            permanent: true,
+        },
+        _ => Ack::Deliver { after_ms: 10 },
+    });
+    let mut sim = Sim::with_policy(Engine::new(c, 7).expect("valid"), policy);
+    sim.push(Input::TextDelta(GUIDE))
+        .push(Input::MessageEnd(None))
+        .push(Input::Finish)
+        .run_until_idle();
+    let shown: Vec<String> = sim
+        .chat
+        .lane_texts(Lane::Answer)
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            "Three ways to reach it:\n\n1. **Mesh VPN:** install the app on both ends.\n2. **Tunnel service:** the provider relays the traffic.",
+            "No ports opened on your router, but the provider sees the traffic.",
+            "3. **Port forwarding:** the classic way, and the most exposed.",
+        ]
+    );
+    judge(GUIDE, &shown);
+}

@@ -313,3 +313,53 @@ fn a_final_that_resends_text_from_inside_an_item_starts_a_message_at_the_next_it
     );
     judge(GUIDE, &shown);
 }
+
+/// A long numbered guide whose every item goes on with a lazy line: a preview's tail
+/// window, snapped to a line start, often starts at one of them.
+fn long_guide() -> String {
+    let mut text = String::from("The whole procedure:\n\n");
+    for n in 2..120 {
+        text.push_str(&format!(
+            "{n}. **Step {n}:** do the thing that step {n} asks for.\n\
+             Its lazy line says a little more about step {n}.\n"
+        ));
+    }
+    text
+}
+
+#[test]
+fn a_preview_window_never_starts_in_an_item_before_the_next_item() {
+    use common::render_judge::{PreviewRule, check_preview, render};
+    use replystream::{PreviewMode, SendKind, SendOp};
+    let text = long_guide();
+    let mut config = Config::for_channel(&ChannelProfile::TELEGRAM);
+    config.preview = PreviewMode::Partial;
+    let cursor = config.preview_cursor.clone();
+    let mut sim = Sim::new(Engine::new(config, 7).expect("valid config"));
+    sim.push(Input::MessageStart);
+    for delta in text_checks::deltas(&text, &[64]) {
+        sim.push(Input::TextDelta(delta));
+        sim.wait(150);
+    }
+    sim.push(Input::MessageEnd(None))
+        .push(Input::Finish)
+        .run_until_idle();
+    let reply = render(&text);
+    let mut previews = 0;
+    for (t, s) in sim.sends() {
+        if s.kind != SendKind::Preview || matches!(s.op, SendOp::Delete { .. }) {
+            continue;
+        }
+        previews += 1;
+        let shown = &s.payload.text;
+        check_preview(
+            &reply,
+            shown,
+            cursor.as_deref(),
+            &Allow::default(),
+            PreviewRule::Healed,
+        )
+        .unwrap_or_else(|e| panic!("preview at {t} ms: {e}\n{shown:?}"));
+    }
+    assert!(previews > 10, "{previews} previews");
+}

@@ -69,8 +69,8 @@ impl MarkdownScanner {
     /// end, just past the text before that item's line, and the item line's start (the
     /// separator runs between them). An item whose list the piece opens itself (an earlier
     /// item marker line of the piece, of its kind, at its column or left of it, as the piece
-    /// shows them) is no such item. Cost:
-    /// the lines of `text[start..to]`, only when such an item lies there.
+    /// shows them) is no such item. Cost: a lookup, and the lines of `text[start..to]` only
+    /// when such an item lies there.
     pub(crate) fn list_cut(&self, text: &str, start: usize, to: usize) -> Option<(usize, usize)> {
         let all = self.inline.list_items();
         let items = &all[all.partition_point(|&l| l <= start)..];

@@ -622,7 +622,7 @@ proptest! {
     /// The rendering rule on the engine's messages, where every structure fits the limit
     /// (rows and links under 200 chars, limits of 300 and more).
     #[test]
-    #[ignore = "issue 16 (what is left): with broken (never closed) emphasis, a streaming cut takes an opening `**` as open and closes it, so the message shows bold where the reply shows literal asterisks; and the defect-2 remainders below"]
+    #[ignore = "issue 16 (what is left): the defect-2 remainders below (a message starting inside a list item whose fence or nested list sits 4+ columns deep, or inside a quote in an item, shows it as indented text or loses the nesting: list-item de-indent)"]
     fn engine_messages_render_as_the_reply(
         seed in any::<u64>(),
         blocks in 1usize..14,
@@ -636,14 +636,14 @@ proptest! {
         let (text, _) = reply(seed, blocks, shape, crlf);
         let (messages, exact) = engine_run(&text, channel, limit, size);
         prop_assert!(exact.is_ok(), "{exact:?}");
-        if let Err(e) = check_messages(&text, &messages, &Allow::default()) {
+        let allow = Allow { streamed: true, ..Allow::default() };
+        if let Err(e) = check_messages(&text, &messages, &allow) {
             prop_assert!(false, "{e}\nreply: {text:?}");
         }
     }
 
     /// The rendering rule on the platform splitter's pieces.
     #[test]
-    #[ignore = "issue 16 (what is left): a piece that starts with an item paragraph's lazy line before `3. …` shows the number as text (an ordered item not numbered 1 cannot interrupt a paragraph)"]
     fn splitter_pieces_render_as_the_reply(
         seed in any::<u64>(),
         blocks in 1usize..14,

@@ -569,6 +569,7 @@ fn check_engine_run(sim: &Sim, text: &str, prefix: Option<&str>) -> Result<(), S
             count: Count::of(config.metric),
             max_lines: config.max_lines,
         }),
+        streamed: true,
     };
     check_messages(text, &messages, &allow)
 }
@@ -955,8 +956,7 @@ reply_tests!(
 reply_tests!(
     engine_reply_home_server,
     splitter_reply_home_server,
-    "home-server-complete-guide.md",
-    engine_ignored = "issue 16 (list markers): an ordered item after a cut inside the item before shows its number as text (an item not numbered 1 cannot interrupt a paragraph)"
+    "home-server-complete-guide.md"
 );
 
 reply_tests!(
@@ -1010,8 +1010,7 @@ reply_tests!(
 reply_tests!(
     engine_reply_security_advisory,
     splitter_reply_security_advisory,
-    "security-advisory-long-links.md",
-    splitter_ignored = "issue 16 (list markers; links): an ordered item after a cut inside the item before shows its number as text; at 300 a cut inside a link"
+    "security-advisory-long-links.md"
 );
 
 reply_tests!(
@@ -1023,9 +1022,7 @@ reply_tests!(
 reply_tests!(
     engine_reply_sourdough,
     splitter_reply_sourdough,
-    "sourdough-italic-asides.md",
-    engine_ignored = "issue 16 (list markers): an ordered item after a cut inside the item before shows its number as text (an item not numbered 1 cannot interrupt a paragraph)",
-    splitter_ignored = "issue 16 (list markers): a message starting inside a list item's paragraph shows the next ordered item's number as text (an item not numbered 1 cannot interrupt a paragraph)"
+    "sourdough-italic-asides.md"
 );
 
 reply_tests!(

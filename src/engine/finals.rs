@@ -154,11 +154,27 @@ impl Engine {
                     .filter(|f| !f.continued && probe < f.open_end && f.open_end < gap.end)
                     .map(|f| f.open_end)
             };
+            // A gap that starts inside a list item and holds a later item of its list that
+            // its text would swallow (see `Block::continues_list`) goes out in two texts, the
+            // second starting at that item, as the chunker cuts it.
+            let list_at = |gap: &Range<usize>| {
+                let start = gap.start + leading_separator(&msg.text, gap.clone());
+                scanner
+                    .list_cut(&msg.text, start, gap.end)
+                    .filter(|&(_, item)| item < gap.end)
+            };
             let mut split = Vec::with_capacity(gaps.len());
             for mut gap in gaps {
-                while let Some(at) = split_at(&gap) {
-                    split.push(gap.start..at);
-                    gap.start = at;
+                loop {
+                    if let Some(at) = split_at(&gap) {
+                        split.push(gap.start..at);
+                        gap.start = at;
+                    } else if let Some((end, item)) = list_at(&gap) {
+                        split.push(gap.start..end);
+                        gap.start = item;
+                    } else {
+                        break;
+                    }
                 }
                 split.push(gap);
             }

@@ -476,6 +476,7 @@ fn line_cap_pieces<'a>(
             // Both de-indentations apply, one after the other: the block's as it stands
             // where the piece starts, then the splitter's.
             dedent: cols + piece.dedent,
+            continues_list: block.continues_list && i == 0,
             source: start..end,
             text: piece.text,
             lead,

@@ -14,6 +14,7 @@ use crate::text::block::Block;
 use crate::text::chunker::BreakPreference;
 use crate::text::dedent::{end_columns, redented};
 pub(crate) use crate::text::markdown::is_code_indent;
+use crate::text::markdown::shows_list_for;
 use crate::text::markdown::{FenceMarker, is_indented_code_line};
 use crate::{Format, Lane, LengthMetric, RenderOptions, ReplyTarget, Time};
 
@@ -443,6 +444,14 @@ impl Coalescer {
                 self.tail_gap.push_str(&block.sep);
             }
             return;
+        }
+        // A list item that goes on with a list the buffer does not show would read as the
+        // continuation of the buffer's last paragraph: it starts a message instead.
+        if block.continues_list
+            && let Some(buffer) = &self.buffer
+            && !shows_list_for(&buffer.text, shown)
+        {
+            apart = true;
         }
         if apart {
             self.flush(out);

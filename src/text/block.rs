@@ -83,6 +83,11 @@ pub struct Block {
     /// `dedent > 0`, `text` between its head and tail is `source` de-indented, not `source`
     /// byte for byte; `lead + source + sep` still rebuilds the input exactly.
     pub dedent: usize,
+    /// The piece starts with a list item that goes on with a list begun before the piece,
+    /// right after paragraph text, and that could not start a list there (an ordered item
+    /// not numbered 1, an empty item): joined after text that does not show that list's
+    /// earlier items, it would read as that text's continuation (see the coalescer).
+    pub(crate) continues_list: bool,
 }
 
 impl Block {

@@ -390,6 +390,7 @@ impl BlockChunker {
                     Some(_) => NextStart::Fence { bare: false },
                     None => NextStart::Plain,
                 };
+                self.emit_before_list_items(end, len, true, out);
                 self.emit(end, len, close, next, out);
                 break;
             }
@@ -397,6 +398,7 @@ impl BlockChunker {
                 .planner(len, true)
                 .plan(self.start, reopen, self.config.min, true)
                 .expect("a forced plan always has a cut");
+            self.emit_before_list_items(planned.cut.end, len, true, out);
             self.emit_planned(&planned, out);
             self.begin_block(planned.cut.sep_end, len, true, out);
         }
@@ -1152,6 +1154,7 @@ impl BlockChunker {
                 true => NextStart::Plain,
                 false => NextStart::Delims(delims),
             };
+            self.emit_before_list_items(c.end, t, false, out);
             self.emit(c.end, c.sep_end, None, next, out);
             self.begin_block(c.sep_end, t, false, out);
         }
@@ -1176,9 +1179,30 @@ impl BlockChunker {
             self.max_wait = Some(self.scanner.line_start());
             return false;
         };
+        self.emit_before_list_items(planned.cut.end, t, false, out);
         self.emit_planned(&planned, out);
         self.begin_block(planned.cut.sep_end, t, false, out);
         true
+    }
+
+    /// Before the block that is to end at `end` (at moment `t`; `complete` when no more text
+    /// comes): where it starts inside a list item and holds a later item of that list that
+    /// its paragraph text would swallow (see `MarkdownScanner::list_cut`), the text before
+    /// that item goes out as a block of its own, whatever its size, and the block starts at
+    /// the item. Cost: a lookup, unless such an item lies in the block.
+    fn emit_before_list_items(
+        &mut self,
+        end: usize,
+        t: usize,
+        complete: bool,
+        out: &mut Vec<Block>,
+    ) {
+        while let Some((e, item)) = self.scanner.list_cut(&self.buffer, self.start, end)
+            && item < end
+        {
+            self.emit(e, item, None, NextStart::Plain, out);
+            self.begin_block(item, t, complete, out);
+        }
     }
 
     fn emit_planned(&mut self, planned: &Planned, out: &mut Vec<Block>) {
@@ -1264,6 +1288,7 @@ impl BlockChunker {
             spans_reopened: matches!(reopen, Some(Reopen::Delims(_))),
             spans_closed: !delims.is_empty(),
             dedent,
+            continues_list: reopen.is_none() && self.scanner.continues_list_at(self.start),
         });
         self.lead_from = self.start;
         self.clear_reopen();

@@ -265,9 +265,11 @@ pub(crate) fn candidate_at(text: &str, p: usize, complete: bool) -> Option<Candi
             // The next piece would start with a run that reads as a fence opening line.
             return None;
         }
-        if newlines == 0 && lone_list_marker_before(bytes, p) {
+        if newlines <= 1 && lone_list_marker_before(bytes, p) {
             // The piece would end with a list item's marker alone, its text in the next
-            // (an empty item, then the text without its marker; `1.` is no sentence).
+            // (an empty item, then the text without its marker; `1.` is no sentence): on
+            // the marker's line, or on the next line, where an item whose first line holds
+            // only its marker goes on.
             return None;
         }
         let q = match memchr::memrchr(b'\n', run) {

@@ -293,7 +293,14 @@ impl<'a> SplitRun<'a, '_> {
         loop {
             let before = self.reopen;
             self.limits = Limits { max: room, ..full };
-            let done = self.plan_piece(start, end, sep_end);
+            // A piece that starts inside a list item ends before a later item of its list
+            // that its paragraph text would swallow (see `MarkdownScanner::list_cut`).
+            let list_cut = self
+                .scanner
+                .list_cut(self.text, start, end)
+                .filter(|&(_, item)| item < end);
+            let (piece_end, piece_sep_end) = list_cut.unwrap_or((end, sep_end));
+            let done = self.plan_piece(start, piece_end, piece_sep_end);
             self.limits = full;
             let Some(done) = done else {
                 return;
@@ -306,9 +313,10 @@ impl<'a> SplitRun<'a, '_> {
                 continue;
             }
             room = full.max;
-            match done {
-                Piece::Last => return,
-                Piece::Next(q) => start = self.begin(q, end),
+            match (done, list_cut) {
+                (Piece::Last, None) => return,
+                (Piece::Last, Some((_, item))) => start = self.begin(item, end),
+                (Piece::Next(q), _) => start = self.begin(q, end),
             }
         }
     }
@@ -501,6 +509,7 @@ impl<'a> SplitRun<'a, '_> {
             spans_reopened: matches!(self.reopen, Some(Reopen::Delims(_))),
             spans_closed: !delims.is_empty(),
             dedent,
+            continues_list: self.reopen.is_none() && self.scanner.continues_list_at(start),
         });
     }
 }

@@ -550,6 +550,16 @@ pub(crate) struct Allow {
     /// The room a piece has, for the one table case where a continuation cannot repeat its
     /// header (see [`TableRoom`]). `None`: every continuation must.
     pub(crate) table_room: Option<TableRoom>,
+    /// The messages were cut from a stream (the engine, the chunker): a cut made while an
+    /// emphasis delimiter run was still unmatched in a paragraph that went on (its closer
+    /// could still come) closed it at the message's end and reopened it at the next one's
+    /// start, and the reply may never close it. Then the message shows, from that run to its
+    /// end, the emphasis the reply does not (the run literal there), and the next message
+    /// starts with the run's delimiters. Recognised here: a message that differs from the
+    /// reply, ends with delimiter chars (`*`, `_`, `~`) and, without them, shows exactly the
+    /// reply's stretch; the next message is then compared without as many delimiter chars at
+    /// its start (after the prefix). Never for the splitter, which sees the whole text.
+    pub(crate) streamed: bool,
 }
 
 /// How a length is counted (as the test configured the library; counted here).
@@ -716,8 +726,17 @@ pub(crate) fn check_messages(
     let whole = reduced.toks;
     let rows = reduced.rows;
     let mut at = 0;
+    // Delimiter chars the message before closed although the reply never closes them.
+    let mut reopened = 0;
     for (index, raw) in messages.iter().enumerate() {
-        let msg = message_tokens(raw, allow);
+        let raw = &without_reopened(raw, std::mem::take(&mut reopened), allow);
+        let (msg, raw) = match speculative_close(&whole, at, raw, allow) {
+            Some((n, msg)) => {
+                reopened = n;
+                (msg, raw)
+            }
+            None => (message_tokens(raw, allow), raw),
+        };
         if msg.is_empty() {
             return Err(format!(
                 "message {index} shows nothing (only markup or blank)\n  raw: {raw:?}"
@@ -955,6 +974,58 @@ fn plain_rows(
     let from = after + gap;
     (whole.len() >= from + rest.len() && whole[from..from + rest.len()] == *rest)
         .then_some(from + rest.len())
+}
+
+/// `raw` without `n` emphasis delimiter chars at its start (after the prefix), when it starts
+/// with them: the reopening of a run the message before closed (see [`Allow::streamed`]).
+fn without_reopened(raw: &str, n: usize, allow: &Allow) -> String {
+    let head = allow
+        .prefix
+        .as_deref()
+        .filter(|p| raw.starts_with(*p))
+        .map_or(0, str::len);
+    let body = &raw[head..];
+    let run = body
+        .bytes()
+        .take_while(|b| matches!(b, b'*' | b'_' | b'~'))
+        .count();
+    match n > 0 && run >= n {
+        true => format!("{}{}", &raw[..head], &body[n..]),
+        false => raw.to_owned(),
+    }
+}
+
+/// With [`Allow::streamed`]: when `raw` does not show the reply's stretch from `at` but does
+/// without the delimiter chars it ends with, how many there are and its tokens without them.
+fn speculative_close(
+    whole: &[Tok],
+    at: usize,
+    raw: &str,
+    allow: &Allow,
+) -> Option<(usize, Vec<Tok>)> {
+    if !allow.streamed {
+        return None;
+    }
+    let n = raw
+        .bytes()
+        .rev()
+        .take_while(|b| matches!(b, b'*' | b'_' | b'~'))
+        .count();
+    if n == 0 {
+        return None;
+    }
+    let shows = |toks: &[Tok]| {
+        let gap = whole[at.min(whole.len())..]
+            .iter()
+            .take_while(|t| t.is_gap())
+            .count();
+        (0..=gap).any(|k| whole.get(at + k..at + k + toks.len()) == Some(toks))
+    };
+    if shows(&message_tokens(raw, allow)) {
+        return None;
+    }
+    let toks = message_tokens(&raw[..raw.len() - n], allow);
+    shows(&toks).then_some((n, toks))
 }
 
 /// A readable account of a difference: message `index` matches the reply from `start` for

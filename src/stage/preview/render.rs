@@ -511,6 +511,14 @@ impl PreviewRenderer {
         {
             start = (self.base + t.rows_start).min(end);
         }
+        // Never inside a list item's text before a later item of its list that the text
+        // would swallow (`12.` would show as text): the window starts at that item.
+        if let Some((_, item)) =
+            self.scanner
+                .list_cut(&answer[self.base..], start - self.base, end - self.base)
+        {
+            start = (self.base + item).min(end);
+        }
         ceil_grapheme(answer, start, end)
     }
 

@@ -111,6 +111,11 @@ pub(crate) struct LineContent {
     /// The line keeps containers it does not carry only as a paragraph's lazy
     /// continuation (no table row goes on that way).
     pub(crate) lazy: bool,
+    /// The line is a list item that goes on with a list open before it right after
+    /// paragraph text, and could not start a list there (an ordered item not numbered 1, or
+    /// an empty item: neither interrupts a paragraph). Shown after that paragraph text
+    /// without the list's earlier items, it would read as the paragraph's continuation.
+    pub(crate) continues_list: bool,
 }
 
 /// How a line goes on with the containers of a fence.
@@ -349,6 +354,7 @@ impl Containers {
                 depth: depth as u8,
                 opened: false,
                 lazy: false,
+                continues_list: false,
             }),
             Some(_) => Continues::No,
         }
@@ -367,6 +373,7 @@ impl Containers {
         let (matched, mut cur) = self.carried(bytes, line, self.depth())?;
         let mut depth = matched;
         let mut opened = false;
+        let mut continues_list = false;
         let mut stack = self.stack;
         // New containers: a quote marker or a list marker, each after at most 3 columns.
         while depth < MAX_DEPTH {
@@ -407,6 +414,13 @@ impl Containers {
             if interrupts && (empty || !one) {
                 break;
             }
+            // A sibling of an item the line leaves, after paragraph text: it goes on with
+            // that item's list, which it could not start.
+            continues_list |= paragraph
+                && depth == matched
+                && matched < self.depth()
+                && matches!(self.stack[matched], Container::Item { .. })
+                && (empty || !one);
             cur.take(bytes, cols);
             cur.carry = 0;
             let marker_col = cur.col;
@@ -453,6 +467,7 @@ impl Containers {
             depth: depth as u8,
             opened,
             lazy: kept_lazily,
+            continues_list,
         })
     }
 }

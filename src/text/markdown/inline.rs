@@ -153,6 +153,10 @@ struct Lists {
     emph_open: Vec<EmphOpener>,
     /// Matched emphasis, strong emphasis and strikethrough, in the order they closed.
     emph: Vec<EmphSpan>,
+    /// The block scanner's list item lines that go on with a list open before them (see
+    /// `markdown::lists`), in order: kept here, in the box a stream builds only when it keeps
+    /// something, so that a stream without them pays nothing for them.
+    list_items: Vec<usize>,
 }
 
 impl Lists {
@@ -178,6 +182,11 @@ impl Lists {
         for o in &mut self.emph_open {
             o.pos = o.pos.saturating_sub(n);
         }
+        let keep = self.list_items.partition_point(|&l| l < n);
+        self.list_items.drain(..keep);
+        for l in &mut self.list_items {
+            *l -= n;
+        }
     }
 }
 
@@ -187,6 +196,7 @@ static NO_LISTS: Lists = Lists {
     spans: Vec::new(),
     emph_open: Vec::new(),
     emph: Vec::new(),
+    list_items: Vec::new(),
 };
 
 /// [`Lists`] behind a box made the first time something is kept: four empty vectors
@@ -218,12 +228,35 @@ impl std::ops::DerefMut for LazyLists {
 }
 
 /// A delimiter run that may open emphasis: its first byte, char, and the delimiters of it
-/// not used yet (the first ones of the run).
+/// not used yet (the first ones of the run); for CommonMark's rule of 3, the run's whole
+/// length (at most 255 counted) and whether it may close too.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct EmphOpener {
     pos: usize,
     ch: u8,
     left: usize,
+    run: u8,
+    closes: bool,
+}
+
+impl EmphOpener {
+    /// Whether a closing run of `ch`, `len` delimiters long (that may also open when
+    /// `opens`), with `left` of them still unused, may close this opener. CommonMark's rule
+    /// of 3: when one of the two runs may both open and close, the sum of their lengths must
+    /// not be a multiple of 3, unless both are (`**a*` leaves the `**` open; `2*3` does not
+    /// close an earlier `**`). Strikethrough pairs runs of equal length only.
+    fn closed_by(&self, ch: u8, len: usize, left: usize, opens: bool) -> bool {
+        if self.ch != ch {
+            return false;
+        }
+        if ch == b'~' {
+            return self.left == left;
+        }
+        let run = usize::from(self.run);
+        !((self.closes || opens)
+            && (run + len).is_multiple_of(3)
+            && !(run.is_multiple_of(3) && len.is_multiple_of(3)))
+    }
 }
 
 /// Matched emphasis: the opening delimiters at `start..start + len`, the closing ones at
@@ -282,6 +315,19 @@ impl InlineScanner {
             lists.spans.clear();
             lists.emph_open.clear();
             lists.emph.clear();
+            lists.list_items.clear();
+        }
+    }
+
+    /// The list item lines the block scanner recorded (see `markdown::lists`), in order.
+    pub(crate) fn list_items(&self) -> &[usize] {
+        &self.lists.list_items
+    }
+
+    /// Records the list item line starting at `line` (once).
+    pub(crate) fn push_list_item(&mut self, line: usize) {
+        if self.lists.list_items.last() != Some(&line) {
+            self.lists.list_items.push(line);
         }
     }
 
@@ -734,7 +780,7 @@ impl InlineScanner {
                     .lists
                     .emph_open
                     .iter()
-                    .rposition(|o| o.ch == ch && (ch != b'~' || o.left == left))
+                    .rposition(|o| o.closed_by(ch, len, left, can_open))
                 else {
                     break;
                 };
@@ -764,7 +810,13 @@ impl InlineScanner {
             }
         }
         if left > 0 && can_open && self.lists.emph_open.len() < MAX_OPENERS {
-            self.lists.emph_open.push(EmphOpener { pos: at, ch, left });
+            self.lists.emph_open.push(EmphOpener {
+                pos: at,
+                ch,
+                left,
+                run: len.min(255) as u8,
+                closes: can_close,
+            });
         }
     }
 
@@ -1050,6 +1102,12 @@ mod tests {
         assert_eq!(open_at("an **unmatched run", " run"), "");
         assert_eq!(open_at("**not across\n\nblocks**", "across"), "");
         assert_eq!(open_at("`**code**` **real one**", " one"), "**");
+        // CommonMark's rule of 3: `2*3` (a run that may open and close) does not close an
+        // earlier `**`, nor `**` a `*`; `***a***` and `*a**b***` still pair.
+        assert_eq!(open_at("**never closed then 2*3*4 ok", " then"), "");
+        assert_eq!(open_at("*a**b c", " c"), "");
+        assert_eq!(open_at("*em **strong** em* x", " em*"), "*");
+        assert_eq!(open_at("***both at once*** x", " once"), "***");
         // While the text goes on, an opener whose closer may still come counts.
         let mut s = MarkdownScanner::new();
         s.scan("Some **bold text");

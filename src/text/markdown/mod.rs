@@ -34,6 +34,8 @@
 //! off the front of its buffer.
 
 mod containers;
+mod lists;
+pub(crate) use lists::shows_list_for;
 mod tables;
 
 pub use containers::ContainerPrefix;
@@ -999,6 +1001,11 @@ impl MarkdownScanner {
                 Some(c) => {
                     self.content = Some(c);
                     self.note_item_column(c.depth);
+                    if c.continues_list {
+                        // A list item its paragraph text would swallow in a piece that
+                        // starts after its list did (see `lists`).
+                        self.inline.push_list_item(self.line_start);
+                    }
                     if c.opened {
                         // The content of a new list item or quote starts a new block.
                         self.code_may_start = true;

@@ -1,0 +1,166 @@
+//! List items that a piece must not show right after paragraph text it starts in.
+//!
+//! CommonMark lets a list item interrupt a paragraph only when it may start a list there: a
+//! bullet or a `1.` item, with text. In the reply, `5. Shape` right after a line of item 4's
+//! paragraph is the next item of item 4's list, which is open. A piece that starts after that
+//! list's earlier items (inside item 4: in its paragraph, in a nested list, after a cut in
+//! its first line) shows the paragraph text at its top level, and then `5. Shape` reads as
+//! that paragraph's continuation: its number shows as text. No synthetic text can fix that at
+//! the piece's edges without showing a marker the reply does not (an item marker, a quote
+//! bar), so the piece ends before such an item instead: see
+//! [`MarkdownScanner::list_cut`].
+
+use super::MarkdownScanner;
+
+/// The column and the kind of the list marker that starts `line` (after spaces, tabs and
+/// quote markers), if it starts with one: `-`, `*`, `+`, or 1 to 9 digits and `.` or `)`,
+/// then a space, a tab or the line's end. The kind is the bullet char or the ordered
+/// marker's delimiter: an item goes on only with a list of its own kind.
+fn marker_column(line: &[u8]) -> Option<(usize, u8)> {
+    let mut col = 0;
+    let mut i = 0;
+    while let Some(&b) = line.get(i) {
+        match b {
+            b' ' | b'>' => col += 1,
+            b'\t' => col += 4 - col % 4,
+            _ => break,
+        }
+        i += 1;
+    }
+    let digits = line[i..]
+        .iter()
+        .take(10)
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    let (len, kind) = match *line.get(i)? {
+        b @ (b'-' | b'*' | b'+') => (1, b),
+        _ if (1..=9).contains(&digits) && matches!(line.get(i + digits), Some(b'.' | b')')) => {
+            (digits + 1, line[i + digits])
+        }
+        _ => return None,
+    };
+    matches!(line.get(i + len), None | Some(b' ' | b'\t' | b'\r' | b'\n')).then_some((col, kind))
+}
+
+/// Whether a message that shows `shown` and then the list item line `item` (one that goes on
+/// with a list begun before it, see the module docs) has that list open there: `shown` holds
+/// a line starting with a list marker of the item's kind at the item's column or left of it.
+/// (Read on the text alone: a code line that looks like one counts too.)
+pub(crate) fn shows_list_for(shown: &str, item: &str) -> bool {
+    let Some((col, kind)) = marker_column(item.as_bytes()) else {
+        return true;
+    };
+    shown
+        .split('\n')
+        .filter_map(|line| marker_column(line.as_bytes()))
+        .any(|(c, k)| k == kind && c <= col)
+}
+
+impl MarkdownScanner {
+    /// Whether the line starting at `p` is a list item that goes on with a list open
+    /// before it right after paragraph text, and could not start a list there.
+    pub(crate) fn continues_list_at(&self, p: usize) -> bool {
+        self.inline.list_items().binary_search(&p).is_ok()
+    }
+
+    /// Where a piece starting at `start` must end at the latest, when it holds (at or
+    /// before `to`) a list item that goes on with a list open before `start` right after
+    /// paragraph text and could not start a list there (see the module docs): the piece's
+    /// end, just past the text before that item's line, and the item line's start (the
+    /// separator runs between them). An item whose list the piece opens itself (an earlier
+    /// item marker line of the piece, of its kind, at its column or left of it, as the piece
+    /// shows them) is no such item. Cost: a lookup, and the lines of `text[start..to]` only
+    /// when such an item lies there.
+    pub(crate) fn list_cut(&self, text: &str, start: usize, to: usize) -> Option<(usize, usize)> {
+        let all = self.inline.list_items();
+        let items = &all[all.partition_point(|&l| l <= start)..];
+        if items.first().is_none_or(|&l| l > to) {
+            return None;
+        }
+        let bytes = text.as_bytes();
+        // The leftmost marker column of each kind among the piece's lines seen so far
+        // (outside code): bullets `-`, `*`, `+`, ordered `.`, `)`.
+        const KINDS: [u8; 5] = [b'-', b'*', b'+', b'.', b')'];
+        let mut leftmost = [usize::MAX; 5];
+        let slot = |kind: u8| KINDS.iter().position(|&k| k == kind).unwrap_or(0);
+        let mut line = start;
+        for &item in items.iter().take_while(|&&l| l <= to && l < bytes.len()) {
+            while line < item {
+                let end = memchr::memchr(b'\n', &bytes[line..item]).map_or(item, |k| line + k + 1);
+                if self.fence_at(line).is_none()
+                    && self.indented_at(line).is_none()
+                    && let Some((col, kind)) = marker_column(&bytes[line..end])
+                {
+                    leftmost[slot(kind)] = leftmost[slot(kind)].min(col);
+                }
+                line = end;
+            }
+            let (col, kind) = marker_column(&bytes[item..]).unwrap_or((0, b'.'));
+            if leftmost[slot(kind)] <= col {
+                continue;
+            }
+            let mut end = item;
+            while end > start && crate::text::cut::is_ws(bytes[end - 1]) {
+                end -= 1;
+            }
+            return (end > start).then_some((end, item));
+        }
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cut(text: &str, start: usize) -> Option<(usize, usize)> {
+        let mut s = MarkdownScanner::new();
+        s.finish(text);
+        s.list_cut(text, start, text.len())
+    }
+
+    #[test]
+    fn an_item_after_a_piece_started_in_the_item_before() {
+        let text = "1. a\n2. b\n   more b\n3. c\n";
+        let at = text.find("more").unwrap();
+        let item = text.find("3.").unwrap();
+        assert_eq!(cut(text, at), Some((item - 1, item)));
+        // A piece that holds item 2's marker line has the list open.
+        assert_eq!(cut(text, text.find("2.").unwrap()), None);
+        // Item 2 goes on with item 1's list: a piece starting in item 1 ends before it.
+        assert_eq!(cut(text, 3), Some((4, 5)));
+    }
+
+    #[test]
+    fn crlf_and_nested_lists() {
+        let text = "1) a\r\n   - x\r\n   - y\r\n2) b\r\n";
+        let item = text.find("2)").unwrap();
+        // From the nested bullet list (shown from its marker, at the piece's column 0): a
+        // bullet list does not go on with `2)`.
+        let y = text.find("- y").unwrap();
+        assert_eq!(cut(text, y), Some((item - 2, item)));
+        assert_eq!(cut(text, 0), None);
+        // `2)` after a `1.` list's paragraph starts a list of its own in the reply (the `1.`
+        // list is open there); a piece that shows only the `1.` list still ends before it.
+        let text = "1) a\n   b\n1. c\n2) d\n";
+        let item = text.find("2)").unwrap();
+        assert_eq!(cut(text, 8), Some((item - 1, item)));
+    }
+
+    #[test]
+    fn items_that_may_interrupt_a_paragraph_are_no_such_items() {
+        assert_eq!(cut("- a\n  b\n- c\n", 6), None);
+        assert_eq!(cut("1. a\n   b\n1. c\n", 8), None);
+        // Not in a list: the line is the paragraph's text in the reply too.
+        assert_eq!(cut("a\n2. b\n", 0), None);
+    }
+
+    #[test]
+    fn markers_are_read_after_indentation_and_quotes() {
+        assert_eq!(marker_column(b"> 12. x"), Some((2, b'.')));
+        assert_eq!(marker_column(b"\t- x"), Some((4, b'-')));
+        assert_eq!(marker_column(b"-x"), None);
+        assert_eq!(marker_column(b"1234567890. x"), None);
+        assert_eq!(marker_column(b"3)"), Some((0, b')')));
+    }
+}

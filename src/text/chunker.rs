@@ -58,7 +58,7 @@ use super::block::Block;
 use super::cut::{
     BreakClass, Candidate, NextStart, Planned, Planner, Reopen, ReopenCost, build_piece,
     candidate_at, is_tail_char, is_ws, joined_ws, line_continues, may_be_candidate,
-    partial_fence_at_end, quoted_after, shown_start,
+    may_break_beyond_whitespace, partial_fence_at_end, quoted_after, shown_start,
 };
 use super::dedent::{build_dedented_piece, item_dedent};
 use super::limits::{Limits, check_limit};
@@ -943,13 +943,23 @@ impl BlockChunker {
             return;
         }
         self.sync_scanner(t, true);
-        if let Some(c) = candidate_at(&self.buffer[..t], p, false)
+        if self.may_be_eager(p)
+            && let Some(c) = candidate_at(&self.buffer[..t], p, false)
             && c.rank(self.eager).is_some()
             && self.scanner.is_safe_cut(p)
             && display + self.scanner.emphasis_at(p).len() <= self.config.max
         {
             self.accept(c, p_units, t, None);
         }
+    }
+
+    /// Whether a candidate at `p` may be of an eager class: eager classes never include
+    /// plain whitespace, so most candidates (a space between words) are ruled out without
+    /// reading them in full.
+    #[inline]
+    fn may_be_eager(&self, p: usize) -> bool {
+        self.eager.contains(&BreakClass::Whitespace)
+            || may_break_beyond_whitespace(self.buffer.as_bytes(), p)
     }
 
     /// The start of the line that moment `t` is on.
@@ -1051,8 +1061,10 @@ impl BlockChunker {
             let lo = self.collect_from(from, t);
             let text = &self.buffer[..t];
             let bytes = text.as_bytes();
+            let beyond_ws = !self.eager.contains(&BreakClass::Whitespace);
             for j in lo..t {
                 if may_be_candidate(bytes, j)
+                    && (!beyond_ws || may_break_beyond_whitespace(bytes, j))
                     && let Some(c) = candidate_at(text, j, false)
                     && c.rank(self.eager).is_some()
                     && self.scanner.is_safe_cut(j)

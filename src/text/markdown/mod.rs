@@ -630,25 +630,40 @@ impl MarkdownScanner {
 
     /// The fence that a cut at `p` would fall inside, if any.
     pub(crate) fn fence_at(&self, p: usize) -> Option<&FenceSpan> {
-        // Fences are ordered and disjoint: the candidate is the last one starting before p.
-        let i = self
-            .fences
-            .partition_point(|f| f.start < p || (f.continued && f.start <= p));
-        let f = self.fences[..i].last()?;
+        // Fences are ordered and disjoint: the candidate is the last one starting before p
+        // (most often the last one of all: cuts are asked about near the end).
+        let before = |f: &FenceSpan| f.start < p || (f.continued && f.start <= p);
+        let f = match self.fences.last() {
+            Some(f) if before(f) => f,
+            _ => {
+                let i = self.fences.partition_point(before);
+                self.fences[..i].last()?
+            }
+        };
         f.contains_cut(p).then_some(f)
     }
 
     /// The inline code span that a cut at `p` would fall inside, if any.
     pub(crate) fn code_at(&self, p: usize) -> Option<&CodeSpan> {
-        let i = self.codes.partition_point(|c| c.start < p);
-        let c = self.codes[..i].last()?;
+        let c = match self.codes.last() {
+            Some(c) if c.start < p => c,
+            _ => {
+                let i = self.codes.partition_point(|c| c.start < p);
+                self.codes[..i].last()?
+            }
+        };
         c.contains_cut(p).then_some(c)
     }
 
     /// The indented code block that a cut at `p` would fall inside, if any.
     pub(crate) fn indented_at(&self, p: usize) -> Option<&IndentedSpan> {
-        let i = self.indented.partition_point(|c| c.start < p);
-        let c = self.indented[..i].last()?;
+        let c = match self.indented.last() {
+            Some(c) if c.start < p => c,
+            _ => {
+                let i = self.indented.partition_point(|c| c.start < p);
+                self.indented[..i].last()?
+            }
+        };
         c.contains_cut(p).then_some(c)
     }
 

@@ -687,17 +687,23 @@ impl BlockChunker {
         let rest = &self.buffer[from..end];
         // A char has at most one unit per byte in these metrics: text no longer than
         // `room` bytes fits whole.
-        let len = if rest.len() <= room {
-            rest.len()
+        // ASCII (the usual case) is one unit per byte in these metrics: `room` ASCII bytes
+        // are the longest prefix that fits (each byte is looked at once).
+        let (len, added) = if rest.len() > room && rest.as_bytes()[..room].is_ascii() {
+            (room, room)
         } else {
-            metric.floor_index(rest, room)
+            let len = if rest.len() <= room {
+                rest.len()
+            } else {
+                metric.floor_index(rest, room)
+            };
+            let seg = &rest[..len];
+            (len, if seg.is_ascii() { len } else { metric.len(seg) })
         };
         if len == 0 {
             return false;
         }
         let seg = &rest[..len];
-        // ASCII (the usual case) is one unit per byte in these metrics.
-        let added = if seg.is_ascii() { len } else { metric.len(seg) };
         // The whitespace at the end of the segment: the run still open at its last char.
         // Whitespace is ASCII, one unit per byte in these metrics.
         let bytes = seg.as_bytes();

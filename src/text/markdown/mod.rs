@@ -38,7 +38,7 @@ mod tables;
 
 pub use containers::ContainerPrefix;
 use containers::{Containers, Continues, LineContent};
-use memchr::{memchr, memchr3};
+use memchr::{memchr, memchr3, memrchr};
 pub(crate) use tables::TableSpan;
 use tables::{TableLine, TableState};
 
@@ -588,13 +588,23 @@ impl MarkdownScanner {
         if may_close(self.line_start) {
             return false;
         }
-        let mut line = self.pos;
-        while !may_close(line) {
-            match memchr(b'\n', &bytes[line..]) {
-                Some(i) => line += i + 1,
-                None => break,
+        // The next line that may close the fence is the first whose marker char comes after
+        // at most 3 spaces: found by jumping between the marker chars (code holds few)
+        // rather than from line to line. The last line, still incomplete, is left to `scan`.
+        let from = self.pos;
+        let last = memrchr(b'\n', &bytes[from..]).map_or(from, |i| from + i + 1);
+        let mut at = from;
+        let line = loop {
+            let Some(i) = memchr(ch, &bytes[at..last]) else {
+                break last;
+            };
+            let m = at + i;
+            let ls = memrchr(b'\n', &bytes[from..m]).map_or(from, |i| from + i + 1);
+            if m - ls <= 3 && bytes[ls..m].iter().all(|&b| b == b' ') {
+                break ls;
             }
-        }
+            at = m + 1;
+        };
         self.pos = line;
         self.paragraph = false;
         if self.reads_inline {

@@ -152,6 +152,22 @@ enum ReopenKind {
     Delims(SpanDelims),
 }
 
+/// The bytes [`BlockChunker::skip_plain`] passes over: ASCII, not whitespace, not a sentence
+/// mark or closer (one lookup per byte rather than a chain of compares).
+static PLAIN: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 0x80 {
+        let c = b as u8 as char;
+        t[b] = !matches!(
+            c,
+            ' ' | '\t' | '\n' | '\r' | '.' | '!' | '?' | ')' | ']' | '"' | '\''
+        );
+        b += 1;
+    }
+    t
+};
+
 /// The break classes a chunker cuts at, best first: those allowed for eager cuts (the
 /// preference's, with a paragraph break first under `flush_on_paragraph`), and those for cuts
 /// at max and forced drains (the eager ones, then the other text classes in
@@ -799,7 +815,7 @@ impl BlockChunker {
         let n = bytes
             .iter()
             .take(room)
-            .take_while(|&&b| b < 0x80 && !is_ws(b) && !is_tail_char(b as char))
+            .take_while(|&&b| PLAIN[usize::from(b)])
             .count();
         self.cursor += n;
         self.units += n;
@@ -1398,6 +1414,14 @@ fn is_ws_char(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_plain_byte_table_agrees_with_the_char_classes() {
+        for b in 0..=255u8 {
+            let plain = b < 0x80 && !is_ws(b) && !is_tail_char(b as char);
+            assert_eq!(PLAIN[usize::from(b)], plain, "byte {b:#04x}");
+        }
+    }
 
     fn cfg(min: usize, max: usize) -> ChunkerConfig {
         ChunkerConfig {

@@ -1085,6 +1085,11 @@ impl BlockChunker {
             let bytes = text.as_bytes();
             let beyond_ws = !self.eager.contains(&BreakClass::Whitespace);
             for j in lo..t {
+                // A plain byte after a plain byte (inside a word) is no candidate: one lookup
+                // each rules out most positions.
+                if j > 0 && PLAIN[usize::from(bytes[j - 1])] && PLAIN[usize::from(bytes[j])] {
+                    continue;
+                }
                 if may_be_candidate(bytes, j)
                     && (!beyond_ws || may_break_beyond_whitespace(bytes, j))
                     && let Some(c) = candidate_at(text, j, false)

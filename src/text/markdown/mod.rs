@@ -1176,9 +1176,9 @@ impl MarkdownScanner {
         }
     }
 
-    /// Ordinary text: jump between backticks and newlines, line after line while the lines
-    /// are ordinary text (one memchr iterator over all of them rather than a call per
-    /// line and a trip through [`MarkdownScanner::scan`] between lines).
+    /// Ordinary text: jump between backticks, pipes and newlines ([`find_text_stop`]), line
+    /// after line while the lines are ordinary text (no trip through
+    /// [`MarkdownScanner::scan`] between lines).
     fn scan_text(&mut self, bytes: &[u8]) {
         while self.pos < bytes.len() {
             if let Some((start, len)) = self.run {

@@ -58,7 +58,7 @@ use super::block::Block;
 use super::cut::{
     BreakClass, Candidate, NextStart, Planned, Planner, Reopen, ReopenCost, build_piece,
     candidate_at, is_tail_char, is_ws, joined_ws, line_continues, may_be_candidate,
-    partial_fence_at_end, quoted_after, shown_start,
+    may_break_beyond_whitespace, partial_fence_at_end, quoted_after, shown_start,
 };
 use super::dedent::{build_dedented_piece, item_dedent};
 use super::limits::{Limits, check_limit};
@@ -151,6 +151,22 @@ enum ReopenKind {
     /// Inline delimiters (a code span's backtick run, emphasis) open again.
     Delims(SpanDelims),
 }
+
+/// The bytes [`BlockChunker::skip_plain`] passes over: ASCII, not whitespace, not a sentence
+/// mark or closer (one lookup per byte rather than a chain of compares).
+static PLAIN: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 0x80 {
+        let c = b as u8 as char;
+        t[b] = !matches!(
+            c,
+            ' ' | '\t' | '\n' | '\r' | '.' | '!' | '?' | ')' | ']' | '"' | '\''
+        );
+        b += 1;
+    }
+    t
+};
 
 /// The break classes a chunker cuts at, best first: those allowed for eager cuts (the
 /// preference's, with a paragraph break first under `flush_on_paragraph`), and those for cuts
@@ -690,17 +706,23 @@ impl BlockChunker {
         let rest = &self.buffer[from..end];
         // A char has at most one unit per byte in these metrics: text no longer than
         // `room` bytes fits whole.
-        let len = if rest.len() <= room {
-            rest.len()
+        // ASCII (the usual case) is one unit per byte in these metrics: `room` ASCII bytes
+        // are the longest prefix that fits (each byte is looked at once).
+        let (len, added) = if rest.len() > room && rest.as_bytes()[..room].is_ascii() {
+            (room, room)
         } else {
-            metric.floor_index(rest, room)
+            let len = if rest.len() <= room {
+                rest.len()
+            } else {
+                metric.floor_index(rest, room)
+            };
+            let seg = &rest[..len];
+            (len, if seg.is_ascii() { len } else { metric.len(seg) })
         };
         if len == 0 {
             return false;
         }
         let seg = &rest[..len];
-        // ASCII (the usual case) is one unit per byte in these metrics.
-        let added = if seg.is_ascii() { len } else { metric.len(seg) };
         // The whitespace at the end of the segment: the run still open at its last char.
         // Whitespace is ASCII, one unit per byte in these metrics.
         let bytes = seg.as_bytes();
@@ -796,7 +818,7 @@ impl BlockChunker {
         let n = bytes
             .iter()
             .take(room)
-            .take_while(|&&b| b < 0x80 && !is_ws(b) && !is_tail_char(b as char))
+            .take_while(|&&b| PLAIN[usize::from(b)])
             .count();
         self.cursor += n;
         self.units += n;
@@ -946,13 +968,23 @@ impl BlockChunker {
             return;
         }
         self.sync_scanner(t, true);
-        if let Some(c) = candidate_at(&self.buffer[..t], p, false)
+        if self.may_be_eager(p)
+            && let Some(c) = candidate_at(&self.buffer[..t], p, false)
             && c.rank(self.eager).is_some()
             && self.scanner.is_safe_cut(p)
             && display + self.scanner.emphasis_at(p).len() <= self.config.max
         {
             self.accept(c, p_units, t, None);
         }
+    }
+
+    /// Whether a candidate at `p` may be of an eager class: eager classes never include
+    /// plain whitespace, so most candidates (a space between words) are ruled out without
+    /// reading them in full.
+    #[inline]
+    fn may_be_eager(&self, p: usize) -> bool {
+        self.eager.contains(&BreakClass::Whitespace)
+            || may_break_beyond_whitespace(self.buffer.as_bytes(), p)
     }
 
     /// The start of the line that moment `t` is on.
@@ -1054,8 +1086,15 @@ impl BlockChunker {
             let lo = self.collect_from(from, t);
             let text = &self.buffer[..t];
             let bytes = text.as_bytes();
+            let beyond_ws = !self.eager.contains(&BreakClass::Whitespace);
             for j in lo..t {
+                // A plain byte after a plain byte (inside a word) is no candidate: one lookup
+                // each rules out most positions.
+                if j > 0 && PLAIN[usize::from(bytes[j - 1])] && PLAIN[usize::from(bytes[j])] {
+                    continue;
+                }
                 if may_be_candidate(bytes, j)
+                    && (!beyond_ws || may_break_beyond_whitespace(bytes, j))
                     && let Some(c) = candidate_at(text, j, false)
                     && c.rank(self.eager).is_some()
                     && self.scanner.is_safe_cut(j)
@@ -1427,6 +1466,14 @@ fn is_ws_char(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_plain_byte_table_agrees_with_the_char_classes() {
+        for b in 0..=255u8 {
+            let plain = b < 0x80 && !is_ws(b) && !is_tail_char(b as char);
+            assert_eq!(PLAIN[usize::from(b)], plain, "byte {b:#04x}");
+        }
+    }
 
     fn cfg(min: usize, max: usize) -> ChunkerConfig {
         ChunkerConfig {

@@ -258,7 +258,12 @@ pub(crate) fn candidate_at(text: &str, p: usize, complete: bool) -> Option<Candi
             r -= 1;
         }
         let run = &bytes[p..r];
-        let newlines = memchr::memchr_iter(b'\n', run).count();
+        // Runs are short (a space, a line break or two): a plain count beats a vector one.
+        let newlines = if run.len() <= 16 {
+            run.iter().filter(|&&b| b == b'\n').count()
+        } else {
+            memchr::memchr_iter(b'\n', run).count()
+        };
         if newlines == 0
             && (starts_like_fence(&bytes[r..]) || (!complete && partial_fence_at_end(&bytes[r..])))
         {
@@ -272,7 +277,12 @@ pub(crate) fn candidate_at(text: &str, p: usize, complete: bool) -> Option<Candi
             // only its marker goes on.
             return None;
         }
-        let q = match memchr::memrchr(b'\n', run) {
+        let last_newline = match newlines {
+            0 => None,
+            _ if run.len() <= 16 => run.iter().rposition(|&b| b == b'\n'),
+            _ => memchr::memrchr(b'\n', run),
+        };
+        let q = match last_newline {
             Some(i) => p + i + 1,
             None => r,
         };
@@ -372,6 +382,19 @@ pub(crate) fn may_be_candidate(bytes: &[u8], j: usize) -> bool {
         && j < bytes.len()
         && (!is_ws(bytes[j - 1]) || (j >= 2 && bytes[j - 2] >= 0x80))
         && (is_ws(bytes[j]) || may_end_tail(bytes[j - 1]))
+}
+
+/// Whether a candidate at `p` (see [`candidate_at`]) may be of a class other than
+/// [`BreakClass::Whitespace`]: its whitespace run holds a line break, or a sentence may end
+/// before it. A cheap pre-filter for who cuts only at those classes (eager cuts).
+#[inline]
+pub(crate) fn may_break_beyond_whitespace(bytes: &[u8], p: usize) -> bool {
+    p > 0
+        && (may_end_tail(bytes[p - 1])
+            || bytes[p..]
+                .iter()
+                .take_while(|&&b| is_ws(b))
+                .any(|&b| b == b'\n'))
 }
 
 /// Where a piece whose separator ends at `q`, and which starts with the synthetic text

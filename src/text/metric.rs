@@ -97,6 +97,13 @@ impl LengthMetric {
         if budget == 0 {
             return 0;
         }
+        // ASCII (the usual case) is one unit per byte in these metrics: a prefix of
+        // `budget` ASCII bytes is the answer, found without counting.
+        if self != LengthMetric::Graphemes
+            && text.as_bytes().get(..budget).is_some_and(<[u8]>::is_ascii)
+        {
+            return budget;
+        }
         match self {
             LengthMetric::Bytes => floor_char_boundary(text, budget),
             LengthMetric::Chars => {

@@ -40,7 +40,7 @@ mod tables;
 
 pub use containers::ContainerPrefix;
 use containers::{Containers, Continues, LineContent};
-use memchr::{memchr, memchr3_iter};
+use memchr::{memchr, memchr3, memrchr};
 pub(crate) use tables::TableSpan;
 use tables::{TableLine, TableState};
 
@@ -557,6 +557,9 @@ impl MarkdownScanner {
                         Some(i) => {
                             let end = self.pos + i;
                             self.pos = end + 1;
+                            if self.mode == LineMode::InFence && self.skip_fence_lines(bytes) {
+                                continue;
+                            }
                             self.end_line(text, end);
                         }
                         None => self.pos = bytes.len(),
@@ -564,6 +567,60 @@ impl MarkdownScanner {
                 }
             }
         }
+    }
+
+    /// A line of an open fence outside containers ended (its `\n` just before `pos`): when
+    /// it cannot close the fence (after at most 3 spaces, a byte other than the marker
+    /// char: see [`FenceMarker::is_closed_by`]), passes over it and the complete lines
+    /// after it that cannot either, in one go. For each, [`MarkdownScanner::end_line`]
+    /// would only start the next line and [`MarkdownScanner::scan_line_start`] put it in
+    /// the fence again: the same state whatever the number of lines. Returns whether it
+    /// did (the next line starts at `pos`, in the fence); else the line is left to
+    /// [`MarkdownScanner::end_line`].
+    fn skip_fence_lines(&mut self, bytes: &[u8]) -> bool {
+        let Some(ch) = self
+            .open_fence()
+            .filter(|f| f.depth == 0)
+            .map(|f| f.marker.ch)
+        else {
+            return false;
+        };
+        let may_close = |line: usize| {
+            let indent = bytes[line..]
+                .iter()
+                .take(4)
+                .take_while(|&&b| b == b' ')
+                .count();
+            indent < 4 && bytes.get(line + indent).is_none_or(|&b| b == ch)
+        };
+        if may_close(self.line_start) {
+            return false;
+        }
+        // The next line that may close the fence is the first whose marker char comes after
+        // at most 3 spaces: found by jumping between the marker chars (code holds few)
+        // rather than from line to line. The last line, still incomplete, is left to `scan`.
+        let from = self.pos;
+        let last = memrchr(b'\n', &bytes[from..]).map_or(from, |i| from + i + 1);
+        let mut at = from;
+        let line = loop {
+            let Some(i) = memchr(ch, &bytes[at..last]) else {
+                break last;
+            };
+            let m = at + i;
+            let ls = memrchr(b'\n', &bytes[from..m]).map_or(from, |i| from + i + 1);
+            if m - ls <= 3 && bytes[ls..m].iter().all(|&b| b == b' ') {
+                break ls;
+            }
+            at = m + 1;
+        };
+        self.pos = line;
+        self.paragraph = false;
+        if self.reads_inline {
+            self.inline.skip_to(line);
+        }
+        self.start_line(line);
+        self.mode = LineMode::InFence;
+        true
     }
 
     /// Treats the end of `text` as the end of the last line (no more text will come):
@@ -591,11 +648,16 @@ impl MarkdownScanner {
 
     /// The fence that a cut at `p` would fall inside, if any.
     pub(crate) fn fence_at(&self, p: usize) -> Option<&FenceSpan> {
-        // Fences are ordered and disjoint: the candidate is the last one starting before p.
-        let i = self
-            .fences
-            .partition_point(|f| f.start < p || (f.continued && f.start <= p));
-        let f = self.fences[..i].last()?;
+        // Fences are ordered and disjoint: the candidate is the last one starting before p
+        // (most often the last one of all: cuts are asked about near the end).
+        let before = |f: &FenceSpan| f.start < p || (f.continued && f.start <= p);
+        let f = match self.fences.last() {
+            Some(f) if before(f) => f,
+            _ => {
+                let i = self.fences.partition_point(before);
+                self.fences[..i].last()?
+            }
+        };
         f.contains_cut(p).then_some(f)
     }
 
@@ -623,15 +685,25 @@ impl MarkdownScanner {
 
     /// The inline code span that a cut at `p` would fall inside, if any.
     pub(crate) fn code_at(&self, p: usize) -> Option<&CodeSpan> {
-        let i = self.codes.partition_point(|c| c.start < p);
-        let c = self.codes[..i].last()?;
+        let c = match self.codes.last() {
+            Some(c) if c.start < p => c,
+            _ => {
+                let i = self.codes.partition_point(|c| c.start < p);
+                self.codes[..i].last()?
+            }
+        };
         c.contains_cut(p).then_some(c)
     }
 
     /// The indented code block that a cut at `p` would fall inside, if any.
     pub(crate) fn indented_at(&self, p: usize) -> Option<&IndentedSpan> {
-        let i = self.indented.partition_point(|c| c.start < p);
-        let c = self.indented[..i].last()?;
+        let c = match self.indented.last() {
+            Some(c) if c.start < p => c,
+            _ => {
+                let i = self.indented.partition_point(|c| c.start < p);
+                self.indented[..i].last()?
+            }
+        };
         c.contains_cut(p).then_some(c)
     }
 
@@ -994,6 +1066,30 @@ impl MarkdownScanner {
         // The containers the line carries, opens and leaves.
         let content = match self.content {
             Some(c) => c,
+            // Outside containers, a line whose first byte can start no container marker
+            // (a blank line, a heading, HTML, a link) has its content at its start: what
+            // reading its prefixes finds, without reading them.
+            None if self.containers.depth() == 0
+                && bytes.get(self.line_start).is_some_and(|&b| {
+                    !matches!(
+                        b,
+                        b' ' | b'\t' | b'>' | b'-' | b'*' | b'+' | b'_' | b'0'..=b'9'
+                    )
+                }) =>
+            {
+                let c = LineContent {
+                    at: self.line_start,
+                    carry: 0,
+                    col: 0,
+                    depth: 0,
+                    opened: false,
+                    lazy: false,
+                    continues_list: false,
+                };
+                self.content = Some(c);
+                self.note_item_column(0);
+                c
+            }
             None => match self
                 .containers
                 .read_line(bytes, self.line_start, self.paragraph)
@@ -1129,12 +1225,10 @@ impl MarkdownScanner {
         }
     }
 
-    /// Ordinary text: jump between backticks and newlines, line after line while the lines
-    /// are ordinary text (one memchr iterator over all of them rather than a call per
-    /// line and a trip through [`MarkdownScanner::scan`] between lines).
+    /// Ordinary text: jump between backticks, pipes and newlines ([`find_text_stop`]), line
+    /// after line while the lines are ordinary text (no trip through
+    /// [`MarkdownScanner::scan`] between lines).
     fn scan_text(&mut self, bytes: &[u8]) {
-        let base = self.pos;
-        let mut hits = memchr3_iter(b'`', b'\n', b'|', &bytes[base..]);
         while self.pos < bytes.len() {
             if let Some((start, len)) = self.run {
                 // Continue a backtick run that may have been cut by the end of a delta.
@@ -1149,10 +1243,8 @@ impl MarkdownScanner {
                 self.on_run(bytes, start, len + more);
                 continue;
             }
-            // The next backtick or newline at or after `pos` (hits before it were inside a
-            // backtick run already counted).
-            let next = hits.by_ref().map(|i| base + i).find(|&at| at >= self.pos);
-            let Some(at) = next else {
+            // The next backtick, newline or pipe at or after `pos`.
+            let Some(at) = find_text_stop(&bytes[self.pos..]).map(|i| self.pos + i) else {
                 if self.line_blank {
                     self.line_blank = is_blank(&bytes[self.pos..]);
                 }
@@ -1165,13 +1257,16 @@ impl MarkdownScanner {
             }
             if bytes[at] == b'\n' {
                 self.pos = at + 1;
-                self.feed_inline(bytes, at + 1);
                 self.end_text_line(bytes);
-                // Go on while the next line is ordinary text too.
-                if self.pos == bytes.len() || !self.scan_line_start(bytes) {
-                    return;
-                }
-                if self.mode != LineMode::Text {
+                // Go on while the next line is ordinary text too. The inline reader reads
+                // the lines in one go when they end (what it reads does not depend on how
+                // the text is split, and what reads the inline state between lines, the end
+                // of a block and a code span's opening run, feeds it first).
+                if self.pos == bytes.len()
+                    || !self.scan_line_start(bytes)
+                    || self.mode != LineMode::Text
+                {
+                    self.feed_inline(bytes, at + 1);
                     return;
                 }
                 continue;
@@ -1444,6 +1539,51 @@ impl MarkdownScanner {
         }
         self.start_line(next);
     }
+}
+
+/// The first backtick, `\n` or `|` of `bytes`: the bytes [`MarkdownScanner::scan_text`]
+/// stops at.
+///
+/// The first [`SHORT_STOP`] bytes are looked at eight at a time, as one word (a bit trick
+/// finds a byte equal to a given one: see [`zero_bytes`]); a vector search goes on from
+/// there. Text lines are short (a few dozen bytes between stops), and a vector search's
+/// set-up cost per call was most of its time there.
+#[inline]
+fn find_text_stop(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = u64::from_ne_bytes([1; 8]);
+    let head = &bytes[..bytes.len().min(SHORT_STOP)];
+    let mut chunks = head.chunks_exact(8);
+    let mut base = 0;
+    for c in &mut chunks {
+        let w = u64::from_le_bytes(c.try_into().expect("8 bytes"));
+        let hits = zero_bytes(w ^ (ONES * u64::from(b'`')))
+            | zero_bytes(w ^ (ONES * u64::from(b'\n')))
+            | zero_bytes(w ^ (ONES * u64::from(b'|')));
+        if hits != 0 {
+            return Some(base + hits.trailing_zeros() as usize / 8);
+        }
+        base += 8;
+    }
+    if let Some(k) = chunks
+        .remainder()
+        .iter()
+        .position(|&b| matches!(b, b'`' | b'\n' | b'|'))
+    {
+        return Some(base + k);
+    }
+    memchr3(b'`', b'\n', b'|', &bytes[head.len()..]).map(|k| head.len() + k)
+}
+
+/// How many bytes [`find_text_stop`] looks at a word at a time before a vector search.
+const SHORT_STOP: usize = 64;
+
+/// The high bit of each zero byte of `w` set (and maybe of bytes above a zero byte: the
+/// lowest set bit always marks the first zero byte, in little-endian order).
+#[inline(always)]
+fn zero_bytes(w: u64) -> u64 {
+    const ONES: u64 = u64::from_ne_bytes([1; 8]);
+    const HIGHS: u64 = u64::from_ne_bytes([0x80; 8]);
+    w.wrapping_sub(ONES) & !w & HIGHS
 }
 
 /// What a line starts, as far as inline code spans care.

@@ -247,7 +247,32 @@ impl TableState {
     /// The line `bytes[line_start..line_end]` ended as `kind`. Returns the lowest position
     /// whose cut turned safe: a table ended, a line that might have been a header row was
     /// not one.
+    #[inline]
     pub(crate) fn line_end(
+        &mut self,
+        bytes: &[u8],
+        line_start: usize,
+        line_end: usize,
+        kind: TableLine,
+    ) -> Option<usize> {
+        if self.head.is_none()
+            && !self.line_pipe
+            && self.spans.last().is_none_or(|t| t.end.is_some())
+        {
+            // The usual line: no table open, none pending, no pipe (inlined: it is most
+            // lines of a text).
+            self.para_open = match kind {
+                TableLine::Text { blank, heading, .. } => !blank && !heading,
+                TableLine::Break => false,
+            };
+            return None;
+        }
+        self.table_line_end(bytes, line_start, line_end, kind)
+    }
+
+    /// [`TableState::line_end`] when a table is open or pending, or the line holds a pipe.
+    #[inline(never)]
+    fn table_line_end(
         &mut self,
         bytes: &[u8],
         line_start: usize,
@@ -263,17 +288,6 @@ impl TableState {
                     .rposition(|&b| !matches!(b, b' ' | b'\t' | b'\r'))
                     .map_or(0, |i| i + 1)
         };
-        if self.head.is_none()
-            && !self.line_pipe
-            && self.spans.last().is_none_or(|t| t.end.is_some())
-        {
-            // The usual line: no table open, none pending, no pipe.
-            self.para_open = match kind {
-                TableLine::Text { blank, heading, .. } => !blank && !heading,
-                TableLine::Break => false,
-            };
-            return None;
-        }
         let (text, blank, heading, block, content, depth, opened, lazy) = match kind {
             TableLine::Text {
                 blank,

@@ -60,10 +60,11 @@ impl TableSpan {
 pub(crate) struct HeaderCandidate {
     /// Where the line starts.
     pub start: usize,
-    /// The number of cells the delimiter row must have.
-    pub cells: usize,
-    /// Where its content starts (past any container prefix).
-    pub content: usize,
+    /// The number of cells the delimiter row must have. (Small fields: the scanner holds
+    /// one candidate inline, and a stream holds several scanners within its memory budget.)
+    pub cells: u16,
+    /// The bytes of its container prefix: its content starts at `start + prefix`.
+    pub prefix: u16,
     /// How many containers it lies in: the delimiter and body rows must carry the same.
     pub depth: u8,
 }
@@ -316,7 +317,8 @@ impl TableState {
             safe = self.end_table();
         }
         if let Some(head) = self.head.take() {
-            if goes_on(head.depth) && delimiter_cells(&bytes[content..line_end]) == Some(head.cells)
+            if goes_on(head.depth)
+                && delimiter_cells(&bytes[content..line_end]) == Some(usize::from(head.cells))
             {
                 self.spans.push(TableSpan {
                     start: head.start,
@@ -324,8 +326,8 @@ impl TableState {
                     rows_start: line_end + 1,
                     end: None,
                     continued: false,
-                    prefix_len: head.content - head.start,
-                    items_only: !bytes[head.start..head.content]
+                    prefix_len: usize::from(head.prefix),
+                    items_only: !bytes[head.start..head.start + usize::from(head.prefix)]
                         .iter()
                         .any(|&b| b == b'>' || b == b'\t'),
                 });
@@ -342,16 +344,19 @@ impl TableState {
         // paragraph.
         let para_open = self.para_open && !opened;
         if row && !lazy && self.line_pipe && (self.line_starts_pipe || !para_open) {
-            match header_cells(&bytes[content..line_end]) {
-                Some(cells) => {
+            // (A header of more cells or a longer prefix than the candidate holds is read
+            // as text.)
+            let cells = header_cells(&bytes[content..line_end]).and_then(|c| u16::try_from(c).ok());
+            match (cells, u16::try_from(content - line_start)) {
+                (Some(cells), Ok(prefix)) => {
                     self.head = Some(HeaderCandidate {
                         start: line_start,
                         cells,
-                        content,
+                        prefix,
                         depth,
                     })
                 }
-                None => safe = Some(safe.map_or(line_start, |s| s.min(line_start))),
+                _ => safe = Some(safe.map_or(line_start, |s| s.min(line_start))),
             }
         }
         self.para_open = text && !blank && !heading;
@@ -397,7 +402,6 @@ impl TableState {
         self.rows_end = self.rows_end.saturating_sub(n);
         if let Some(h) = &mut self.head {
             h.start = h.start.saturating_sub(n);
-            h.content = h.content.saturating_sub(n);
         }
     }
 

@@ -169,7 +169,10 @@ says to run this:\n       ```sh\n       make install\n       ```\n   - Next inne
                 "Then it says to run this:\n  ```sh\n  make install\n  ```",
                 5
             ),
-            ("   - Next inner.\n2. Next.", 0),
+            // Alone, `2.` after the inner item's paragraph would be its lazy continuation
+            // (an item not numbered 1 interrupts no paragraph): the piece ends before it.
+            ("   - Next inner.", 0),
+            ("2. Next.", 0),
         ])
     );
 }

@@ -76,11 +76,12 @@ pub(crate) fn item_dedent(
         }
     }
     // A piece that starts in a list item's text: its lines 4 or more columns deep would
-    // read as indented code at the top level.
-    if !deep_line_after(&text[start..end.max(start)]) {
+    // read as indented code at the top level. The item's column is asked first: outside
+    // list items (most pieces) the piece's lines are not read at all.
+    let c = item();
+    if c == 0 || !deep_line_after(&text[start..end.max(start)]) {
         return 0;
     }
-    let c = item();
     // A piece that starts at a line with less indentation (the item's first line) holds
     // the item whole.
     match line_start && content_indent(&text[start..]).is_some_and(|own| own < c) {
@@ -95,10 +96,13 @@ const ITEM_LOOK_BACK: usize = 2048;
 /// Whether a line of `piece` after its first is indented 4 columns or more: only then
 /// does a list item's content column matter at a message's start.
 fn deep_line_after(piece: &str) -> bool {
-    piece
-        .split('\n')
-        .skip(1)
-        .any(|line| content_indent(line).is_some_and(|c| c >= 4))
+    // Line starts found with a vector search, and only those starting with a space or a
+    // tab read further (the chunker asks this of every piece it emits).
+    memchr::memchr_iter(b'\n', piece.as_bytes()).any(|nl| {
+        let line = &piece[nl + 1..];
+        matches!(line.as_bytes().first(), Some(b' ' | b'\t'))
+            && content_indent(line).is_some_and(|c| c >= 4)
+    })
 }
 
 /// The content column of the innermost list item (list items only, no quote) that holds

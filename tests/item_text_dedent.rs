@@ -382,3 +382,27 @@ fn a_piece_starting_at_a_code_lines_break_repeats_no_prefix() {
         assert!(!b.text.contains(">   >"), "prefix twice: {:?}", b.text);
     }
 }
+
+#[test]
+fn a_piece_starting_at_a_nested_items_first_line_loses_its_indentation_on_every_line() {
+    // The piece starts at `   1.` (nested under `- `): the send trims that line's 3
+    // spaces, and the lines after it lose as many, so the paragraph stays in the item
+    // (left at 6 spaces under `1.` at the top level, it would be indented code). The
+    // piece still ends before `   2.`, which the list-item rule keeps apart.
+    let text = "- Outer item text, long enough to fill a block on its own.\n   1. Nested \
+one, with some words.\n\n      Its paragraph, indented.\n   2. Nested two.";
+    assert_eq!(
+        chunked(text, 50, 85),
+        owned(&[
+            (
+                "- Outer item text, long enough to fill a block on its own.",
+                0
+            ),
+            (
+                "1. Nested one, with some words.\n\n   Its paragraph, indented.",
+                3
+            ),
+            ("   2. Nested two.", 0),
+        ])
+    );
+}

@@ -82,12 +82,21 @@ pub(crate) fn item_dedent(
     if c == 0 || !deep_line_after(&text[start..end.max(start)]) {
         return 0;
     }
-    // A piece that starts at a line with less indentation (the item's first line) holds
-    // the item whole.
-    match line_start && content_indent(&text[start..]).is_some_and(|own| own < c) {
-        true => 0,
-        false => c,
+    if line_start {
+        let line = &text[start..];
+        if let Some(own) = content_indent(line).filter(|&own| own < c) {
+            // A piece that starts at a line with less indentation holds the item whole.
+            // When that line is the item's own first line (a nested item's, indented
+            // under an outer one), the send trims its indentation: the lines after it lose
+            // as much, so they keep their place in the item (alone, `   2.` after an
+            // item's paragraph indented that far would read as its lazy text).
+            return match item_content_column(line) {
+                Some(_) => own,
+                None => 0,
+            };
+        }
     }
+    c
 }
 
 /// How far back [`item_column`] looks for a list item's first line.

@@ -648,6 +648,12 @@ fn match_send_dedented(
                     readings.push((columns(&s[line..n]), String::new(), line));
                 }
                 readings.extend(item.map(|c| (c, String::new(), n)));
+                // A nested item's first line, indented 1 to 3 columns under an outer item:
+                // the lines after it lose as much as the send trims off it.
+                let own = columns(&s[line..n]);
+                if (1..4).contains(&own) && item.is_some_and(|c| c > own) {
+                    readings.push((own, String::new(), line));
+                }
                 // Indented code in the item (4 columns past its content column, after a
                 // blank line): shown from the line's start, its code indentation kept.
                 if let Some(c) = item.filter(|&c| columns(&s[line..n]) >= c + 4)

@@ -743,32 +743,8 @@ pub(crate) fn check_messages(
             ));
         }
         let gap = whole[at..].iter().take_while(|t| t.is_gap()).count();
-        // The literal reading first, then with a repeated table header dropped.
-        // Skipping into a code line's indentation is no gap: the skipped run may hold a
-        // line break only if it ends with one when code follows.
-        let mut candidates: Vec<(usize, usize)> = (0..=gap)
-            .filter(|&k| {
-                let skipped = &whole[at..at + k];
-                let code_next = matches!(whole.get(at + k), Some(Tok::Char(_, s)) if s.code_block);
-                !code_next
-                    || !skipped.iter().any(Tok::is_line_break)
-                    || skipped.last().is_some_and(Tok::is_line_break)
-            })
-            .map(|k| (k, 0))
-            .collect();
-        if let Some(n) = leading_header(&msg) {
-            let here = at + gap;
-            if whole.get(here) == Some(&Tok::Row)
-                && leading_header(&whole[here..]).is_none()
-                && last_header_before(&whole, here) == Some(&msg[..n])
-            {
-                candidates.push((gap, n));
-            }
-        }
-        let found = candidates.iter().find(|&&(k, drop)| {
-            let body = &msg[drop..];
-            whole.len() >= at + k + body.len() && whole[at + k..at + k + body.len()] == *body
-        });
+        let candidates = readings(&whole, at, &msg);
+        let found = matching_reading(&whole, at, &msg, &candidates);
         match found {
             Some(&(k, drop)) => {
                 at += k + msg.len() - drop;
@@ -995,6 +971,48 @@ fn without_reopened(raw: &str, n: usize, allow: &Allow) -> String {
     }
 }
 
+/// Where message tokens `msg` may start in the reply from `at`: `(k, drop)` pairs, `k`
+/// gap tokens skipped, `drop` tokens of a repeated table header left off. The literal
+/// reading first, then with a repeated table header dropped. Skipping into a code line's
+/// indentation is no gap: the skipped run may hold a line break only if it ends with one
+/// when code follows.
+fn readings(whole: &[Tok], at: usize, msg: &[Tok]) -> Vec<(usize, usize)> {
+    let gap = whole[at..].iter().take_while(|t| t.is_gap()).count();
+    let mut candidates: Vec<(usize, usize)> = (0..=gap)
+        .filter(|&k| {
+            let skipped = &whole[at..at + k];
+            let code_next = matches!(whole.get(at + k), Some(Tok::Char(_, s)) if s.code_block);
+            !code_next
+                || !skipped.iter().any(Tok::is_line_break)
+                || skipped.last().is_some_and(Tok::is_line_break)
+        })
+        .map(|k| (k, 0))
+        .collect();
+    if let Some(n) = leading_header(msg) {
+        let here = at + gap;
+        if whole.get(here) == Some(&Tok::Row)
+            && leading_header(&whole[here..]).is_none()
+            && last_header_before(whole, here) == Some(&msg[..n])
+        {
+            candidates.push((gap, n));
+        }
+    }
+    candidates
+}
+
+/// The first of `candidates` (see [`readings`]) under which `msg` shows the reply.
+fn matching_reading<'c>(
+    whole: &[Tok],
+    at: usize,
+    msg: &[Tok],
+    candidates: &'c [(usize, usize)],
+) -> Option<&'c (usize, usize)> {
+    candidates.iter().find(|&&(k, drop)| {
+        let body = &msg[drop..];
+        whole.len() >= at + k + body.len() && whole[at + k..at + k + body.len()] == *body
+    })
+}
+
 /// With [`Allow::streamed`]: when `raw` does not show the reply's stretch from `at` but does
 /// without the delimiter chars it ends with, how many there are and its tokens without them.
 fn speculative_close(
@@ -1014,12 +1032,9 @@ fn speculative_close(
     if n == 0 {
         return None;
     }
+    // As the messages are matched: gaps skipped, a repeated table header left off.
     let shows = |toks: &[Tok]| {
-        let gap = whole[at.min(whole.len())..]
-            .iter()
-            .take_while(|t| t.is_gap())
-            .count();
-        (0..=gap).any(|k| whole.get(at + k..at + k + toks.len()) == Some(toks))
+        at <= whole.len() && matching_reading(whole, at, toks, &readings(whole, at, toks)).is_some()
     };
     if shows(&message_tokens(raw, allow)) {
         return None;

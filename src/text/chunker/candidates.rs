@@ -1,4 +1,5 @@
-//! Candidates: judging the breaks the scan decides, keeping those a block may end at, and syncing the scanner.
+//! Candidates: judging the breaks the scan decides, keeping those a block may end at, and
+//! feeding the Markdown scanner.
 
 use crate::text::cut::{
     BreakClass, Candidate, candidate_at, is_ws, line_continues, may_be_candidate,

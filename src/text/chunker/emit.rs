@@ -1,4 +1,5 @@
-//! Emission: cutting blocks at candidates or at max, building their text, and starting the next block.
+//! Emission: cutting blocks at candidates or at max, building their text, and starting the
+//! next block.
 
 use crate::text::block::Block;
 use crate::text::cut::{NextStart, Planned, Reopen, build_piece, is_ws, quoted_after, shown_start};

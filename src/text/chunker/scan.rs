@@ -1,4 +1,5 @@
-//! Scanning: advancing through arrived text char by char, with the fast paths that skip what decides nothing.
+//! Scanning: advancing through arrived text char by char, with the fast paths that skip
+//! what decides nothing.
 
 use crate::text::block::Block;
 use crate::text::cut::{is_tail_char, is_ws, joined_ws, shown_start};

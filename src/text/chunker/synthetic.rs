@@ -1,4 +1,5 @@
-//! The synthetic start of the block being built, its cost, and the limits and planner that count it.
+//! The synthetic start of the block being built, its cost, and the limits and planner that
+//! count it.
 
 use crate::text::cut::{Planner, Reopen, ReopenCost};
 use crate::text::limits::Limits;

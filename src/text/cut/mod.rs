@@ -27,8 +27,8 @@
 //!   bare marker.
 //! - **Leave a piece of fence lines only.** A cut must leave content (a non-whitespace byte
 //!   that is not on a fence's opening or closing line) in the piece before it and in the text
-//!   after it ([`ContentBounds`](bounds::ContentBounds)). While the text's last line may still turn out to be a fence
-//!   line, a streaming caller waits rather than cut before it.
+//!   after it ([`ContentBounds`](bounds::ContentBounds)). While the text's last line may
+//!   still turn out to be a fence line, a streaming caller waits rather than cut before it.
 //!
 //! Searches run backward from the end of the window and stop at its start, so their cost is
 //! bounded by the window, never by the text.

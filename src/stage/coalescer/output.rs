@@ -28,7 +28,7 @@ pub(crate) type SourceRanges = SmallVec<[Range<usize>; 4]>;
 /// and where they came from.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct CoalescedText {
-    /// The merged text (see [`Coalescer`] for how blocks are joined).
+    /// The merged text (see [`Coalescer`](super::Coalescer) for how blocks are joined).
     pub text: String,
     /// The source ranges the text shows, in order. Never empty. Blocks joined by their own
     /// source separator share one range (the separator is part of what was shown); a

@@ -105,7 +105,7 @@ impl BlockChunker {
 
     /// Whether the next block after `c` would start with a fence whose opening line leaves
     /// no room for code: such a cut is not made (the block takes the head of that line
-    /// instead, see [`Planner::crowded_fence_at`]).
+    /// instead, see [`Planner::crowded_fence_at`](crate::text::cut::Planner::crowded_fence_at)).
     fn before_crowded_fence(&self, c: Candidate, t: usize) -> bool {
         self.scanner.fence_at(c.sep_end + 1).is_some()
             && self.planner(t, false).crowded_fence_at(c.sep_end).is_some()

@@ -181,8 +181,8 @@ impl BlockChunker {
     ///
     /// Errors with [`Error::InvalidConfig`] when `max` is below the smallest limit under
     /// which a fence can be closed and reopened around the widest grapheme cluster kept
-    /// whole ([`LengthMetric::min_limit`]: 24 chars, 29 UTF-16 units, 49 bytes, 15
-    /// graphemes).
+    /// whole ([`LengthMetric::min_limit`](crate::LengthMetric::min_limit): 24 chars, 29
+    /// UTF-16 units, 49 bytes, 15 graphemes).
     pub fn new(config: ChunkerConfig) -> Result<Self, Error> {
         Ok(Self::from_checked(config.checked()?))
     }

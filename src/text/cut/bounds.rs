@@ -93,7 +93,7 @@ pub(crate) enum Safety {
 
 /// A cut must leave content in its piece and after it: the piece must end after `first`
 /// and the next piece must start at or before `last` (byte positions of content, see
-/// [`MarkdownScanner::first_content`]).
+/// [`MarkdownScanner::first_content`](crate::text::markdown::MarkdownScanner::first_content)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct ContentBounds {
     /// The first content byte of the piece's text.
@@ -148,7 +148,8 @@ impl LineStarts {
 /// Whether a cut at `end` leaves the piece's last line reading as a fence line it was not:
 /// the line is cut in its middle, and its shown part reads as a closing line of the fence
 /// `fence` the cut falls in, or, outside fences, as an opening line. (The source line itself
-/// is neither: a real opening line is only cut by [`Planner::plan`]'s opening-line rule.)
+/// is neither: a real opening line is only cut by
+/// [`Planner::plan`](super::Planner::plan)'s opening-line rule.)
 pub(super) fn truncates_into_fence_line(
     text: &str,
     lines: &mut LineStarts,

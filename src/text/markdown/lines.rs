@@ -2,8 +2,8 @@
 
 use memchr::memchr3;
 
-/// The first backtick, `\n` or `|` of `bytes`: the bytes [`MarkdownScanner::scan_text`]
-/// stops at.
+/// The first backtick, `\n` or `|` of `bytes`: the bytes
+/// [`MarkdownScanner::scan_text`](super::MarkdownScanner::scan_text) stops at.
 ///
 /// The first [`SHORT_STOP`] bytes are looked at eight at a time, as one word (a bit trick
 /// finds a byte equal to a given one: see [`zero_bytes`]); a vector search goes on from

@@ -64,14 +64,15 @@ pub(crate) struct MarkdownScanner {
     /// When a block ends with an unmatched run, pair the runs after it (see
     /// [`MarkdownScanner::with_late_pairs`]).
     late_pairs: bool,
-    /// GFM tables (see [`tables`]).
+    /// GFM tables (see [`tables`](super::tables)).
     pub(super) tables: TableState,
     /// Whether links, images, autolinks and URLs are read (see [`inline`]): for consumers
     /// that cut; the tag and directive stages only ask about code.
     reads_inline: bool,
     /// The reader of links, images, autolinks and URLs, fed the paragraph text.
     pub(super) inline: InlineScanner,
-    /// The list items and block quotes open at the current line (see [`containers`]).
+    /// The list items and block quotes open at the current line (see
+    /// [`containers`](super::containers)).
     containers: Containers,
     /// The current line's container prefixes, once read (reading them again would read
     /// the containers it opens twice).

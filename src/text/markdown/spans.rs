@@ -101,7 +101,7 @@ impl FenceMarker {
 }
 
 /// A fenced code block found in the scanned text. Offsets are byte offsets into the text
-/// the scanner was given (after any [`MarkdownScanner::drain`]).
+/// the scanner was given (after any [`MarkdownScanner::drain`](super::MarkdownScanner::drain)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct FenceSpan {
     /// Where the opening line starts. 0 when the opening line was drained away (the fence

@@ -121,8 +121,8 @@ pub(super) fn allows(bounds: Option<ContentBounds>, end: usize, sep_end: usize) 
 /// for searches that walk backward (each line is found once).
 pub(super) struct LineStarts {
     /// The piece's start: a line is shown from there at the earliest.
-    pub(super) floor: usize,
-    pub(super) known: Option<usize>,
+    floor: usize,
+    known: Option<usize>,
 }
 
 impl LineStarts {

@@ -70,7 +70,7 @@ pub(crate) struct Candidate {
     pub end: usize,
     /// The end of the separator.
     pub sep_end: usize,
-    pub(super) classes: u8,
+    classes: u8,
 }
 
 impl Candidate {

@@ -1,0 +1,302 @@
+//! Emission: cutting blocks at candidates or at max, building their text, and starting the
+//! next block.
+
+use crate::text::block::Block;
+use crate::text::cut::{NextStart, Planned, Reopen, build_piece, is_ws, quoted_after, shown_start};
+use crate::text::dedent::{build_dedented_piece, item_dedent};
+use crate::text::markdown::FenceMarker;
+use crate::text::markdown::inline::SpanDelims;
+use crate::text::metric::LengthMetric;
+
+use super::synthetic::*;
+use super::*;
+
+impl BlockChunker {
+    /// Cuts at the best eligible fresh candidate, again and again in what remains.
+    pub(super) fn cut_fresh(&mut self, t: usize, out: &mut Vec<Block>) {
+        loop {
+            let reopen = self.reopen_cost().units;
+            let content = self.block_content(t);
+            let (min, max, start, start_units) = (
+                self.config.min,
+                self.config.max,
+                self.start,
+                self.start_units,
+            );
+            let scanner = &self.scanner;
+            let best = self
+                .fresh
+                .iter()
+                .filter(|(c, u)| {
+                    let display = reopen + u.saturating_sub(start_units);
+                    c.end > start
+                        && *u >= start_units
+                        && display >= min
+                        && display <= max
+                        && content.is_some_and(|x| x < c.end)
+                        // Emphasis open at the cut is closed in the block (see `emit`).
+                        && display + scanner.emphasis_at(c.end).len() <= max
+                })
+                .filter_map(|(c, _)| c.rank(self.eager).map(|r| (r, c)))
+                .min_by_key(|(r, c)| (*r, std::cmp::Reverse(c.end)))
+                .map(|(_, c)| *c);
+            let Some(c) = best else {
+                break;
+            };
+            let delims = self.scanner.emphasis_at(c.end);
+            let widest = crate::text::limits::widest_char(self.config.metric);
+            let next = match delims.is_empty() || 2 * delims.len() + widest > max {
+                true => NextStart::Plain,
+                false => NextStart::Delims(delims),
+            };
+            self.emit_before_list_items(c.end, t, false, out);
+            self.emit(c.end, c.sep_end, None, next, out);
+            self.begin_block(c.sep_end, t, false, out);
+        }
+        self.fresh.clear();
+    }
+
+    /// The block exceeds `max` at moment `t`: cut it. Returns false when the cut must wait
+    /// for the last line to be decided.
+    pub(super) fn cut_at_max(&mut self, t: usize, out: &mut Vec<Block>) -> bool {
+        self.sync_scanner(t, false);
+        let text = &self.buffer[..t];
+        if self.max_wait == Some(self.scanner.line_start())
+            && self.scanner.last_line_undecided(text)
+        {
+            return false;
+        }
+        self.max_wait = None;
+        let planned =
+            self.planner(t, false)
+                .plan(self.start, self.reopen_cost(), self.config.min, false);
+        let Some(planned) = planned else {
+            self.max_wait = Some(self.scanner.line_start());
+            return false;
+        };
+        self.emit_before_list_items(planned.cut.end, t, false, out);
+        self.emit_planned(&planned, out);
+        self.begin_block(planned.cut.sep_end, t, false, out);
+        true
+    }
+
+    /// Before the block that is to end at `end` (at moment `t`; `complete` when no more text
+    /// comes): where it starts inside a list item and holds a later item of that list that
+    /// its paragraph text would swallow (see `MarkdownScanner::list_cut`), the text before
+    /// that item goes out as a block of its own, whatever its size, and the block starts at
+    /// the item. Cost: a lookup, unless such an item lies in the block.
+    pub(super) fn emit_before_list_items(
+        &mut self,
+        end: usize,
+        t: usize,
+        complete: bool,
+        out: &mut Vec<Block>,
+    ) {
+        while let Some((e, item)) = self.scanner.list_cut(&self.buffer, self.start, end)
+            && item < end
+        {
+            self.emit(e, item, None, NextStart::Plain, out);
+            self.begin_block(item, t, complete, out);
+        }
+    }
+
+    pub(super) fn emit_planned(&mut self, planned: &Planned, out: &mut Vec<Block>) {
+        self.emit(
+            planned.cut.end,
+            planned.cut.sep_end,
+            planned.close.map(|f| f.marker),
+            planned.next,
+            out,
+        );
+    }
+
+    /// Emits `buffer[start..end]` with separator `buffer[end..sep_end]`, closing the fence
+    /// open at `end` with marker `close` if given; the next block starts as `next` says.
+    pub(super) fn emit(
+        &mut self,
+        end: usize,
+        sep_end: usize,
+        close: Option<FenceMarker>,
+        next: NextStart,
+        out: &mut Vec<Block>,
+    ) {
+        let mut text = String::with_capacity(end - self.start + 16);
+        if matches!(self.reopen, Some(ReopenKind::Fence { .. })) && !self.reopens_open_fence() {
+            // The fence a flush closed ended with its container right after it (the next
+            // line left its list item or quote): nothing reopens it.
+            self.clear_reopen();
+        }
+        if matches!(self.reopen, Some(ReopenKind::Table)) {
+            // The row after the cut was planned on before it had all arrived: where it
+            // proved no row (the table ended before it), or too long to stand whole under
+            // the header (the block ends inside it), no header goes before it.
+            let bytes = &self.buffer.as_bytes()[self.start..];
+            let row_end = memchr::memchr(b'\n', bytes).map_or(bytes.len(), |i| {
+                bytes[..i]
+                    .iter()
+                    .rposition(|&b| !is_ws(b))
+                    .map_or(0, |k| k + 1)
+            });
+            if self.scanner.table_at(self.start).is_none() || self.start + row_end > end {
+                self.clear_reopen();
+            }
+        }
+        let reopen = self.current_reopen();
+        let line_start = match self.start {
+            0 => self.buffer_starts_line,
+            s => self.buffer.as_bytes()[s - 1] == b'\n',
+        };
+        let source = &self.buffer[self.start..end];
+        let dedent = item_dedent(
+            &self.scanner,
+            &self.buffer,
+            self.start,
+            end,
+            line_start,
+            // The scanner followed the containers as it read the lines.
+            Some(|| self.scanner.item_column_at(self.start)),
+        );
+        let mut head_len = reopen.map_or(0, |r| r.cost(LengthMetric::Bytes));
+        let mut tail_len = close.map_or(0, |m| m.close_len() + 1);
+        if dedent == 0 {
+            build_piece(source, reopen, close, &mut text);
+        } else {
+            (head_len, tail_len) =
+                build_dedented_piece(source, line_start, reopen, close, dedent, &mut text);
+        }
+        let delims = match next {
+            NextStart::Delims(d) => d,
+            _ => SpanDelims::NONE,
+        };
+        delims.push_close(&mut text);
+        out.push(Block {
+            text,
+            lead: self.buffer[self.lead_from..self.start].to_owned(),
+            sep: self.buffer[end..sep_end].to_owned(),
+            source: self.base + self.start..self.base + end,
+            fence_reopened: matches!(reopen, Some(Reopen::Fence { .. } | Reopen::Marker { .. })),
+            indent_reopened: matches!(reopen, Some(Reopen::Indent)),
+            fence_closed: close.is_some(),
+            table_header_repeated: matches!(reopen, Some(Reopen::Table { .. })),
+            head_len,
+            tail_len: tail_len + delims.len(),
+            spans_reopened: matches!(reopen, Some(Reopen::Delims(_))),
+            spans_closed: !delims.is_empty(),
+            dedent,
+            continues_list: reopen.is_none() && self.scanner.continues_list_at(self.start),
+        });
+        self.lead_from = self.start;
+        self.clear_reopen();
+        match next {
+            NextStart::Fence { bare } if close.is_some() => {
+                let Some(f) = self.scanner.fence_at(end).copied() else {
+                    return;
+                };
+                if !f.continued {
+                    self.save_fence_line(f.start, f.open_end);
+                }
+                let line_fits = self
+                    .limits()
+                    .repair(f.marker, &self.reopen_line)
+                    .is_some_and(|r| matches!(r, Reopen::Fence { line: Some(_), .. }));
+                let mut bare = bare || !line_fits;
+                let line = (!bare).then_some(self.reopen_line.as_str());
+                let limits = self.limits();
+                let mut quoted = quoted_after(&self.buffer, &limits, &f.marker, line, sep_end);
+                // The bare marker where it leaves room for the quote prefix and the line
+                // does not.
+                if !quoted && !bare && quoted_after(&self.buffer, &limits, &f.marker, None, sep_end)
+                {
+                    (bare, quoted) = (true, true);
+                }
+                self.set_reopen(ReopenKind::Fence {
+                    marker: f.marker,
+                    bare,
+                    quoted,
+                });
+            }
+            NextStart::OpenLine { space } => {
+                if let Some(m) = close {
+                    self.set_reopen(ReopenKind::Marker(m, space));
+                }
+            }
+            NextStart::Indent => self.set_reopen(ReopenKind::Indent),
+            NextStart::Table => {
+                let Some(t) = self.scanner.table_at(end).copied() else {
+                    return;
+                };
+                if !t.continued {
+                    self.save_table_head(&t);
+                }
+                if !self.reopen_table.is_empty() {
+                    self.set_reopen(ReopenKind::Table);
+                }
+            }
+            NextStart::Delims(d) => self.set_reopen(ReopenKind::Delims(d)),
+            _ => {}
+        }
+    }
+
+    /// Keeps the opening line `buffer[start..end]` of the fence open at the block start.
+    pub(super) fn save_fence_line(&mut self, start: usize, end: usize) {
+        let line = &self.buffer[start..end];
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        self.reopen_line.clear();
+        self.reopen_line.push_str(line);
+        if let Some(kind) = self.reopen {
+            self.set_reopen(kind);
+        }
+    }
+
+    /// Whether the fence that the block being built reopens is still open at its start: a
+    /// fence in a container ends, with no closing line, when a line leaves the container.
+    fn reopens_open_fence(&self) -> bool {
+        self.scanner
+            .fence_at(self.start)
+            .is_some_and(|f| f.depth == 0 || f.end.is_none_or(|e| e > self.start))
+    }
+
+    /// Saves the header and delimiter rows of `t` for repeating them, its container prefix
+    /// blanked (see [`Reopen::Table`]).
+    pub(super) fn save_table_head(&mut self, t: &crate::text::markdown::TableSpan) {
+        let end = t.delim_end.min(self.buffer.len());
+        self.reopen_table.clear();
+        Reopen::Table {
+            head: &self.buffer[t.start..end],
+            blank: t.prefix_len,
+        }
+        .push_to(&mut self.reopen_table);
+        self.reopen_table.pop();
+        if let Some(kind) = self.reopen {
+            self.set_reopen(kind);
+        }
+    }
+
+    /// A new block starts at `q`, with `buffer[q..t]` already arrived (all the text, if
+    /// `complete`): whitespace that cannot be shown at its start (blank lines, indentation
+    /// too wide) joins the separator of the block just emitted, the last of `out`.
+    pub(super) fn begin_block(&mut self, q: usize, t: usize, complete: bool, out: &mut [Block]) {
+        let metric = self.config.metric;
+        let s = shown_start(
+            &self.buffer[..t],
+            q,
+            &self.limits(),
+            self.current_reopen(),
+            complete,
+        );
+        if s > q
+            && let Some(last) = out.last_mut()
+        {
+            last.sep.push_str(&self.buffer[q..s]);
+        }
+        self.start = s;
+        self.lead_from = s;
+        self.start_units = self.units - metric.len(&self.buffer[s..t]);
+        self.content = Err(s);
+        self.leading = s == t;
+        if self.leading || self.run.is_some_and(|(p, _)| p < self.start) {
+            self.run = None;
+        }
+        self.waiting.retain(|(c, _)| c.end > s);
+    }
+}

@@ -1,0 +1,528 @@
+//! Unit tests of the Markdown scanner and its indented-code reading.
+
+use super::containers::ContainerPrefix;
+
+use super::indented::*;
+use super::scanner::*;
+use super::spans::*;
+#[test]
+fn indented_lines_are_code_only_where_a_code_block_may_start() {
+    let text =
+        "Para\n    lazy\n\n    code\n      more\n# Head\n    code2\n```\n    in\n```\n    code3";
+    let at = |line: &str| text.find(&format!("\n{line}")).unwrap() + 1;
+    assert!(!is_indented_code_line(text, at("    lazy")));
+    assert!(is_indented_code_line(text, at("    code\n")));
+    assert!(is_indented_code_line(text, at("      more")));
+    assert!(is_indented_code_line(text, at("    code2")));
+    assert!(is_indented_code_line(text, at("    code3")));
+    assert!(!is_indented_code_line(text, 2), "not a line start");
+    // A long run of indented lines is taken for code without walking it all.
+    let long = format!("Para\n{}", "    x\n".repeat(1000));
+    assert!(is_indented_code_line(&long, long.len() - 6));
+}
+
+#[test]
+fn an_item_paragraph_after_its_code_is_no_indented_code() {
+    let text = "1. Install:\n\n    ```sh\n    run\n    ```\n\n    If it fails, retry.\n\n   - nested\n\n       deep para\n\nTop.\n\n    code\n";
+    let at = |line: &str| text.find(&format!("\n{line}")).unwrap() + 1;
+    // Under `1. ` (content column 3) a line at 4 spaces is the item's paragraph.
+    assert!(!is_indented_code_line(text, at("    If it fails")));
+    // Under `   - ` (content column 5) a line at 7 spaces is too.
+    assert!(!is_indented_code_line(text, at("       deep para")));
+    // The item's fence line keeps its indentation (shown bare it would run on).
+    assert!(is_indented_code_line(text, at("    ```sh")));
+    // After the list, 4 spaces after a blank line are code again.
+    assert!(is_indented_code_line(text, at("    code")));
+}
+
+fn scan_all(text: &str) -> MarkdownScanner {
+    let mut s = MarkdownScanner::new();
+    s.finish(text);
+    s
+}
+
+fn scan_bytewise(text: &str) -> MarkdownScanner {
+    let mut s = MarkdownScanner::new();
+    let mut end = 0;
+    while end < text.len() {
+        end += 1;
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        s.scan(&text[..end]);
+    }
+    s.finish(text);
+    s
+}
+
+/// The fences of `text`, read whole and byte by byte (the same either way), as
+/// (opening line, closing marker end or text end, prefix shown).
+fn container_fences(text: &str) -> Vec<(String, usize, String)> {
+    let whole = scan_all(text);
+    let bytewise = scan_bytewise(text);
+    assert_eq!(
+        whole.fences(),
+        bytewise.fences(),
+        "split-invariant on {text:?}"
+    );
+    whole
+        .fences()
+        .iter()
+        .map(|f| {
+            (
+                text[f.start..f.open_end].to_owned(),
+                f.end.unwrap_or(text.len()),
+                f.marker.prefix.as_str().to_owned(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn fences_in_list_items_are_fences() {
+    let text = "- item\n    ```sh\n    echo\n    ```\n- next\n";
+    let f = container_fences(text);
+    assert_eq!(f.len(), 1);
+    assert_eq!(f[0].0, "    ```sh");
+    assert_eq!(f[0].1, text.find("    ```\n-").unwrap() + 7);
+    assert_eq!(f[0].2, "  ");
+    // Under `1. ` a fence may stand at 6 spaces; at 7 it is indented code.
+    let six = "1. step\n\n      ```\n      x\n      ```\n";
+    assert_eq!(container_fences(six).len(), 1);
+    let seven = "1. step\n\n       ```\n       x\n";
+    assert!(container_fences(seven).is_empty());
+    // Two levels deep, CRLF.
+    let deep = "1. a\r\n   - b\r\n\r\n     ```\r\n     x\r\n     ```\r\n";
+    let f = container_fences(deep);
+    assert_eq!(f.len(), 1);
+    assert_eq!(f[0].2, "     ");
+    assert!(deep[..f[0].1].ends_with("     ```"));
+}
+
+#[test]
+fn fences_in_quotes_end_with_the_quote() {
+    let text = "> say\n> ```\n> code\nplain\n```\n";
+    let f = container_fences(text);
+    // The quote's fence ends where a line leaves the quote; the last ``` opens a new one.
+    assert_eq!(f.len(), 2);
+    assert_eq!(f[0].0, "> ```");
+    assert_eq!(f[0].1, text.find("\nplain").unwrap());
+    assert_eq!(f[0].2, "> ");
+    assert_eq!(f[1].2, "");
+    // A lazy paragraph line keeps the quote; the fence after it is still in the quote.
+    let lazy = "> para\nlazy\n> ```\n> x\n> ```\nafter";
+    let f = container_fences(lazy);
+    assert_eq!(f.len(), 1);
+    assert!(lazy[..f[0].1].ends_with("> ```"));
+}
+
+#[test]
+fn a_shallow_fence_in_a_list_item_keeps_the_top_level_reading() {
+    // At 3 spaces or less (no quote) a fence reads the same at the top level, where a
+    // message that lost the item shows it: it ends at its closing line, not with the
+    // item.
+    let text = "- a\n  ```\n  code\nout\n```\n";
+    let f = container_fences(text);
+    assert_eq!(f.len(), 1);
+    assert_eq!(f[0].2, "");
+    assert_eq!(f[0].1, text.len() - 1);
+}
+
+#[test]
+fn a_list_item_ending_inside_its_code_ends_the_fence() {
+    let text = "1. a\n    ```\n    code\nout\n";
+    let s = scan_all(text);
+    let f = s.fences()[0];
+    assert_eq!(f.end, Some(text.find("\nout").unwrap()));
+    // A cut between the code and `out` is outside the fence.
+    assert!(s.fence_at(text.find("out").unwrap()).is_none());
+    assert!(s.fence_at(text.find("code").unwrap() + 2).is_some());
+}
+
+#[test]
+fn synthetic_fence_lines_carry_the_container_prefix() {
+    let text = "> 1. x\n>    ```rust\n>    a\n";
+    let s = scan_all(text);
+    let m = s.fences()[0].marker;
+    let mut close = String::new();
+    m.push_close(&mut close);
+    assert_eq!(close, ">    ```");
+    assert_eq!(m.close_len(), close.len());
+    let mut open = String::new();
+    m.push_open_line("> 1. ```rust", &mut open);
+    assert_eq!(open, ">    ```rust");
+}
+
+#[test]
+fn parses_opening_lines() {
+    assert_eq!(
+        FenceMarker::parse_open("```rust"),
+        Some(FenceMarker {
+            ch: b'`',
+            len: 3,
+            indent: 0,
+            prefix: ContainerPrefix::NONE,
+        })
+    );
+    assert_eq!(
+        FenceMarker::parse_open("   ~~~~ info `x`"),
+        Some(FenceMarker {
+            ch: b'~',
+            len: 4,
+            indent: 3,
+            prefix: ContainerPrefix::NONE,
+        })
+    );
+    assert_eq!(
+        FenceMarker::parse_open("    ```"),
+        None,
+        "4 spaces is indented code"
+    );
+    assert_eq!(FenceMarker::parse_open("``"), None);
+    assert_eq!(
+        FenceMarker::parse_open("``` a`b"),
+        None,
+        "backtick in info string"
+    );
+    assert_eq!(FenceMarker::parse_open("x```"), None);
+}
+
+#[test]
+fn closing_rules() {
+    let m = FenceMarker::parse_open("````").unwrap();
+    assert!(
+        !m.is_closed_by("```"),
+        "four-backtick fence is not closed by three"
+    );
+    assert!(m.is_closed_by("````"));
+    assert!(m.is_closed_by("  `````  "));
+    assert!(
+        !m.is_closed_by("```` x"),
+        "text after the marker is content"
+    );
+    assert!(!m.is_closed_by("~~~~"));
+    assert!(m.is_closed_by("````\r"));
+}
+
+#[test]
+fn finds_fences_and_cut_safety() {
+    let text = "Intro\n\n~~~sh\nline1\n\nline2\n~~~\n\nOutro";
+    let s = scan_all(text);
+    assert_eq!(s.fences().len(), 1);
+    let f = s.fences()[0];
+    assert_eq!(&text[f.start..f.open_end], "~~~sh");
+    assert_eq!(&text[f.start..f.end.unwrap()], "~~~sh\nline1\n\nline2\n~~~");
+    assert_eq!(&text[f.close_start..f.end.unwrap()], "~~~");
+    assert!(s.is_safe_cut(f.start));
+    assert!(!s.is_safe_cut(f.start + 1));
+    assert!(!s.is_safe_cut(text.find("\n\nline2").unwrap()));
+    assert!(s.is_safe_cut(f.end.unwrap()));
+    assert!(s.open_fence().is_none());
+}
+
+#[test]
+fn unclosed_fence_stays_open() {
+    let text = "a\n```py\nprint(1)\n``` not a closer\nx";
+    let s = scan_all(text);
+    let f = s.open_fence().expect("open");
+    assert_eq!(&text[f.start..f.open_end], "```py");
+    assert!(!s.is_safe_cut(text.len()));
+}
+
+#[test]
+fn inline_code_spans() {
+    let text = "use `a b` and ``x ` y`` then `open\n\nnext `c`";
+    let s = scan_all(text);
+    let spans: Vec<&str> = s
+        .code_spans()
+        .iter()
+        .map(|c| &text[c.start..c.end.unwrap()])
+        .collect();
+    assert_eq!(spans, ["`a b`", "``x ` y``", "`c`"]);
+    let inside = text.find("a b").unwrap() + 1;
+    assert!(!s.is_safe_cut(inside));
+    assert!(s.is_safe_cut(text.find(" and").unwrap()));
+    assert!(
+        s.is_safe_cut(text.find("open").unwrap() + 2),
+        "unmatched run is literal"
+    );
+}
+
+#[test]
+fn bytewise_scan_equals_whole_scan() {
+    let samples = [
+        "Intro\n\n~~~sh\nline1\nline2\n~~~\n\nOutro",
+        "````md\n```\ninner\n```\n````\nafter `x` ``y``",
+        "  ```\n  code\n  ```\ntext `a\nb` c\n\n`d",
+        "a `` b\n```\n`x`\n```\n",
+        "```\nopen forever `x` \n",
+    ];
+    for text in samples {
+        let a = scan_all(text);
+        let b = scan_bytewise(text);
+        assert_eq!(a.fences(), b.fences(), "{text:?}");
+        assert_eq!(a.code_spans(), b.code_spans(), "{text:?}");
+    }
+}
+
+#[test]
+fn drain_rebases_and_marks_continued() {
+    let text = "p\n```rs\nlet a = 1;\nlet b = 2;\n";
+    let mut s = MarkdownScanner::new();
+    s.scan(text);
+    let cut = text.find("let b").unwrap();
+    s.drain(cut);
+    let rest = &text[cut..];
+    let f = s.open_fence().unwrap();
+    assert!(f.continued);
+    assert_eq!(f.start, 0);
+    assert!(!s.is_safe_cut(0) || f.contains_cut(0));
+    s.scan(&format!("{rest}```\nok"));
+    assert!(s.open_fence().is_none());
+}
+
+#[test]
+fn fence_stretch_stops_before_possible_closers() {
+    let mut s = MarkdownScanner::new();
+    assert_eq!(s.fence_stretch("text"), None, "no fence");
+    let text = "````rs\na\n    ````\n~~~\nb\n ````x\nc";
+    s.scan(&text[..7]);
+    // Indented 4 spaces or starting with another char: no closer. The next line that
+    // may close is " ````x" (a closer would start the same way).
+    let stop = text.find(" ````x").unwrap();
+    assert_eq!(s.fence_stretch(text), Some(stop));
+    s.scan(&text[..9]);
+    assert_eq!(s.fence_stretch(text), Some(stop), "mid-line");
+    s.scan(&text[..stop + 2]);
+    assert_eq!(s.fence_stretch(text), Some(stop + 2), "empty on that line");
+    let mut s = MarkdownScanner::new();
+    s.scan("~~~\ncode\n  ");
+    assert_eq!(
+        s.fence_stretch("~~~\ncode\n  "),
+        Some(11),
+        "an unfinished indent may lead to a closer"
+    );
+    assert_eq!(s.fence_stretch("~~~\ncode\n  x"), Some(12));
+}
+
+#[test]
+fn undecided_fence_line_is_not_cut() {
+    let mut s = MarkdownScanner::new();
+    let text = "hello\n``";
+    s.scan(text);
+    assert!(s.in_undecided_fence_line(text.len()));
+    assert!(!s.is_safe_cut(text.len()));
+    assert!(s.is_safe_cut(5));
+}
+
+#[test]
+fn a_closing_fence_ends_at_its_marker_run() {
+    // A cut right after the marker is outside the fence, whatever ends the line.
+    for text in [
+        "```\ncode\n```\r\nafter",
+        "```\ncode\n```  \nafter",
+        "```\ncode\n```",
+    ] {
+        let s = scan_all(text);
+        let f = s.fences()[0];
+        assert_eq!(f.end, Some(12), "{text:?}");
+        assert!(s.is_safe_cut(12), "{text:?}");
+        assert!(!s.is_safe_cut(11), "{text:?}");
+    }
+}
+
+#[test]
+fn inline_code_stops_at_block_boundaries() {
+    // A stray backtick is literal once its block ends: at a list item, a heading's end,
+    // a block quote, a fence line; the spans after it pair up as written.
+    let cases = [
+        "- a stray `backtick here.\n- item `one` and `two`",
+        "# Title with a ` stray\nText `one` and `two`",
+        "A stray ` here\n> quote `one` and `two`",
+        "A stray ` here\n1. item `one` and `two`",
+        "A stray ` here\n12) item `one` and `two`",
+    ];
+    for text in cases {
+        for s in [scan_all(text), scan_bytewise(text)] {
+            let spans: Vec<&str> = s
+                .code_spans()
+                .iter()
+                .map(|c| &text[c.start..c.end.unwrap()])
+                .collect();
+            assert_eq!(spans, ["`one`", "`two`"], "{text:?}");
+        }
+    }
+    // A paragraph's continuation line (even one that looks like a number) is not a
+    // block start: the span goes on.
+    let text = "A span ` starts\n2024 was `x";
+    let s = scan_all(text);
+    let spans: Vec<&str> = s
+        .code_spans()
+        .iter()
+        .filter_map(|c| c.end.map(|e| &text[c.start..e]))
+        .collect();
+    assert_eq!(spans, ["` starts\n2024 was `"]);
+}
+
+#[test]
+fn indented_code_blocks() {
+    let text = "Para\n    not code\n\n    code 1\n\n    code 2\n  \nAfter\n\n\tcode 3\n";
+    for s in [scan_all(text), scan_bytewise(text)] {
+        let blocks: Vec<&str> = s
+            .indented_blocks()
+            .iter()
+            .map(|c| &text[c.start..c.end.unwrap()])
+            .collect();
+        assert_eq!(blocks, ["    code 1\n\n    code 2", "\tcode 3"]);
+        let blank = text.find("\n\n    code 2").unwrap();
+        assert!(!s.is_safe_cut(blank), "a blank line inside indented code");
+        assert!(s.is_safe_cut(text.find("\n  \nAfter").unwrap()));
+        assert!(s.is_safe_cut(text.find(" not").unwrap()));
+    }
+}
+
+#[test]
+fn content_skips_fence_lines_and_whitespace() {
+    let text = "  \n```rust\n```\n\n~~~\n  x\n~~~  \n";
+    let s = scan_all(text);
+    assert_eq!(
+        s.first_content(text, 0, text.len()),
+        Ok(text.find('x').unwrap())
+    );
+    assert_eq!(s.last_content(text, 0, text.len()), text.find('x'));
+    let x = text.find('x').unwrap();
+    assert_eq!(s.first_content(text, x + 1, text.len()), Err(text.len()));
+    assert_eq!(s.last_content(text, 0, x), None);
+    // While a line may still be a fence line, it holds no content yet.
+    let mut s = MarkdownScanner::new();
+    s.scan("ab\n``");
+    assert_eq!(s.first_content("ab\n``", 2, 5), Err(3));
+    s.scan("ab\n``x");
+    assert_eq!(s.first_content("ab\n``x", 2, 6), Ok(3));
+}
+
+#[test]
+fn tables_are_read_as_gfm_reads_them() {
+    let text = "Intro\n\n| A | B |\n|---|:-:|\n| 1 | 2 |\nlazy row\n\nAfter | x\n|---|\n\n\
+                    Para\n| C | D |\n| - | - |\n| 3 | 4 |\n# Head\n";
+    for s in [scan_all(text), scan_bytewise(text)] {
+        let tables: Vec<(&str, &str)> = s
+            .tables
+            .spans()
+            .iter()
+            .map(|t| (&text[t.start..t.delim_end], &text[t.start..t.end.unwrap()]))
+            .collect();
+        assert_eq!(
+            tables,
+            [
+                (
+                    "| A | B |\n|---|:-:|",
+                    "| A | B |\n|---|:-:|\n| 1 | 2 |\nlazy row"
+                ),
+                ("| C | D |\n| - | - |", "| C | D |\n| - | - |\n| 3 | 4 |"),
+            ],
+            "`After | x` does not start a paragraph; two cells over one is none"
+        );
+        let at = |needle: &str| text.find(needle).unwrap();
+        assert!(!s.is_safe_cut(at("\n|---|:-:|")), "header | delimiter");
+        assert!(!s.is_safe_cut(at("\nlazy")), "between rows");
+        assert!(s.is_safe_cut(at("\n\nAfter")), "after the last row");
+        assert!(s.is_safe_cut(at("\n| A")), "before the header");
+        assert!(s.is_safe_cut(at("\n|---|\n\n")), "not a table");
+    }
+    // In containers: a quote's table ends at a line that leaves the quote (a lazy
+    // line is no row), a list item's header may stand on the item's first line.
+    let text = "> | A | B |\n> |---|---|\n> | 1 | 2 |\n| lazy | x |\n\n\
+                    - | C | D |\n  |---|---|\n  | 3 | 4 |\n- next\n\n\
+                    > | E |\n|---|\n";
+    for s in [scan_all(text), scan_bytewise(text)] {
+        let tables: Vec<(&str, &str, usize)> = s
+            .tables
+            .spans()
+            .iter()
+            .map(|t| {
+                (
+                    &text[t.start..t.delim_end],
+                    &text[t.start..t.end.unwrap()],
+                    t.prefix_len,
+                )
+            })
+            .collect();
+        assert_eq!(
+            tables,
+            [
+                (
+                    "> | A | B |\n> |---|---|",
+                    "> | A | B |\n> |---|---|\n> | 1 | 2 |",
+                    2
+                ),
+                (
+                    "- | C | D |\n  |---|---|",
+                    "- | C | D |\n  |---|---|\n  | 3 | 4 |",
+                    2
+                ),
+            ],
+            "a delimiter row outside the header's quote makes no table"
+        );
+    }
+    // While the line after a header-like line is not complete, no cut after it.
+    let mut s = MarkdownScanner::new();
+    s.scan("Intro\n\n| A | B |\n|--");
+    assert!(!s.is_safe_cut(13) && !s.is_safe_cut(16) && s.is_safe_cut(5));
+    s.scan("Intro\n\n| A | B |\n|--x\n");
+    assert_eq!(
+        s.take_newly_safe(),
+        Some(7),
+        "not a delimiter row after all"
+    );
+    assert!(s.is_safe_cut(16));
+    // A pipe line in progress may be a header row.
+    let mut s = MarkdownScanner::new();
+    s.scan("| A | B");
+    assert!(!s.is_safe_cut(3));
+}
+
+#[test]
+fn late_pairs_pair_the_runs_after_an_unmatched_one_at_every_block_boundary() {
+    // An unmatched run is literal once its block ends (a blank line, a heading's end, a
+    // list item, a block quote, a fence line, indented code, the end of the text); with
+    // late pairs the runs after it in that block pair among themselves, and nothing of
+    // the next block is paired with them.
+    let cases = [
+        ("A `` stray and `one` here\n\nnext `", "`one`"),
+        ("# A `` stray `one`\nnext `", "`one`"),
+        ("A `` stray `one`\n- item `", "`one`"),
+        ("A `` stray `one`\n> quote `", "`one`"),
+        ("A `` stray `one`\n```\ncode `\n```", "`one`"),
+        ("# A `` stray `one`\n\n    code `", "`one`"),
+        ("A `` stray `one`", "`one`"),
+    ];
+    for (text, span) in cases {
+        let bytes = text.as_bytes();
+        let mut whole = MarkdownScanner::with_late_pairs();
+        whole.finish(text);
+        whole.end_block(text);
+        let mut bytewise = MarkdownScanner::with_late_pairs();
+        for end in 1..=bytes.len() {
+            bytewise.scan(&text[..end]);
+        }
+        bytewise.finish(text);
+        bytewise.end_block(text);
+        for s in [whole, bytewise] {
+            let spans: Vec<&str> = s
+                .code_spans()
+                .iter()
+                .filter_map(|c| c.end.map(|e| &text[c.start..e]))
+                .collect();
+            assert_eq!(spans, [span], "{text:?}");
+            let at = text.find(span).unwrap() + 1;
+            assert!(s.code_at(at).is_some(), "{text:?}");
+        }
+        // The plain scanner leaves them unpaired (only safer cuts).
+        let plain = scan_all(text);
+        assert!(
+            plain.code_spans().iter().all(|c| c.end.is_none()),
+            "{text:?}"
+        );
+    }
+}

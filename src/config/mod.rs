@@ -210,7 +210,7 @@ pub struct Config {
     /// How long a send may stay unacknowledged, in ms (15 000; 0 = no timeout).
     pub delivery_timeout_ms: u64,
     /// The response prefix template (`None`), e.g. `"[{model}]"`; see
-    /// [`render_prefix`](crate::render_prefix).
+    /// [`render_prefix`].
     pub response_prefix: Option<String>,
     /// Apply the prefix to every message, not only the first of the turn (`false`).
     pub prefix_every_message: bool,
@@ -755,7 +755,7 @@ impl ResolvedConfig {
         &self.config
     }
 
-    /// The rendered response prefix, if any (see [`render_prefix`](crate::render_prefix)).
+    /// The rendered response prefix, if any (see [`render_prefix`]).
     pub fn response_prefix(&self) -> Option<&str> {
         self.response_prefix.as_deref()
     }

@@ -5,7 +5,7 @@
 //! the message text only, and the preview shows it. The preview is split into *segments*:
 //! one per stretch of an assistant message between boundaries (the message's start, a tool,
 //! a media item, its end). Each segment has its own preview message under its own
-//! [`MessageKey`](crate::MessageKey).
+//! [`MessageKey`].
 //!
 //! **Per push** the engine only compares two lengths with what it saw last: nothing is
 //! rendered, chunked or allocated until an update may go out (in `block` mode the preview's

@@ -5,19 +5,19 @@
 //! to each assistant message before chunking (SPEC §2), in the order the engine runs them
 //! (the live preview, [`preview`], sits beside the chunker when it is on):
 //!
-//! 1. [`TagFilter`]: thinking tags and `<final>` (reasoning is routed away from the answer);
-//! 2. [`DirectiveParser`]: `MEDIA:` lines, `[[media:…]]`, `[[reply_to…]]`, `[[audio_as_voice]]`;
-//! 3. [`TokenGate`]: the silent token (`NO_REPLY`) and the heartbeat token (`HEARTBEAT_OK`).
+//! 1. [`TagFilter`](tags::TagFilter): thinking tags and `<final>` (reasoning is routed away from the answer);
+//! 2. [`DirectiveParser`](directives::DirectiveParser): `MEDIA:` lines, `[[media:…]]`, `[[reply_to…]]`, `[[audio_as_voice]]`;
+//! 3. [`TokenGate`](tokens::TokenGate): the silent token (`NO_REPLY`) and the heartbeat token (`HEARTBEAT_OK`).
 //!
 //! Every stage is streaming: it takes the message's text in deltas of any size, holds back
 //! only the few bytes that might still turn into syntax it removes, and gives the same output
 //! however the text was split. Each appends into buffers the caller owns and reuses, so a
 //! push of plain text allocates nothing once those buffers are warm.
 //!
-//! Wiring, per assistant message: push each delta into the [`TagFilter`] (answer and
-//! reasoning come out), the answer into the [`DirectiveParser`] (ordered text and directive
-//! events come out), and each text event into the [`TokenGate`]. Before handing a
-//! [`DirectiveEvent::Media`] (or a tool start) to the chunker, call [`TokenGate::flush`] so
+//! Wiring, per assistant message: push each delta into the [`TagFilter`](tags::TagFilter) (answer and
+//! reasoning come out), the answer into the [`DirectiveParser`](directives::DirectiveParser) (ordered text and directive
+//! events come out), and each text event into the [`TokenGate`](tokens::TokenGate). Before handing a
+//! [`DirectiveEvent::Media`](directives::DirectiveEvent::Media) (or a tool start) to the chunker, call [`TokenGate::flush`](tokens::TokenGate::flush) so
 //! the text before it leaves first. At message end call `finish` on all three, in order,
 //! feeding what each releases to the next.
 

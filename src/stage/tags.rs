@@ -90,7 +90,7 @@ enum TagMatch {
     NotTag,
 }
 
-/// What happened to thinking blocks during one [`TagFilter::push`] or [`TagFilter::finish`].
+/// What happened to thinking blocks during one [`TagFilter::push_pausing`] or [`TagFilter::finish`].
 /// Used by reasoning `stream` mode (SPEC §8) to end a reasoning block.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct TagEvents {
@@ -180,7 +180,7 @@ impl TagFilter {
         self.push_pausing(delta, answer, reasoning, false)
     }
 
-    /// [`TagFilter::push`], which with `pause` stops right after a thinking block opens
+    /// `TagFilter::push` (the tests' form), which with `pause` stops right after a thinking block opens
     /// ([`TagEvents::paused`]), so the caller can act on the answer before the block before
     /// any of the block's reasoning is read. The output is the same as one push: the rest
     /// is read by the next push (an empty delta to just go on).

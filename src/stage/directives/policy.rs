@@ -1,6 +1,6 @@
 //! The policy for media references written by the model (SPEC §17): which may be sent,
 //! and what happens to the others. The rules are documented on
-//! [`MediaPolicy`](crate::MediaPolicy); here is how an item is sorted.
+//! [`MediaPolicy`]; here is how an item is sorted.
 //!
 //! - `https://` (and `http://` while allowed) URLs to a public host: sent. A URL that is not
 //!   allowed, or one of another scheme, is refused and stays as text.

@@ -303,18 +303,7 @@ proptest! {
             flush_on_paragraph: false,
             metric: LengthMetric::Chars,
         };
-        let mut chunker = BlockChunker::new(config).expect("valid");
-        let mut out = Vec::new();
-        let mut at = 0;
-        while at < text.len() {
-            let mut end = (at + size).min(text.len());
-            while !text.is_char_boundary(end) {
-                end += 1;
-            }
-            chunker.push(&text[at..end], &mut out);
-            at = end;
-        }
-        chunker.flush(&mut out);
+        let out = common::chunk_with(config, &text, size);
         if let Err(e) = exact(&text, &out) {
             prop_assert!(false, "{e}\nreply: {text:?}");
         }
@@ -373,18 +362,7 @@ proptest! {
             flush_on_paragraph: false,
             metric: LengthMetric::Chars,
         };
-        let mut chunker = BlockChunker::new(chunk).expect("valid");
-        let mut blocks_out = Vec::new();
-        let mut at = 0;
-        while at < text.len() {
-            let mut end = (at + size).min(text.len());
-            while !text.is_char_boundary(end) {
-                end += 1;
-            }
-            chunker.push(&text[at..end], &mut blocks_out);
-            at = end;
-        }
-        chunker.flush(&mut blocks_out);
+        let blocks_out = common::chunk_with(chunk, &text, size);
         for (what, out) in [("splitter", &pieces), ("chunker", &blocks_out)] {
             if let Err(e) = exact(&text, out) {
                 prop_assert!(false, "{what}: {e}\nreply: {text:?}");

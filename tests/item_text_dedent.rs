@@ -27,19 +27,7 @@ fn chunk(text: &str, min: usize, max: usize, delta: usize) -> Vec<Block> {
         flush_on_paragraph: false,
         metric: LengthMetric::Chars,
     };
-    let mut chunker = BlockChunker::new(config).expect("valid config");
-    let mut out = Vec::new();
-    let mut at = 0;
-    while at < text.len() {
-        let mut end = (at + delta).min(text.len());
-        while !text.is_char_boundary(end) {
-            end += 1;
-        }
-        chunker.push(&text[at..end], &mut out);
-        at = end;
-    }
-    chunker.flush(&mut out);
-    out
+    common::chunk_with(config, text, delta)
 }
 
 /// Checks that `blocks` rebuild `text` exactly, that each shows its source between its
@@ -224,14 +212,8 @@ fn tiny_limits_keep_every_block_exact_and_rendering_alike() {
 fn engine_messages(config: Config, text: &str, delta: usize) -> Vec<String> {
     let mut sim = Sim::new(Engine::new(config, 7).expect("valid config"));
     sim.push(Input::MessageStart);
-    let mut at = 0;
-    while at < text.len() {
-        let mut end = (at + delta).min(text.len());
-        while !text.is_char_boundary(end) {
-            end += 1;
-        }
-        sim.push(Input::TextDelta(&text[at..end]));
-        at = end;
+    for d in common::deltas(text, delta) {
+        sim.push(Input::TextDelta(d));
     }
     sim.push(Input::MessageEnd(None))
         .push(Input::Finish)
@@ -319,21 +301,7 @@ fn chunk_utf16(text: &str, max: usize) -> Vec<Block> {
         flush_on_paragraph: false,
         metric: LengthMetric::Utf16,
     };
-    let feed = |delta: usize| {
-        let mut chunker = BlockChunker::new(config).expect("valid config");
-        let mut out = Vec::new();
-        let mut at = 0;
-        while at < text.len() {
-            let mut end = (at + delta).min(text.len());
-            while !text.is_char_boundary(end) {
-                end += 1;
-            }
-            chunker.push(&text[at..end], &mut out);
-            at = end;
-        }
-        chunker.flush(&mut out);
-        out
-    };
+    let feed = |delta: usize| common::chunk_with(config, text, delta);
     let whole = feed(text.len());
     assert_eq!(feed(1), whole, "1-byte deltas differ");
     whole

@@ -7,7 +7,7 @@ mod common;
 
 use common::*;
 use replystream::{
-    Block, BlockChunker, ChunkerConfig, Config, Input, LengthMetric, PlatformSplitter, SplitConfig,
+    Block, ChunkerConfig, Config, Input, LengthMetric, PlatformSplitter, SplitConfig,
 };
 
 // ----- the test's own reading of tables -----
@@ -86,23 +86,6 @@ fn chunk(text: &str, min: usize, max: usize, delta: usize) -> Vec<Block> {
         text,
         delta,
     )
-}
-
-/// A chunker made with `config` on `text` in deltas of `delta` bytes, then flushed.
-fn chunk_with(config: ChunkerConfig, text: &str, delta: usize) -> Vec<Block> {
-    let mut c = BlockChunker::new(config).expect("valid config");
-    let mut out = Vec::new();
-    let mut at = 0;
-    while at < text.len() {
-        let mut end = (at + delta).min(text.len());
-        while !text.is_char_boundary(end) {
-            end += 1;
-        }
-        c.push(&text[at..end], &mut out);
-        at = end;
-    }
-    c.flush(&mut out);
-    out
 }
 
 fn texts(blocks: &[Block]) -> Vec<String> {

@@ -18,25 +18,8 @@ mod common;
 use common::render_judge::{Allow, Count, TableRoom, check_messages};
 use common::*;
 use replystream::{
-    Block, BlockChunker, ChunkerConfig, Config, Input, LengthMetric, PlatformSplitter, SplitConfig,
+    Block, ChunkerConfig, Config, Input, LengthMetric, PlatformSplitter, SplitConfig,
 };
-
-/// A chunker made with `config` on `text` in deltas of `delta` bytes, then flushed.
-fn chunk_with(config: ChunkerConfig, text: &str, delta: usize) -> Vec<Block> {
-    let mut c = BlockChunker::new(config).expect("valid config");
-    let mut out = Vec::new();
-    let mut at = 0;
-    while at < text.len() {
-        let mut end = (at + delta).min(text.len());
-        while !text.is_char_boundary(end) {
-            end += 1;
-        }
-        c.push(&text[at..end], &mut out);
-        at = end;
-    }
-    c.flush(&mut out);
-    out
-}
 
 fn chunk(text: &str, max: usize, delta: usize) -> Vec<Block> {
     chunk_with(

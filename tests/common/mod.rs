@@ -35,3 +35,37 @@ pub(crate) fn engine(config: replystream::Config) -> Engine {
 pub(crate) fn squash(text: &str) -> String {
     text.chars().filter(|c| !c.is_whitespace()).collect()
 }
+
+/// `text` in deltas of `size` bytes, in order, each ending at a char boundary (so a delta
+/// may be a few bytes longer): the text as a model streams it.
+pub(crate) fn deltas(text: &str, size: usize) -> impl Iterator<Item = &str> {
+    let mut at = 0;
+    std::iter::from_fn(move || {
+        if at >= text.len() {
+            return None;
+        }
+        let mut end = at.saturating_add(size.max(1)).min(text.len());
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        let delta = &text[at..end];
+        at = end;
+        Some(delta)
+    })
+}
+
+/// The blocks of a chunker made with `config`, fed `text` in deltas of `delta` bytes, then
+/// flushed.
+pub(crate) fn chunk_with(
+    config: replystream::ChunkerConfig,
+    text: &str,
+    delta: usize,
+) -> Vec<replystream::Block> {
+    let mut chunker = replystream::BlockChunker::new(config).expect("valid config");
+    let mut out = Vec::new();
+    for d in deltas(text, delta) {
+        chunker.push(d, &mut out);
+    }
+    chunker.flush(&mut out);
+    out
+}

@@ -179,10 +179,7 @@ impl Engine {
         if cfg.format == crate::Format::Markdown {
             return (units <= cfg.text_limit, None);
         }
-        let options = crate::RenderOptions {
-            quote: lane == Lane::Reasoning,
-            ..self.config.render_options()
-        };
+        let options = self.config.render_options().on_lane(lane);
         crate::render::posted_within_measured(
             text,
             units,
@@ -212,10 +209,7 @@ impl Engine {
         if cfg.format == crate::Format::Markdown {
             return units <= limit;
         }
-        let options = crate::RenderOptions {
-            quote: lane == Lane::Reasoning,
-            ..self.config.render_options()
-        };
+        let options = self.config.render_options().on_lane(lane);
         crate::render::posted_within(text, units, cfg.format, &options, cfg.metric, limit)
     }
 
@@ -226,10 +220,7 @@ impl Engine {
             return std::borrow::Cow::Borrowed(&self.splitter);
         }
         let quoted = crate::SplitConfig {
-            render: crate::RenderOptions {
-                quote: true,
-                ..config.render
-            },
+            render: config.render.on_lane(Lane::Reasoning),
             ..config
         };
         match PlatformSplitter::new(quoted) {

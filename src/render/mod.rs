@@ -222,6 +222,14 @@ impl RenderOptions {
             Some(mode) => mode,
         }
     }
+
+    /// These options for a send on `lane`: reasoning is posted quoted.
+    pub(crate) fn on_lane(self, lane: crate::Lane) -> Self {
+        RenderOptions {
+            quote: lane == crate::Lane::Reasoning,
+            ..self
+        }
+    }
 }
 
 /// A message rendered for its platform.

@@ -80,13 +80,7 @@ impl SendRenderer {
             && kind != SendKind::Preview
         {
             let text = payload.text.as_str();
-            let options = match payload.lane {
-                Lane::Reasoning => RenderOptions {
-                    quote: true,
-                    ..self.options
-                },
-                _ => self.options,
-            };
+            let options = self.options.on_lane(payload.lane);
             let whole =
                 payload.lane == Lane::Reasoning || split_expandable_notation(text).is_none();
             if whole && m.renders(text, self.format, &options) {

@@ -75,10 +75,7 @@ impl CoalescerConfig {
         if self.format == Format::Markdown {
             return (true, None);
         }
-        let options = RenderOptions {
-            quote: lane == Lane::Reasoning,
-            ..self.render
-        };
+        let options = self.render.on_lane(lane);
         let units = units.unwrap_or_else(|| self.metric.len(text));
         crate::render::posted_within_measured(
             text,
@@ -103,10 +100,7 @@ impl CoalescerConfig {
         if self.format == Format::Markdown {
             return (true, None);
         }
-        let options = RenderOptions {
-            quote: lane == Lane::Reasoning,
-            ..self.render
-        };
+        let options = self.render.on_lane(lane);
         let units = units.unwrap_or_else(|| self.metric.len(text));
         crate::render::posted_within_resumed(
             text,

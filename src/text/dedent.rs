@@ -7,8 +7,10 @@
 //! prefix ([`Block::dedent`](super::block::Block::dedent)). This is done once per piece,
 //! when it is emitted, never per push.
 
-use super::cut::Reopen;
+use super::cut::{Reopen, build_piece};
+use super::limits::Limits;
 use super::markdown::{FenceMarker, MarkdownScanner};
+use super::metric::LengthMetric;
 
 /// Columns to take off the lines of a piece, bytes `start..end` of the scanned `text`
 /// (`line_start`: `start` starts a line):
@@ -213,6 +215,42 @@ fn deep_prefix(marker: &FenceMarker) -> usize {
         Some(b'>') if cols >= 4 => cols,
         _ => 0,
     }
+}
+
+/// The text of a piece: `source` with `reopen` before it and `close` after it, de-indented
+/// by `dedent` columns (see [`build_dedented_piece`]); returns `(head_len, tail_len,
+/// dedent)` as built. A tab that the de-indentation splits turns into spaces, so a
+/// de-indented piece can be longer than its source, which is what the cut was planned on:
+/// where it would pass `limits.max` (with `extra` units still to be added after it), the
+/// piece is built as written and `dedent` is 0 (the limit wins over the de-indentation).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn build_piece_within(
+    source: &str,
+    line_start: bool,
+    reopen: Option<Reopen<'_>>,
+    close: Option<FenceMarker>,
+    dedent: usize,
+    limits: &Limits,
+    extra: usize,
+    out: &mut String,
+) -> (usize, usize, usize) {
+    let plain = |out: &mut String| {
+        build_piece(source, reopen, close, out);
+        let head = reopen.map_or(0, |r| r.cost(LengthMetric::Bytes));
+        let tail = close.map_or(0, |m| m.close_len() + 1);
+        (head, tail, 0)
+    };
+    if dedent == 0 {
+        return plain(out);
+    }
+    let from = out.len();
+    let (head, tail) = build_dedented_piece(source, line_start, reopen, close, dedent, out);
+    let grew = source.contains('\t') && limits.metric.len(&out[from..]) + extra > limits.max;
+    if grew {
+        out.truncate(from);
+        return plain(out);
+    }
+    (head, tail, dedent)
 }
 
 /// Builds a piece's text as [`build_piece`](super::cut::build_piece) does, with every line

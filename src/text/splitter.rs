@@ -16,10 +16,9 @@
 
 use super::block::Block;
 use super::cut::{
-    BreakClass, NextStart, Planner, Reopen, ReopenCost, build_piece, candidate_at, is_ws,
-    joined_ws, shown_start,
+    BreakClass, NextStart, Planner, Reopen, ReopenCost, candidate_at, is_ws, joined_ws, shown_start,
 };
-use super::dedent::{build_dedented_piece, item_column, item_dedent};
+use super::dedent::{build_piece_within, item_column, item_dedent};
 use super::limits::{Limits, MIN_LINES, check_limit};
 use super::markdown::inline::SpanDelims;
 use super::markdown::{FenceMarker, MarkdownScanner};
@@ -477,15 +476,17 @@ impl<'a> SplitRun<'a, '_> {
             line_start,
             Some(|| item_column(self.text, start, true, true).unwrap_or(0)),
         );
-        let mut head_len = self.reopen.map_or(0, |r| r.cost(LengthMetric::Bytes));
-        let mut tail_len = close.map_or(0, |m| m.close_len() + 1);
         let source = &self.text[start..end];
-        if dedent == 0 {
-            build_piece(source, self.reopen, close, &mut text);
-        } else {
-            (head_len, tail_len) =
-                build_dedented_piece(source, line_start, self.reopen, close, dedent, &mut text);
-        }
+        let (head_len, tail_len, dedent) = build_piece_within(
+            source,
+            line_start,
+            self.reopen,
+            close,
+            dedent,
+            &self.limits,
+            delims.len(),
+            &mut text,
+        );
         delims.push_close(&mut text);
         let lead = if self.out.len() == self.first {
             self.text[self.lead.clone()].to_owned()

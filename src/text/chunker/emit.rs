@@ -2,11 +2,10 @@
 //! next block.
 
 use crate::text::block::Block;
-use crate::text::cut::{NextStart, Planned, Reopen, build_piece, is_ws, quoted_after, shown_start};
-use crate::text::dedent::{build_dedented_piece, item_dedent};
+use crate::text::cut::{NextStart, Planned, Reopen, is_ws, quoted_after, shown_start};
+use crate::text::dedent::{build_piece_within, item_dedent};
 use crate::text::markdown::FenceMarker;
 use crate::text::markdown::inline::SpanDelims;
-use crate::text::metric::LengthMetric;
 
 use super::synthetic::*;
 use super::*;
@@ -156,18 +155,20 @@ impl BlockChunker {
             // The scanner followed the containers as it read the lines.
             Some(|| self.scanner.item_column_at(self.start)),
         );
-        let mut head_len = reopen.map_or(0, |r| r.cost(LengthMetric::Bytes));
-        let mut tail_len = close.map_or(0, |m| m.close_len() + 1);
-        if dedent == 0 {
-            build_piece(source, reopen, close, &mut text);
-        } else {
-            (head_len, tail_len) =
-                build_dedented_piece(source, line_start, reopen, close, dedent, &mut text);
-        }
         let delims = match next {
             NextStart::Delims(d) => d,
             _ => SpanDelims::NONE,
         };
+        let (head_len, tail_len, dedent) = build_piece_within(
+            source,
+            line_start,
+            reopen,
+            close,
+            dedent,
+            &self.limits(),
+            delims.len(),
+            &mut text,
+        );
         delims.push_close(&mut text);
         out.push(Block {
             text,

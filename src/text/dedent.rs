@@ -253,7 +253,7 @@ pub(crate) fn build_piece_within(
     (head, tail, dedent)
 }
 
-/// Builds a piece's text as [`build_piece`](super::cut::build_piece) does, with every line
+/// Builds a piece's text as [`build_piece`] does, with every line
 /// de-indented by up to `cols` columns (see [`Block::dedent`](super::block::Block::dedent)).
 /// `line_start` says whether `source` starts a line of the original text. Returns the
 /// byte lengths of the synthetic head and tail as shown.

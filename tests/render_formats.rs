@@ -250,4 +250,14 @@ fn markup_with_nothing_visible_shows_as_written() {
             "{md:?} on slack"
         );
     }
+    // With CRLF line endings, shown with `\n` as every rendered text is (a `\r` in Telegram
+    // HTML would show as a stray char).
+    let md = "> \r\n```";
+    let html = html(md);
+    assert_eq!(html, "&gt; \n```");
+    assert_eq!(
+        render_checks::read_telegram_html(&html).unwrap().text,
+        "> \n```"
+    );
+    assert_eq!(render(md, Format::Plain, &opts()).text, "> \n```");
 }

@@ -1086,10 +1086,11 @@ fn styled(markdown: &str, tables: TableMode, quote: bool) -> styled::Styled {
         .collect();
     let mut out = layout::layout(&blocks, tables, markdown.len() + markdown.len() / 8);
     if out.text.is_empty() && !markdown.trim().is_empty() {
-        // Markup with nothing visible (`[]()`, an empty heading): the chat would refuse an
-        // empty message, so the Markdown shows as written.
+        // Markup with nothing visible (`[]()`, an empty heading, a quote holding only an
+        // empty code block): the chat would refuse an empty message, so the Markdown shows
+        // as written, its line endings as every rendered text has them (`\n`).
         out = styled::Styled {
-            text: markdown.trim().to_owned(),
+            text: markdown.trim().replace("\r\n", "\n").replace('\r', "\n"),
             spans: Vec::new(),
         };
     }

@@ -449,6 +449,28 @@ pub(crate) fn measure(
     (units, Some(measured))
 }
 
+/// Whether `markdown` (`units` long) is known to fit `limit` once posted without rendering
+/// it: it cannot grow in `format`, or a bound from one scan is within the limit (a bound is
+/// never below the Markdown's own length, so over the limit it cannot help).
+fn fits_unrendered(
+    markdown: &str,
+    units: usize,
+    format: Format,
+    options: &RenderOptions,
+    limit: usize,
+) -> bool {
+    units <= limit
+        && (cannot_grow(markdown, format, options.quote)
+            || posted_bound(
+                markdown,
+                units,
+                format,
+                options.quote,
+                options.table_mode_for(format),
+            )
+            .is_some_and(|b| b <= limit))
+}
+
 /// [`posted_within`] with the render it made, if it rendered (see [`measure`]).
 /// `units` is the Markdown's own length in `metric`, which every caller knows already.
 pub(crate) fn posted_within_measured(
@@ -460,20 +482,7 @@ pub(crate) fn posted_within_measured(
     limit: usize,
 ) -> (bool, Option<Measured>) {
     debug_assert_eq!(units, metric.len(markdown));
-    if units <= limit && cannot_grow(markdown, format, options.quote) {
-        return (true, None);
-    }
-    // A bound is never below the Markdown's own length: over the limit, it cannot help.
-    if units <= limit
-        && posted_bound(
-            markdown,
-            units,
-            format,
-            options.quote,
-            options.table_mode_for(format),
-        )
-        .is_some_and(|b| b <= limit)
-    {
+    if fits_unrendered(markdown, units, format, options, limit) {
         return (true, None);
     }
     let (posted, measured) = measure(markdown, format, options, metric);
@@ -543,20 +552,7 @@ pub(crate) fn posted_within(
     limit: usize,
 ) -> bool {
     debug_assert_eq!(units, metric.len(markdown));
-    if units <= limit && cannot_grow(markdown, format, options.quote) {
-        return true;
-    }
-    // A bound is never below the Markdown's own length: over the limit, it cannot help.
-    if units <= limit
-        && posted_bound(
-            markdown,
-            units,
-            format,
-            options.quote,
-            options.table_mode_for(format),
-        )
-        .is_some_and(|b| b <= limit)
-    {
+    if fits_unrendered(markdown, units, format, options, limit) {
         return true;
     }
     posted_len(markdown, format, options, metric) <= limit

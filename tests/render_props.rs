@@ -774,3 +774,84 @@ proptest! {
         }
     }
 }
+
+// ---- regressions at the smallest limits (seeds of the properties above) --------------------
+
+/// The engine on `channel` at a 30-unit limit, the reply in 1-byte, 7-byte and whole deltas:
+/// each run keeps the exact invariants; returns the messages of the 1-byte run.
+fn smallest_limit_messages(text: &str, channel: usize) -> Vec<String> {
+    let mut first = None;
+    for size in [1, 7, 100_000] {
+        let (messages, exact) = engine_run(text, channel, Some(30), size);
+        if let Err(e) = exact {
+            panic!("{e}\ndeltas of {size}: {messages:#?}");
+        }
+        first.get_or_insert(messages);
+    }
+    first.expect("three runs")
+}
+
+/// Under a quote 6 columns deep in list items, the block after the fence's opening line
+/// starts inside the next code line's indentation (the room left no space for all of it):
+/// joined to the opening line's block, that line is de-indented whole, as the opening line
+/// is, never shown with the source's indentation.
+#[test]
+fn a_code_line_joined_after_a_cut_in_its_indentation_is_de_indented_whole() {
+    let text = "1. Step one:\n   1) Nested item:\n      > A quoted note.\n      > ```\n      \
+                > let first = 257;\n      > ```";
+    let messages = smallest_limit_messages(text, 0);
+    assert!(
+        messages.contains(&"> ```\n> let first = 257;\n> ```".to_owned()),
+        "{messages:#?}"
+    );
+    // The same for a fence in the items alone, at 7 spaces under `   1) `.
+    let text = "1. Go:\n   1) First.\n   2) A server you café file:\n       ````bash\n       \
+                let first = 30;\n       cargo build --release\n       ````";
+    let messages = smallest_limit_messages(text, 0);
+    assert!(
+        messages.contains(&" ````bash\n let first = 3\n ````".to_owned()),
+        "{messages:#?}"
+    );
+}
+
+/// A quoted code line cut after its `>`, the separator taking part of the spaces after it:
+/// the next message goes on with the rest of them (code), after the bare marker.
+#[test]
+fn a_quoted_code_line_resumed_inside_its_indentation_keeps_the_exact_invariants() {
+    let text = "   4) Step:\n      > Note here when!\n      > ````python\n      > let first = \
+                129;\n      >     indented(body);\n      > cargo build --release\n      > ````";
+    let messages = smallest_limit_messages(text, 0);
+    assert!(
+        messages.contains(&"> ````\n   indented(body\n> ````".to_owned()),
+        "{messages:#?}"
+    );
+}
+
+/// A deep quoted fence's opening line cut in its info string: the next message, de-indented,
+/// starts with the bare marker and the rest of the line.
+#[test]
+fn a_deep_opening_line_resumed_after_its_bare_marker_keeps_the_exact_invariants() {
+    let text = "   2) A server you café file テスト。\n      > snake_case 50% when。\n      \
+                > ~~~python\n      > let first = 888;\n      > ~~~";
+    let messages = smallest_limit_messages(text, 0);
+    assert!(
+        messages.contains(&"> ~~~ython\n> let first =\n> ~~~".to_owned()),
+        "{messages:#?}"
+    );
+}
+
+/// With CRLF, a message that ends with the opening line of a quoted fence that its item's
+/// end closes (an empty code block, as in the reply) is balanced there.
+#[test]
+fn an_empty_quoted_fence_its_container_ends_is_balanced_with_crlf() {
+    let text = "4. snake_case a when **bold words here**。\r\n   > **bold words here** twice \
+                a.\r\n   > ```python\r\n   > let first = 789;\r\n\r\n\r\n   > let s = \"`\";\r\n   \
+                > print('日本語 👨\u{200d}👩\u{200d}👧')\r\n   > ```\r\n\r\n— twice don't token \
+                [the guide](https://example.com/docs/436/page) **bold words here** `inline code` \
+                server?";
+    let messages = smallest_limit_messages(text, 1);
+    assert!(
+        messages.contains(&"print('日本語 👨\u{200d}👩\u{200d}👧')\r\n   > ```".to_owned()),
+        "{messages:#?}"
+    );
+}

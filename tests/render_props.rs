@@ -855,3 +855,40 @@ fn an_empty_quoted_fence_its_container_ends_is_balanced_with_crlf() {
         "{messages:#?}"
     );
 }
+
+/// A quote holding list items whose fences sit 4 columns past the quote's `>` (a fence at 1
+/// space under `4) `): a message starting at such a fence's opening line has lost the item
+/// and shows the fence as indented code (the spaces stand after the `>`, no de-indentation
+/// helps). With room for the item's first line beside it, the splitter cuts before the item
+/// instead of between the item's text and its fence.
+#[test]
+fn the_splitter_keeps_a_quoted_items_deep_fence_with_the_item() {
+    let text = "> — [the guide](https://example.com/docs/692/page) it `inline code` token a | stray | \
+                pipe:\n>\n> 3) naïve server config 👩\u{200d}👩\u{200d}👧 テスト token a *an italic \
+                aside* café `cargo test --workspace --locked`.\n>    ```bash\n>    let first = \
+                315;\n>        indented(body);\n>    let s = \"`\";\n>\n>    ```\n>\n> 4) a | \
+                stray | pipe https://example.net/path/to/page 2*3*4 ~~struck out~~.\n>     ```\n>     \
+                let first = 458;\n>         indented(body);\n>     print('日本語 👨\u{200d}👩\u{200d}👧')\
+                \n>         indented(body);\n>     print('日本語 👨\u{200d}👩\u{200d}👧')\n>     ```";
+    for limit in [280, 300, 320] {
+        let config = SplitConfig {
+            limit,
+            metric: LengthMetric::Chars,
+            mode: SplitMode::Length,
+            ..SplitConfig::default()
+        };
+        let pieces: Vec<String> = PlatformSplitter::new(config)
+            .expect("valid config")
+            .split(text)
+            .into_iter()
+            .map(|b| b.text)
+            .collect();
+        assert!(
+            pieces.iter().any(|p| p.starts_with("> 4) a | stray")),
+            "{limit}: {pieces:#?}"
+        );
+        if let Err(e) = check_messages(text, &pieces, &Allow::default()) {
+            panic!("{limit}: {e}\npieces: {pieces:#?}");
+        }
+    }
+}

@@ -65,11 +65,14 @@ pub(crate) fn item_dedent(
     let Some(item) = item else {
         return 0;
     };
-    if line_start {
-        let own = bytes[start.min(bytes.len())..]
+    let own = match line_start {
+        true => bytes[start.min(bytes.len())..]
             .iter()
             .take_while(|&&b| b == b' ')
-            .count();
+            .count(),
+        false => 0,
+    };
+    if line_start {
         let content = bytes
             .get(start + own)
             .is_some_and(|b| !b" \t\r\n".contains(b));
@@ -81,6 +84,13 @@ pub(crate) fn item_dedent(
     // read as indented code at the top level. The item's column is asked first: outside
     // list items (most pieces) the piece's lines are not read at all.
     let c = item();
+    // At a block quote's line in a list item, 4 columns deep or more (the code the
+    // scanner finds there is the quote's own): alone it would read as indented code, a
+    // `>` in it. By its indentation, as an item's paragraph line. (The splitter finds the
+    // item above the line; the chunker's scanner reads no item column inside a quote.)
+    if own >= 4 && c > 0 && c <= own && bytes.get(start + own) == Some(&b'>') {
+        return own;
+    }
     if c == 0 || !deep_line_after(&text[start..end.max(start)]) {
         return 0;
     }
@@ -144,8 +154,10 @@ pub(crate) fn item_column(
             return None;
         }
         let line = &text[line_start..end];
-        if least == usize::MAX && line.trim_start_matches([' ', '\t']).starts_with('>') {
-            // In a quote: not list items only.
+        let quoted = line.trim_start_matches([' ', '\t']);
+        if least == usize::MAX && quoted.starts_with('>') && line.len() - quoted.len() < 4 {
+            // In a quote: not list items only. (A `>` 4 columns deep or more is no quote of
+            // the top level: a quote in a list item, or code.)
             return Some(0);
         }
         if let Some(indent) = content_indent(line) {

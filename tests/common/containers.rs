@@ -254,8 +254,9 @@ pub(crate) fn read(text: &str, line_ends: &[usize]) -> (Vec<Line>, Vec<Fence>) {
             // The line leaves the fence's containers: the fence ends with its last line.
             // (A line that a forced flush ended has no `\n`: it ends where the next starts.)
             let newline = start > 0 && bytes[start - 1] == b'\n';
+            // (Its `\r` is no part of it, the opening line's too when that is its last.)
             let mut last = (start - usize::from(newline)).max(f.open_end);
-            if last > f.open_end && bytes[last - 1] == b'\r' {
+            if last > f.open_start && bytes[last - 1] == b'\r' {
                 last -= 1;
             }
             f.end = Some(last);

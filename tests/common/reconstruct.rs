@@ -594,6 +594,17 @@ fn match_send_dedented(
     // the readings the send may be, each tried.
     let item = src.item_column(n).filter(|&c| c > 0);
     let mut readings: Vec<(usize, String, usize)> = Vec::new();
+    // In a deep fence's opening line, past its marker: the bare marker (de-indented, a
+    // space after it where the rest starts with the marker's char) goes on with the rest
+    // of the line, as it does at the top level.
+    if let Some((f, cols)) = src.opening_line_around(n).and_then(|f| Some((f, deep(f)?))) {
+        let mut bare = dedent_lines(&f.close_line(s), cols, true);
+        if s.as_bytes()[n] == f.marker.ch {
+            bare.push(' ');
+        }
+        let froms = (cursor..=n).filter(|&p| s[p..n].bytes().all(|b| b == b' ' || b == b'\t'));
+        readings.extend(froms.map(|p| (cols, bare.clone(), p)));
+    }
     match src.inside(n) {
         Some(f) => {
             let cols = deep(f)?;
@@ -615,7 +626,9 @@ fn match_send_dedented(
                 .into_iter()
                 .filter(|&p| p == from || (p < n && !s[p..n].contains('\n')))
                 .chain(
-                    (from.max(cursor) + 1..n)
+                    // (After the line's start, or after the cursor when the line started
+                    // before it.)
+                    (if from == n { cursor } else { from.max(cursor) } + 1..n)
                         .filter(|&p| s[p..n].bytes().all(|b| b == b' ' || b == b'\t')),
                 );
             // In the middle of a code line in a quote, the quote prefix again after the

@@ -149,8 +149,24 @@ impl Coalescer {
         // source (de-indented as the buffer is); it starts a message as it came.
         let mut alone = None;
         let mut apart = false;
-        let block = match self.buffer.is_some() && self.buffer_dedent as usize != block.dedent {
-            true => match source.and_then(|t| redented(&block, t, self.buffer_dedent as usize)) {
+        // So does a block that starts inside a line's indentation whose start the source
+        // gap holds (the room left no space for all of it), after a de-indented buffer: the
+        // source joins them, so that line is de-indented whole, from its start.
+        let indent_from = source.and_then(|t| self.indent_in_gap(&block, meta, t));
+        let rebuilt = indent_from.map(|line| Block {
+            source: line..block.source.end,
+            lead: String::new(),
+            ..block.clone()
+        });
+        let dedent_differs = self.buffer.is_some() && self.buffer_dedent as usize != block.dedent;
+        let block = match rebuilt.is_some() || dedent_differs {
+            true => match source.and_then(|t| {
+                redented(
+                    rebuilt.as_ref().unwrap_or(&block),
+                    t,
+                    self.buffer_dedent as usize,
+                )
+            }) {
                 Some(joining) => {
                     alone = Some(block);
                     joining
@@ -301,6 +317,8 @@ impl Coalescer {
         let lead_start = start - block.lead.len().min(start);
         let alone = alone.map(|a| {
             let (head, trail) = synthetic_edges(&a);
+            // (It starts where it came from: after the indentation a rebuilt block took.)
+            let own_start = a.source.start;
             Box::new(Piece {
                 closed_at: match a.fence_reopened {
                     true => reopened_then_closed(&a.text, head),
@@ -308,10 +326,13 @@ impl Coalescer {
                 },
                 end_cols: end_cols(&a, source),
                 text: a.text,
-                source: lead_start..a.source.end,
+                source: match own_start == start {
+                    true => lead_start..a.source.end,
+                    false => own_start - a.lead.len().min(own_start)..a.source.end,
+                },
                 head,
                 trail,
-                line_start,
+                line_start: line_start && own_start == start,
                 code_line,
                 alone: None,
             })
@@ -342,6 +363,32 @@ impl Coalescer {
             end: block.source.end,
             continues: true,
         });
+    }
+
+    /// Where the line holding `block`'s start begins, when the block goes on from the
+    /// buffer (de-indented, [`Block::dedent`]) by the source between them, and that source
+    /// holds the line's start and part of its indentation: the block starts inside the
+    /// indentation (where the limit left no room for all of it). Joined as it came, that
+    /// line would show the indentation the buffer's lines lost. `None` otherwise.
+    fn indent_in_gap(&self, block: &Block, meta: &BlockMeta, text: &str) -> Option<usize> {
+        if self.buffer.is_none() || self.buffer_dedent == 0 {
+            return None;
+        }
+        let t = self
+            .tail
+            .as_ref()
+            .filter(|t| t.message == meta.message && t.lane == meta.lane)?;
+        // Only where the source joins them (see `push_block`'s seam).
+        if !(t.continues || (self.buffer_trail > 0 && block.fence_reopened)) {
+            return None;
+        }
+        let start = block.source.start;
+        let gap = text.get(t.end..start)?;
+        let line = gap.rfind('\n')? + 1;
+        let indent = &gap[line..];
+        let only_ws = gap.bytes().all(is_sep_ws);
+        (only_ws && !indent.is_empty() && indent.bytes().all(|b| b == b' ' || b == b'\t'))
+            .then_some(t.end + line)
     }
 
     /// Replaces the synthetic close at the end of the buffer with `gap` (the source text

@@ -28,6 +28,8 @@ pub(crate) fn find_cut(
     }
     let mut lines = LineStarts::new(start);
     let mut best: Option<(usize, Candidate)> = None;
+    // The best one before a quoted list item's deep fence: only when no other fits.
+    let mut last_resort: Option<(usize, Candidate)> = None;
     let mut j = hi;
     loop {
         if may_be_candidate(bytes, j)
@@ -56,9 +58,15 @@ pub(crate) fn find_cut(
             && allows(bounds, c.end, c.sep_end)
             && !truncates_into_fence_line(text, &mut lines, c.end, None)
         {
-            best = Some((rank, c));
-            if rank == 0 {
-                break;
+            if c.has(BreakClass::Line) && starts_quoted_deep_fence(scanner, c.sep_end) {
+                if last_resort.is_none_or(|(r, _)| rank < r) {
+                    last_resort = Some((rank, c));
+                }
+            } else {
+                best = Some((rank, c));
+                if rank == 0 {
+                    break;
+                }
             }
         }
         if j == lo {
@@ -66,11 +74,33 @@ pub(crate) fn find_cut(
         }
         j -= 1;
     }
-    best.map(|(rank, c)| Cut {
+    best.or(last_resort).map(|(rank, c)| Cut {
         end: c.end,
         sep_end: c.sep_end,
         class: order[rank],
     })
+}
+
+/// Whether a piece starting at `at` starts at the opening line of a fence in a list item
+/// inside a block quote that, shown without the item, reads as indented code: past the
+/// quote's `>` and the one space that goes with it, the item's columns and the fence's own
+/// indentation reach 4. De-indenting cannot help there (the spaces stand after a `>`), so a
+/// cut right before such a line is taken only where no other fits in the window.
+fn starts_quoted_deep_fence(scanner: &MarkdownScanner, at: usize) -> bool {
+    let Some(f) = scanner.fence_at(at + 1).filter(|f| f.start == at) else {
+        return false;
+    };
+    let prefix = f.marker.prefix.as_str();
+    let Some(q) = prefix.rfind('>') else {
+        return false;
+    };
+    let after = &prefix.as_bytes()[q + 1..];
+    let cols = after.iter().fold(0, |c, &b| match b {
+        b'\t' => c + 4 - c % 4,
+        _ => c + 1,
+    });
+    let quote_space = usize::from(matches!(after.first(), Some(b' ' | b'\t')));
+    cols - quote_space + f.marker.indent >= 4
 }
 
 /// The last line break of code at which a piece may end, with `content_start < end <= hi`:

@@ -24,8 +24,10 @@ use super::metric::LengthMetric;
 ///   ([`MarkdownScanner::item_column_at`]), the splitter looks back over the whole text
 ///   ([`item_column`])): at a line indented 4 columns or more that the scanner,
 ///   following the containers, does not read as indented code (a list item's paragraph),
-///   that line's indentation; in a list item's text, with a line 4 or more columns deep
-///   after it, the item's content column.
+///   that line's indentation; at a nested item's own first line, indented less than the
+///   items' content column, with an indented line after it, that line's indentation (the
+///   send trims it); in a list item's text, with a line 4 or more columns deep after it,
+///   the item's content column.
 ///
 /// 0 otherwise. Without `item`, only fences count.
 pub(crate) fn item_dedent(
@@ -81,38 +83,40 @@ pub(crate) fn item_dedent(
     // read as indented code at the top level. The item's column is asked first: outside
     // list items (most pieces) the piece's lines are not read at all.
     let c = item();
-    if c == 0 || !deep_line_after(&text[start..end.max(start)]) {
+    if c == 0 {
         return 0;
     }
-    if line_start {
-        let line = &text[start..];
-        if let Some(own) = content_indent(line).filter(|&own| own < c) {
-            // A piece that starts at a line with less indentation holds the item whole.
-            // When that line is the item's own first line (a nested item's, indented
-            // under an outer one), the send trims its indentation: the lines after it lose
-            // as much, so they keep their place in the item (alone, `   2.` after an
-            // item's paragraph indented that far would read as its lazy text).
-            return match item_content_column(line) {
-                Some(_) => own,
-                None => 0,
-            };
-        }
+    let piece = &text[start..end.max(start)];
+    if line_start && let Some(own) = content_indent(piece).filter(|&own| own < c) {
+        // A piece that starts at a line with less indentation holds the item whole. When
+        // that line is the item's own first line (a nested item's, indented under an outer
+        // one), the send trims its indentation: the indented lines after it lose as much,
+        // so they keep their place in the item (alone, `   2.` after an item's paragraph
+        // indented that far would read as its lazy text, and `   3)` after a trimmed
+        // `2)` as that item's paragraph text).
+        return match item_content_column(piece).is_some() && line_after_indented(piece, 1) {
+            true => own,
+            false => 0,
+        };
     }
-    c
+    match line_after_indented(piece, 4) {
+        true => c,
+        false => 0,
+    }
 }
 
 /// How far back [`item_column`] looks for a list item's first line.
 const ITEM_LOOK_BACK: usize = 2048;
 
-/// Whether a line of `piece` after its first is indented 4 columns or more: only then
-/// does a list item's content column matter at a message's start.
-fn deep_line_after(piece: &str) -> bool {
+/// Whether a line of `piece` after its first is indented `cols` columns or more: with 4,
+/// whether a list item's content column matters at a message's start.
+fn line_after_indented(piece: &str, cols: usize) -> bool {
     // Line starts found with a vector search, and only those starting with a space or a
     // tab read further (the chunker asks this of every piece it emits).
     memchr::memchr_iter(b'\n', piece.as_bytes()).any(|nl| {
         let line = &piece[nl + 1..];
         matches!(line.as_bytes().first(), Some(b' ' | b'\t'))
-            && content_indent(line).is_some_and(|c| c >= 4)
+            && content_indent(line).is_some_and(|c| c >= cols)
     })
 }
 

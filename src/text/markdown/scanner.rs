@@ -4,6 +4,7 @@ use memchr::{memchr, memrchr};
 
 use super::containers::{ContainerPrefix, Containers, Continues, LineContent};
 use super::inline::{self, InlineScanner, InlineSpan};
+use super::quoted::{Goes, columns_past_quote};
 use super::tables::{TableLine, TableSpan, TableState};
 
 use super::lines::*;
@@ -289,6 +290,11 @@ impl MarkdownScanner {
         if let Some(p) = self.tables.finish() {
             self.mark_newly_safe(p);
         }
+        if self.inline.quoted().is_pending()
+            && let Some(p) = self.inline.quoted_mut().finish()
+        {
+            self.mark_newly_safe(p);
+        }
     }
 
     /// After [`MarkdownScanner::finish`]: the end of `text` also ends its last block, so a
@@ -387,7 +393,8 @@ impl MarkdownScanner {
     }
 
     /// Whether a cut at `p` breaks no fence, no inline code span, no indented code block and
-    /// no undecided line.
+    /// no undecided line, and starts no message before a quoted paragraph line it would show
+    /// as code (see [`super::quoted`]).
     pub(crate) fn is_safe_cut(&self, p: usize) -> bool {
         self.fence_at(p).is_none()
             && self.code_at(p).is_none()
@@ -395,6 +402,7 @@ impl MarkdownScanner {
             && !self.in_undecided_fence_line(p)
             && !self.table_blocks_cut(p)
             && self.inline_at(p).is_none()
+            && !self.inline.quoted().blocks_cut(p)
     }
 
     /// Whether a cut at `p` breaks no fence, no inline code span, no indented code block, no
@@ -714,6 +722,9 @@ impl MarkdownScanner {
             && !self.in_indented()
         {
             self.mode = LineMode::Text;
+            // No quote goes on there.
+            let at = self.pos;
+            self.read_quoted_line(at, false, false, Goes::Otherwise);
             return true;
         }
         // The containers the line carries, opens and leaves.
@@ -774,11 +785,7 @@ impl MarkdownScanner {
         let Some(&b) = bytes.get(p) else {
             return false;
         };
-        if b == b'\n' || b == b'\r' {
-            // A blank line (or one that may be: a lone `\r` is whitespace too).
-            self.mode = LineMode::Text;
-            return true;
-        }
+        let blank = b == b'\n' || b == b'\r';
         let columns = usize::from(content.carry)
             + bytes[content.at..p].iter().fold(0, |c, &b| {
                 if b == b'\t' {
@@ -787,6 +794,16 @@ impl MarkdownScanner {
                     c + 1
                 }
             });
+        let quote_gap = columns_past_quote(&bytes[self.line_start..p]);
+        let Some(goes) = self.quoted_line_goes(bytes, content, p, columns, quote_gap) else {
+            return false;
+        };
+        self.read_quoted_line(p, quote_gap.is_some(), content.lazy, goes);
+        if blank {
+            // A blank line (or one that may be: a lone `\r` is whitespace too).
+            self.mode = LineMode::Text;
+            return true;
+        }
         if columns >= 4 {
             if self.code_may_start || self.in_indented() {
                 if !self.in_indented() {
@@ -842,6 +859,54 @@ impl MarkdownScanner {
             },
         }
         true
+    }
+
+    /// How the current line goes on after a quoted paragraph line (see [`super::quoted`]):
+    /// its content starts at `p` (a blank line's end there), `columns` past its containers'
+    /// content and `gap` columns past its last `>`, if it carries one. `None` while the
+    /// text ends before that can be told.
+    fn quoted_line_goes(
+        &self,
+        bytes: &[u8],
+        content: LineContent,
+        p: usize,
+        columns: usize,
+        gap: Option<usize>,
+    ) -> Option<Goes> {
+        let b = bytes[p];
+        if !self.inline.quoted().is_pending()
+            || matches!(b, b'\n' | b'\r')
+            || content.opened
+            || gap.is_none_or(|g| g < 5)
+        {
+            return Some(Goes::Otherwise);
+        }
+        let goes_on = match columns >= 4 {
+            true => !self.code_may_start && !self.in_indented(),
+            // A possible fence line can interrupt the paragraph.
+            false if matches!(b, b'`' | b'~') => false,
+            false => block_start(&bytes[p..])? == BlockStart::None,
+        };
+        Some(match goes_on {
+            true => Goes::DeepInQuote,
+            false => Goes::Otherwise,
+        })
+    }
+
+    /// The current line, its content starting at `at`, was read for the quoted paragraph
+    /// lines (see [`super::quoted`]).
+    fn read_quoted_line(&mut self, at: usize, quoted: bool, lazy: bool, goes: Goes) {
+        if !quoted && self.inline.quoted().is_idle() {
+            return;
+        }
+        let line_start = self.line_start;
+        if let Some(p) = self
+            .inline
+            .quoted_mut()
+            .line_read(line_start, at, quoted, lazy, goes)
+        {
+            self.mark_newly_safe(p);
+        }
     }
 
     /// The line at `line_start` leaves a container of the open fence: the fence ends with
@@ -1047,6 +1112,11 @@ impl MarkdownScanner {
             c.crossed_line = true;
         }
         self.line_start = at;
+        if !self.inline.quoted().is_idle()
+            && let Some(p) = self.inline.quoted_mut().line_starts(self.paragraph)
+        {
+            self.mark_newly_safe(p);
+        }
         self.content = None;
         self.mode = LineMode::Start;
         self.line_blank = true;

@@ -4,9 +4,11 @@
 //! code cannot interrupt a paragraph). A message that starts after `Run:` (in that line or
 //! at the break after it) shows `>     cargo build` first: alone, that line opens a quote
 //! whose content stands 4 columns past the marker's space, and reads as indented code. No
-//! cut is made there. Found by `render_props` (seed 7131067564996628009, limit 321): a fence
-//! in a quote in a list item, broken by a line without the `>`, left its code lines as the
-//! paragraph text of a new quote.
+//! cut is made there. Likewise before a fence or a nested item that stands 4 columns past the
+//! marker's space inside an item in a quote (`> 1) Run:\n>     ```sh`). Found by
+//! `render_props` (seed 7131067564996628009, limit 321): a fence in a quote in a list item,
+//! broken by a line without the `>`, left its code lines as the paragraph text of a new
+//! quote; and with `PROPS_SEED=1`, a fence in an item in a quote.
 //!
 //! And a message that starts at a nested item's first line (its indentation trimmed by the
 //! send) shows the sibling items after it de-indented as much, so they stay items.
@@ -56,7 +58,7 @@ fn engine_messages(text: &str, limit: usize, delta: usize) -> Vec<String> {
 /// start before that line: a piece holds the paragraph's lines from the last one that
 /// carries a `>` through the deep line's `>` (README, "What the text core guarantees":
 /// under it, the limit wins).
-const QUOTED: [(&str, usize); 4] = [
+const QUOTED: [(&str, usize); 6] = [
     (
         "> Run the build first, then check what it printed:\n>     cargo build --release\n> and keep the log.",
         53,
@@ -73,18 +75,32 @@ const QUOTED: [(&str, usize); 4] = [
         "> Run the build first,\nthen check what it printed:\n>     cargo build --release",
         53,
     ),
+    // A fence 1 column into an item's content in a quote, and a nested item: a message
+    // starting at either line shows it as indented code in the quote.
+    (
+        "> 1) Run the build first, then check what it printed:\n>     ```sh\n>     cargo build --release\n>     ```\n> 2) Ship it.",
+        // The fence is cut only where no cut outside it fits, and a reopening line shows
+        // the same: the item's line and the fence go whole.
+        103,
+    ),
+    (
+        "> 1) Run the build first, then check what it printed:\n>     - with cargo build --release\n> 2) Ship it.",
+        56,
+    ),
 ];
 
 #[test]
 fn no_block_starts_in_a_quoted_paragraph_before_a_deep_line_of_it() {
-    for (text, least) in QUOTED {
+    for (lf, least) in QUOTED {
+        // With CRLF, a `\r` before each of the stretch's line breaks counts too.
+        let breaks = lf[..least.min(lf.len())].matches('\n').count();
         for crlf in [false, true] {
             let text = match crlf {
-                true => text.replace('\n', "\r\n"),
-                false => text.to_owned(),
+                true => lf.replace('\n', "\r\n"),
+                false => lf.to_owned(),
             };
-            // A `\r` before each of the stretch's line breaks counts too.
-            for max in least + 2 * usize::from(crlf)..=120 {
+            let least = least + breaks * usize::from(crlf);
+            for max in least..=least + 70 {
                 common::blocks_hold(&text, &chunked(&text, max), &format!("max {max}"));
             }
         }
@@ -172,7 +188,7 @@ fn a_message_starting_at_a_nested_item_shows_its_siblings_as_items() {
 fn the_splitter_agrees_on_quoted_paragraphs() {
     let cases = QUOTED.into_iter().chain([(BROKEN_QUOTED_FENCE, 49)]);
     for (text, least) in cases {
-        for limit in least.max(49)..=160 {
+        for limit in least.max(49)..=least.max(49) + 100 {
             let config = SplitConfig {
                 limit,
                 metric: LengthMetric::Bytes,

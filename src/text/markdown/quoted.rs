@@ -1,71 +1,76 @@
-//! Quoted paragraph lines indented past the quote's code column (SPEC §15, containers).
+//! Quoted lines that a message starting before them would show as indented code (SPEC §15,
+//! containers).
 //!
 //! In `> Run it:\n>     cargo build`, the second line goes on with the quote's paragraph
-//! (indented code cannot interrupt a paragraph): its indentation is no code. A message that
-//! starts after the content of the paragraph's last line that carries a `>` (in that line,
-//! or at the break before `>     cargo build`) has lost the paragraph: there the line opens
-//! a quote whose content stands 4 columns past the marker's optional space, and reads as
-//! indented code. A de-indentation takes columns off a line's start, before its `>`, so no
-//! synthetic edge shows that line as text: no cut is made in that stretch. (Under list items
-//! alone, the same line is shown de-indented instead: see `text::dedent`.)
+//! (indented code cannot interrupt a paragraph); in `> 1) Run:\n>     ```sh`, the fence
+//! stands 1 column into the item's content. Either line, seen by a message that starts after
+//! the start of the quoted line before it (in that line, or at the break before the deep
+//! one), has lost the paragraph or the item: there it opens a quote whose content stands 4
+//! columns past the marker's optional space, and reads as indented code. A de-indentation
+//! takes columns off a line's start, before its `>`, so no synthetic edge shows such a line
+//! as the reply does: no cut is made in that stretch, from the start of the last line before
+//! it that carries a `>` and content (blank quoted lines and lazy lines go on with it). A
+//! line the reply reads as the same indented code in the quote is no such line. (Under list
+//! items alone, lines are shown de-indented instead: see `text::dedent`.)
 //!
-//! Whether the line after a quoted paragraph line is such a line is known only once its
-//! prefix and indentation are read. Until then, cuts from that content on are undecided
-//! (unsafe, as in a line that may still be a fence line), and they turn safe when the line
-//! is not one.
+//! Whether the line after a quoted line is such a line is known only once its prefix and
+//! indentation are read. Until then, cuts from that line's start on are undecided (unsafe,
+//! as in a line that may still be a fence line), and they turn safe when it is not one.
 
-/// The quoted paragraph lines read so far (see the module docs).
+/// The quoted lines read so far (see the module docs).
 #[derive(Clone, Debug, Default)]
 pub(super) struct QuotedLines {
-    /// Where the content of the paragraph's last line that carries a `>` starts, while that
-    /// paragraph goes on (a lazy continuation line keeps it).
-    para: Option<usize>,
-    /// After such a paragraph's line, until a line that decides is read: `para`. A lazy
-    /// continuation line (no `>`) decides nothing: the paragraph goes on in the quote.
+    /// Where the last line that carries a `>` and content starts, while the quote goes on
+    /// (blank quoted lines and lazy continuation lines keep it).
+    from: Option<usize>,
+    /// From a line's start until a line that decides is read: `from`.
     pending: Option<usize>,
     /// Stretches `(from, to)`, in order: a cut at `p` with `from < p < to` would start a
-    /// message in a quoted paragraph before a line that it would show as indented code.
+    /// message before a quoted line that it would show as indented code.
     spans: Vec<(usize, usize)>,
 }
 
-/// How a line that goes on after a quoted paragraph line reads.
+/// How a line reads, for [`QuotedLines::line_read`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Goes {
-    /// It goes on with the paragraph, its content indented 4 columns or more past the last
-    /// `>` (and its optional space) before it.
-    DeepInQuote,
-    /// Anything else: a blank line, a new block, a shallower or lazy continuation line.
-    Otherwise,
+pub(super) struct QuotedLine {
+    /// It carries a `>`.
+    pub quoted: bool,
+    /// It holds only whitespace after its prefixes.
+    pub blank: bool,
+    /// It keeps containers it does not carry as a paragraph's lazy continuation.
+    pub lazy: bool,
+    /// Its first non-blank byte after its last `>` stands 5 or more columns past the `>`,
+    /// and the reply does not read it as that same indented code in the quote.
+    pub deep: bool,
 }
 
 impl QuotedLines {
     /// Nothing read.
     pub(super) const NONE: QuotedLines = QuotedLines {
-        para: None,
+        from: None,
         pending: None,
         spans: Vec::new(),
     };
 
-    /// Whether no quoted paragraph goes on and none is pending (reading a line that
-    /// carries no `>` changes nothing then).
+    /// Whether no quote goes on and nothing is pending (reading a line that carries no `>`
+    /// changes nothing then).
     #[inline]
     pub(super) fn is_idle(&self) -> bool {
-        self.para.is_none() && self.pending.is_none()
+        self.from.is_none() && self.pending.is_none()
     }
 
     /// Forgets everything, keeping the capacity.
     pub(super) fn reset(&mut self) {
-        self.para = None;
+        self.from = None;
         self.pending = None;
         self.spans.clear();
     }
 
-    /// A line starts; the line before it left a paragraph open (`paragraph`) or not.
-    /// Returns where cuts turned safe, if they did (a paragraph that went on lazily ended).
+    /// A line starts. Returns where cuts turned safe, if they did.
     #[inline]
-    pub(super) fn line_starts(&mut self, paragraph: bool) -> Option<usize> {
+    pub(super) fn line_starts(&mut self) -> Option<usize> {
         let before = self.pending;
-        self.pending = self.para.filter(|_| paragraph);
+        self.pending = self.from;
         match (before, self.pending) {
             (Some(m), None) => Some(m + 1),
             _ => None,
@@ -86,44 +91,35 @@ impl QuotedLines {
         self.spans[..i].last().is_some_and(|&(_, to)| p < to)
     }
 
-    /// Whether the line being read goes on after a quoted paragraph line (its reading
-    /// matters: see [`QuotedLines::line_read`]).
+    /// Whether the line being read comes after a quoted line (how it reads matters).
     #[inline]
     pub(super) fn is_pending(&self) -> bool {
         self.pending.is_some()
     }
 
-    /// The line starting at `line_start` was read: its content starts at `content` (past
-    /// its indentation), its prefix before that holds a `>` (`quoted`) or not, it is a
-    /// paragraph's lazy continuation (`lazy`), and it `goes` on as told. Returns where cuts
-    /// turned safe, if they did.
-    pub(super) fn line_read(
-        &mut self,
-        line_start: usize,
-        content: usize,
-        quoted: bool,
-        lazy: bool,
-        goes: Goes,
-    ) -> Option<usize> {
-        let newly_safe = match (self.pending, goes) {
-            (Some(m), Goes::DeepInQuote) => {
+    /// The line starting at `line_start` was read as `line`. Returns where cuts turned
+    /// safe, if they did.
+    pub(super) fn line_read(&mut self, line_start: usize, line: QuotedLine) -> Option<usize> {
+        // A blank quoted line or a lazy one goes on with the quote: the next line decides.
+        let goes_on = (line.quoted && line.blank) || (line.lazy && !line.quoted);
+        let newly_safe = match self.pending {
+            Some(m) if line.deep => {
                 if self.spans.last().is_none_or(|&(_, to)| to < line_start) {
                     self.spans.push((m, line_start));
                 }
                 self.pending = None;
                 None
             }
-            // A lazy line goes on with the paragraph: the next line decides.
-            (Some(_), Goes::Otherwise) if lazy && !quoted => None,
-            (Some(m), Goes::Otherwise) => {
+            Some(_) if goes_on => None,
+            Some(m) => {
                 self.pending = None;
                 Some(m + 1)
             }
-            (None, _) => None,
+            None => None,
         };
-        self.para = match (quoted, lazy) {
-            (true, _) => Some(content),
-            (false, true) => self.para,
+        self.from = match (line.quoted && !line.blank, goes_on) {
+            (true, _) => Some(line_start),
+            (false, true) => self.from,
             (false, false) => None,
         };
         newly_safe
@@ -142,27 +138,32 @@ impl QuotedLines {
             *from = from.saturating_sub(n);
             *to -= n;
         }
-        self.para = self.para.map(|m| m.saturating_sub(n));
+        self.from = self.from.map(|m| m.saturating_sub(n));
         self.pending = self.pending.map(|m| m.saturating_sub(n));
     }
 }
 
-/// The columns between the last `>` of `prefix` (a line's start up to its content) and the
-/// content, when it holds one (a tab goes to the next multiple of 4 columns from the line's
-/// start). The content reads as indented code in a quote opened by that `>` when this is 5
-/// or more (the marker's optional space, then 4).
-pub(super) fn columns_past_quote(prefix: &[u8]) -> Option<usize> {
+/// The columns between the last `>` of the run of spaces, tabs and `>` that starts `line`
+/// and the byte after that run (a tab goes to the next multiple of 4 columns from the
+/// line's start), when the run holds a `>`; `None` also when the line ends (or the text
+/// does) within the run. A message that starts with this line reads what follows as
+/// indented code in the quote that `>` opens when this is 5 or more (the marker's optional
+/// space, then 4).
+pub(super) fn columns_past_quote(line: &[u8]) -> Option<usize> {
     let (mut col, mut after) = (0, None);
-    for &b in prefix {
-        col = match b {
-            b'\t' => col + 4 - col % 4,
-            _ => col + 1,
-        };
-        if b == b'>' {
-            after = Some(col);
+    for &b in line {
+        match b {
+            b'\t' => col += 4 - col % 4,
+            b' ' => col += 1,
+            b'>' => {
+                col += 1;
+                after = Some(col);
+            }
+            b'\n' | b'\r' => return None,
+            _ => return after.map(|a| col - a),
         }
     }
-    after.map(|a| col - a)
+    None
 }
 
 #[cfg(test)]
@@ -210,11 +211,13 @@ mod tests {
 
     #[test]
     fn columns_are_counted_from_the_last_marker() {
-        assert_eq!(columns_past_quote(b"    "), None);
-        assert_eq!(columns_past_quote(b">     "), Some(5));
-        assert_eq!(columns_past_quote(b"   > >  "), Some(2));
+        assert_eq!(columns_past_quote(b"    x"), None);
+        assert_eq!(columns_past_quote(b">     x"), Some(5));
+        assert_eq!(columns_past_quote(b"   > >  x"), Some(2));
+        assert_eq!(columns_past_quote(b"> 1)     x"), Some(1));
+        assert_eq!(columns_past_quote(b">     \n"), None);
         // The tab after `>` reaches column 4: 3 columns past it.
-        assert_eq!(columns_past_quote(b">\t"), Some(3));
-        assert_eq!(columns_past_quote(b">\t\t"), Some(7));
+        assert_eq!(columns_past_quote(b">\tx"), Some(3));
+        assert_eq!(columns_past_quote(b">\t\tx"), Some(7));
     }
 }

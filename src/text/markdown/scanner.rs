@@ -4,7 +4,7 @@ use memchr::{memchr, memrchr};
 
 use super::containers::{ContainerPrefix, Containers, Continues, LineContent};
 use super::inline::{self, InlineScanner, InlineSpan};
-use super::quoted::{Goes, columns_past_quote};
+use super::quoted::{QuotedLine, columns_past_quote};
 use super::tables::{TableLine, TableSpan, TableState};
 
 use super::lines::*;
@@ -393,8 +393,8 @@ impl MarkdownScanner {
     }
 
     /// Whether a cut at `p` breaks no fence, no inline code span, no indented code block and
-    /// no undecided line, and starts no message before a quoted paragraph line it would show
-    /// as code (see [`super::quoted`]).
+    /// no undecided line, and starts no message before a quoted line it would show as
+    /// indented code (see [`super::quoted`]).
     pub(crate) fn is_safe_cut(&self, p: usize) -> bool {
         self.fence_at(p).is_none()
             && self.code_at(p).is_none()
@@ -723,8 +723,12 @@ impl MarkdownScanner {
         {
             self.mode = LineMode::Text;
             // No quote goes on there.
-            let at = self.pos;
-            self.read_quoted_line(at, false, false, Goes::Otherwise);
+            self.read_quoted_line(QuotedLine {
+                quoted: false,
+                blank: false,
+                lazy: false,
+                deep: false,
+            });
             return true;
         }
         // The containers the line carries, opens and leaves.
@@ -794,11 +798,15 @@ impl MarkdownScanner {
                     c + 1
                 }
             });
-        let quote_gap = columns_past_quote(&bytes[self.line_start..p]);
-        let Some(goes) = self.quoted_line_goes(bytes, content, p, columns, quote_gap) else {
-            return false;
-        };
-        self.read_quoted_line(p, quote_gap.is_some(), content.lazy, goes);
+        let quoted = content.depth > 0 && bytes[self.line_start..content.at].contains(&b'>');
+        let deep =
+            !blank && self.inline.quoted().is_pending() && self.quoted_line_is_deep(bytes, columns);
+        self.read_quoted_line(QuotedLine {
+            quoted,
+            blank,
+            lazy: content.lazy,
+            deep,
+        });
         if blank {
             // A blank line (or one that may be: a lone `\r` is whitespace too).
             self.mode = LineMode::Text;
@@ -861,50 +869,25 @@ impl MarkdownScanner {
         true
     }
 
-    /// How the current line goes on after a quoted paragraph line (see [`super::quoted`]):
-    /// its content starts at `p` (a blank line's end there), `columns` past its containers'
-    /// content and `gap` columns past its last `>`, if it carries one. `None` while the
-    /// text ends before that can be told.
-    fn quoted_line_goes(
-        &self,
-        bytes: &[u8],
-        content: LineContent,
-        p: usize,
-        columns: usize,
-        gap: Option<usize>,
-    ) -> Option<Goes> {
-        let b = bytes[p];
-        if !self.inline.quoted().is_pending()
-            || matches!(b, b'\n' | b'\r')
-            || content.opened
-            || gap.is_none_or(|g| g < 5)
-        {
-            return Some(Goes::Otherwise);
-        }
-        let goes_on = match columns >= 4 {
-            true => !self.code_may_start && !self.in_indented(),
-            // A possible fence line can interrupt the paragraph.
-            false if matches!(b, b'`' | b'~') => false,
-            false => block_start(&bytes[p..])? == BlockStart::None,
+    /// Whether the current line, a non-blank one whose content stands `columns` past its
+    /// containers' content, reads as indented code in a message that starts with it, and
+    /// the reply reads it otherwise (see [`super::quoted`]).
+    fn quoted_line_is_deep(&self, bytes: &[u8], columns: usize) -> bool {
+        let Some(gap) = columns_past_quote(&bytes[self.line_start..]) else {
+            return false;
         };
-        Some(match goes_on {
-            true => Goes::DeepInQuote,
-            false => Goes::Otherwise,
-        })
+        // The reply's indented code right in the quote shows alike.
+        let same_code = columns >= 4 && columns + 1 == gap;
+        gap >= 5 && !(same_code && (self.code_may_start || self.in_indented()))
     }
 
-    /// The current line, its content starting at `at`, was read for the quoted paragraph
-    /// lines (see [`super::quoted`]).
-    fn read_quoted_line(&mut self, at: usize, quoted: bool, lazy: bool, goes: Goes) {
-        if !quoted && self.inline.quoted().is_idle() {
+    /// The current line was read as `line`, for the quoted lines (see [`super::quoted`]).
+    fn read_quoted_line(&mut self, line: QuotedLine) {
+        if !line.quoted && self.inline.quoted().is_idle() {
             return;
         }
         let line_start = self.line_start;
-        if let Some(p) = self
-            .inline
-            .quoted_mut()
-            .line_read(line_start, at, quoted, lazy, goes)
-        {
+        if let Some(p) = self.inline.quoted_mut().line_read(line_start, line) {
             self.mark_newly_safe(p);
         }
     }
@@ -1113,7 +1096,7 @@ impl MarkdownScanner {
         }
         self.line_start = at;
         if !self.inline.quoted().is_idle()
-            && let Some(p) = self.inline.quoted_mut().line_starts(self.paragraph)
+            && let Some(p) = self.inline.quoted_mut().line_starts()
         {
             self.mark_newly_safe(p);
         }

@@ -201,3 +201,63 @@ fn the_splitter_agrees_on_quoted_paragraphs() {
         }
     }
 }
+
+/// A quote nested in list items, its paragraph longer than a piece, code after it
+/// (`PROPS_SEED=6`).
+const QUOTE_IN_ITEMS: &str = "1) First item.\n2) Second item:\n   1) returns the guide.\n   2) twice v2.4 `inline code` the (optional)。\n      > テスト call config, another aside: the returns v2.4 👍🏽 words here, and more words after them.\n      > ```\n      > let first = 174;\n      > cargo build --release\n      > ```\n3) Third item.";
+
+#[test]
+fn a_block_starting_in_a_quotes_text_nested_in_items_shows_its_lines_as_the_quote() {
+    // The lines after the block's first lose the items' 6 columns before their `>` (alone,
+    // `      > ```` would read as indented code).
+    let text = QUOTE_IN_ITEMS;
+    let blocks = chunked(text, 90);
+    let quoted: Vec<(&str, usize)> = blocks
+        .iter()
+        .filter(|b| b.text.starts_with('>'))
+        .map(|b| (b.text.as_str(), b.dedent))
+        .collect();
+    assert_eq!(
+        quoted,
+        [
+            (
+                "> テスト call config, another aside: the returns v2.4 👍🏽 words here, and more words",
+                6
+            ),
+            (
+                "> ```\n> let first = 174;\n> cargo build --release\n> ```",
+                6
+            ),
+        ]
+    );
+    // (Under 40, the fence does not fit a piece: cut inside it, the README's known limits.)
+    for max in 40..=200 {
+        common::blocks_hold(text, &chunked(text, max), &format!("max {max}"));
+    }
+    for limit in 60..=200 {
+        let config = SplitConfig {
+            limit,
+            metric: LengthMetric::Bytes,
+            mode: SplitMode::Length,
+            max_lines: None,
+            ..SplitConfig::default()
+        };
+        let pieces = PlatformSplitter::new(config).unwrap().split(text);
+        common::blocks_hold(text, &pieces, &format!("limit {limit}"));
+    }
+    let streamed = Allow {
+        streamed: true,
+        ..Allow::default()
+    };
+    // (At 71 to 74 and 96 to 98, a message starts with a block cut in the middle of the
+    // quote's text with no line after it: not de-indented, it has the next block, the
+    // fence, joined as written: the README's known limit, for list items alone too.)
+    for limit in (100..=300).step_by(4) {
+        for delta in [1, text.len()] {
+            let messages = engine_messages(text, limit, delta);
+            if let Err(e) = check_messages(text, &messages, &streamed) {
+                panic!("limit {limit}, deltas of {delta}: {e}\nmessages: {messages:#?}");
+            }
+        }
+    }
+}

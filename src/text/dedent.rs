@@ -120,8 +120,8 @@ fn line_after_indented(piece: &str, cols: usize) -> bool {
     })
 }
 
-/// The content column of the innermost list item (list items only, no quote) that holds
-/// byte `start` of `text`, read back over at most [`ITEM_LOOK_BACK`] bytes: `Some(0)` when
+/// The content column of the innermost list item that holds byte `start` of `text` (in a
+/// quote nested in list items, the column of the quote's `>`; 0 in a quote outside items), read back over at most [`ITEM_LOOK_BACK`] bytes: `Some(0)` when
 /// there is none, `None` when the text held cannot tell (it begins after the item's first
 /// line might be: `text_starts` says whether `text[0]` starts the whole text,
 /// `starts_line` whether it starts a line). A line is in an item when it is the item's
@@ -148,10 +148,6 @@ pub(crate) fn item_column(
             return None;
         }
         let line = &text[line_start..end];
-        if least == usize::MAX && line.trim_start_matches([' ', '\t']).starts_with('>') {
-            // In a quote: not list items only.
-            return Some(0);
-        }
         if let Some(indent) = content_indent(line) {
             if let Some(c) = item_content_column(line)
                 && least >= c

@@ -320,8 +320,9 @@ impl MarkdownScanner {
         f.contains_cut(p).then_some(f)
     }
 
-    /// The content column of the list items (list items alone: 0 in a quote, and outside
-    /// any item) whose content holds the line with byte `p`, as the containers were read
+    /// The content column of the list items (those before any quote: in a quote nested in
+    /// items, the column of its `>`; 0 outside any item) whose content holds the line with
+    /// byte `p`, as the containers were read
     /// (lazy continuation lines included): the columns a message that starts there takes
     /// off its lines to show them as the item shows them (see `text::dedent`). A line not
     /// yet read counts as the line before it.

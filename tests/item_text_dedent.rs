@@ -12,10 +12,9 @@
 mod common;
 
 use common::render_judge::{Allow, check_messages};
-use replystream::sim::Sim;
 use replystream::{
-    Block, BlockChunker, BreakPreference, ChunkerConfig, Config, Engine, Input, Lane, LengthMetric,
-    PlatformSplitter, SplitConfig, SplitMode,
+    Block, BlockChunker, BreakPreference, ChunkerConfig, Config, LengthMetric, PlatformSplitter,
+    SplitConfig, SplitMode,
 };
 
 /// The chunker's blocks of `text` fed in deltas of `delta` bytes (at char boundaries).
@@ -34,22 +33,7 @@ fn chunk(text: &str, min: usize, max: usize, delta: usize) -> Vec<Block> {
 /// synthetic edges (de-indented by its `dedent`), and that each renders, alone, as its
 /// stretch of the reply renders.
 fn holds(text: &str, blocks: &[Block]) {
-    let mut rebuilt = String::new();
-    for b in blocks {
-        rebuilt.push_str(&b.lead);
-        rebuilt.push_str(&text[b.source.clone()]);
-        rebuilt.push_str(&b.sep);
-        assert_eq!(
-            b.text[b.source_in_text()],
-            common::containers::expected_shown(text, b),
-            "block {b:#?}"
-        );
-    }
-    assert_eq!(rebuilt, text);
-    let shown: Vec<String> = blocks.iter().map(|b| b.text.clone()).collect();
-    if let Err(e) = check_messages(text, &shown, &Allow::default()) {
-        panic!("{e}\nblocks: {shown:#?}");
-    }
+    common::blocks_hold(text, blocks, "");
 }
 
 /// The blocks' texts and `dedent`s, the same whether the text comes whole or byte by byte.
@@ -210,19 +194,7 @@ fn tiny_limits_keep_every_block_exact_and_rendering_alike() {
 
 /// The answer messages the chat shows for `text` sent in `delta`-byte deltas.
 fn engine_messages(config: Config, text: &str, delta: usize) -> Vec<String> {
-    let mut sim = Sim::new(Engine::new(config, 7).expect("valid config"));
-    sim.push(Input::MessageStart);
-    for d in common::deltas(text, delta) {
-        sim.push(Input::TextDelta(d));
-    }
-    sim.push(Input::MessageEnd(None))
-        .push(Input::Finish)
-        .run_until_idle();
-    sim.chat
-        .lane_texts(Lane::Answer)
-        .into_iter()
-        .map(str::to_owned)
-        .collect()
+    common::answer_messages(config, text, delta)
 }
 
 #[test]

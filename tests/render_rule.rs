@@ -364,6 +364,26 @@ fn judge_sees_a_link_emphasis_url_or_code_span_cut() {
 }
 
 #[test]
+fn judge_allows_a_streamed_close_next_to_the_replys_own_closing_run() {
+    // A cut made while `**unclosed` could still close (its paragraph went on): the message
+    // closes it and the next reopens it, where the reply leaves it literal. Right after the
+    // reply's own closing run (`here**`), the synthetic one makes a run of 4: only its last
+    // 2 are the speculative close.
+    let reply = "a **unclosed b **bold here** c.";
+    let messages = texts(&["a **unclosed b **bold here****", "**c."]);
+    let streamed = Allow {
+        streamed: true,
+        ..Allow::default()
+    };
+    check_messages(reply, &messages, &streamed).unwrap();
+    // Apart from a stream it is a difference.
+    rejects(
+        check_messages(reply, &messages, &Allow::default()),
+        "message 0",
+    );
+}
+
+#[test]
 fn judge_allows_the_prefix_only_as_text_before_the_message() {
     let reply = "```python\nprint(1)\n```";
     judge_with_prefix(reply, &["[bot]\n```python\nprint(1)\n```"]).unwrap();

@@ -24,8 +24,10 @@ use super::metric::LengthMetric;
 ///   ([`MarkdownScanner::item_column_at`]), the splitter looks back over the whole text
 ///   ([`item_column`])): at a line indented 4 columns or more that the scanner,
 ///   following the containers, does not read as indented code (a list item's paragraph),
-///   that line's indentation; in a list item's text, with a line 4 or more columns deep
-///   after it, the item's content column.
+///   that line's indentation; at a nested item's own first line, indented less than the
+///   items' content column, with an indented line after it, that line's indentation (the
+///   send trims it); in a list item's text, with a line 4 or more columns deep after it,
+///   the item's content column.
 ///
 /// 0 otherwise. Without `item`, only fences count.
 pub(crate) fn item_dedent(
@@ -86,48 +88,49 @@ pub(crate) fn item_dedent(
     let c = item();
     // At a block quote's line in a list item, 4 columns deep or more (the code the
     // scanner finds there is the quote's own): alone it would read as indented code, a
-    // `>` in it. By its indentation, as an item's paragraph line. (The splitter finds the
-    // item above the line; the chunker's scanner reads no item column inside a quote.)
+    // `>` in it. By its indentation, as an item's paragraph line.
     if own >= 4 && c > 0 && c <= own && bytes.get(start + own) == Some(&b'>') {
         return own;
     }
-    if c == 0 || !deep_line_after(&text[start..end.max(start)]) {
+    if c == 0 {
         return 0;
     }
-    if line_start {
-        let line = &text[start..];
-        if let Some(own) = content_indent(line).filter(|&own| own < c) {
-            // A piece that starts at a line with less indentation holds the item whole.
-            // When that line is the item's own first line (a nested item's, indented
-            // under an outer one), the send trims its indentation: the lines after it lose
-            // as much, so they keep their place in the item (alone, `   2.` after an
-            // item's paragraph indented that far would read as its lazy text).
-            return match item_content_column(line) {
-                Some(_) => own,
-                None => 0,
-            };
-        }
+    let piece = &text[start..end.max(start)];
+    if line_start && let Some(own) = content_indent(piece).filter(|&own| own < c) {
+        // A piece that starts at a line with less indentation holds the item whole. When
+        // that line is the item's own first line (a nested item's, indented under an outer
+        // one), the send trims its indentation: the indented lines after it lose as much,
+        // so they keep their place in the item (alone, `   2.` after an item's paragraph
+        // indented that far would read as its lazy text, and `   3)` after a trimmed
+        // `2)` as that item's paragraph text).
+        return match item_content_column(piece).is_some() && line_after_indented(piece, 1) {
+            true => own,
+            false => 0,
+        };
     }
-    c
+    match line_after_indented(piece, 4) {
+        true => c,
+        false => 0,
+    }
 }
 
 /// How far back [`item_column`] looks for a list item's first line.
 const ITEM_LOOK_BACK: usize = 2048;
 
-/// Whether a line of `piece` after its first is indented 4 columns or more: only then
-/// does a list item's content column matter at a message's start.
-fn deep_line_after(piece: &str) -> bool {
+/// Whether a line of `piece` after its first is indented `cols` columns or more: with 4,
+/// whether a list item's content column matters at a message's start.
+fn line_after_indented(piece: &str, cols: usize) -> bool {
     // Line starts found with a vector search, and only those starting with a space or a
     // tab read further (the chunker asks this of every piece it emits).
     memchr::memchr_iter(b'\n', piece.as_bytes()).any(|nl| {
         let line = &piece[nl + 1..];
         matches!(line.as_bytes().first(), Some(b' ' | b'\t'))
-            && content_indent(line).is_some_and(|c| c >= 4)
+            && content_indent(line).is_some_and(|c| c >= cols)
     })
 }
 
-/// The content column of the innermost list item (list items only, no quote) that holds
-/// byte `start` of `text`, read back over at most [`ITEM_LOOK_BACK`] bytes: `Some(0)` when
+/// The content column of the innermost list item that holds byte `start` of `text` (in a
+/// quote nested in list items, the column of the quote's `>`; 0 in a quote outside items), read back over at most [`ITEM_LOOK_BACK`] bytes: `Some(0)` when
 /// there is none, `None` when the text held cannot tell (it begins after the item's first
 /// line might be: `text_starts` says whether `text[0]` starts the whole text,
 /// `starts_line` whether it starts a line). A line is in an item when it is the item's
@@ -154,12 +157,6 @@ pub(crate) fn item_column(
             return None;
         }
         let line = &text[line_start..end];
-        let quoted = line.trim_start_matches([' ', '\t']);
-        if least == usize::MAX && quoted.starts_with('>') && line.len() - quoted.len() < 4 {
-            // In a quote: not list items only. (A `>` 4 columns deep or more is no quote of
-            // the top level: a quote in a list item, or code.)
-            return Some(0);
-        }
         if let Some(indent) = content_indent(line) {
             if let Some(c) = item_content_column(line)
                 && least >= c

@@ -69,3 +69,49 @@ pub(crate) fn chunk_with(
     chunker.flush(&mut out);
     out
 }
+
+/// The answer messages the chat shows for `text` sent to an engine with `config` (seed 7)
+/// in `delta`-byte deltas, in one assistant message, the turn ended and every send acked.
+pub(crate) fn answer_messages(
+    config: replystream::Config,
+    text: &str,
+    delta: usize,
+) -> Vec<String> {
+    let mut sim = Sim::new(engine(config));
+    sim.push(replystream::Input::MessageStart);
+    for d in deltas(text, delta) {
+        sim.push(replystream::Input::TextDelta(d));
+    }
+    sim.push(replystream::Input::MessageEnd(None))
+        .push(replystream::Input::Finish)
+        .run_until_idle();
+    assert!(sim.errors.is_empty(), "push errors: {:?}", sim.errors);
+    sim.chat
+        .lane_texts(replystream::Lane::Answer)
+        .into_iter()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Checks that `blocks` rebuild `text` exactly (`lead + source + sep`), that each shows
+/// [`containers::expected_shown`] between its synthetic edges, and that each renders alone as its
+/// stretch of the reply renders (the rendering judge). `what` names the case in a failure.
+pub(crate) fn blocks_hold(text: &str, blocks: &[replystream::Block], what: &str) {
+    let mut rebuilt = String::new();
+    for b in blocks {
+        rebuilt.push_str(&b.lead);
+        rebuilt.push_str(&text[b.source.clone()]);
+        rebuilt.push_str(&b.sep);
+        assert_eq!(
+            b.text[b.source_in_text()],
+            containers::expected_shown(text, b),
+            "{what}: block {b:#?}"
+        );
+    }
+    assert_eq!(rebuilt, text, "{what}");
+    let shown: Vec<String> = blocks.iter().map(|b| b.text.clone()).collect();
+    let allow = render_judge::Allow::default();
+    if let Err(e) = render_judge::check_messages(text, &shown, &allow) {
+        panic!("{what}: {e}\nblocks: {shown:#?}");
+    }
+}

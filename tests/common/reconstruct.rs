@@ -251,11 +251,14 @@ impl Source {
             .iter()
             .map(|l| {
                 let prefix = &text[l.start..l.content];
-                // A lazy continuation line (no prefix) stays in its item.
-                let col = if prefix.contains('>') {
-                    0
-                } else {
-                    columns(prefix).max(l.item)
+                // A lazy continuation line (no prefix) stays in its item. In a quote, the
+                // items' columns before its `>` (none for a quote outside items).
+                let col = match prefix.find('>') {
+                    Some(q) if prefix[..q].bytes().all(|b| b == b' ' || b == b'\t') => {
+                        columns(&prefix[..q])
+                    }
+                    Some(_) => 0,
+                    None => columns(prefix).max(l.item),
                 };
                 (l.start, col)
             })

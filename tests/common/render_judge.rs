@@ -1024,12 +1024,12 @@ fn speculative_close(
     if !allow.streamed {
         return None;
     }
-    let n = raw
+    let run = raw
         .bytes()
         .rev()
         .take_while(|b| matches!(b, b'*' | b'_' | b'~'))
         .count();
-    if n == 0 {
+    if run == 0 {
         return None;
     }
     // As the messages are matched: gaps skipped, a repeated table header left off.
@@ -1039,8 +1039,13 @@ fn speculative_close(
     if shows(&message_tokens(raw, allow)) {
         return None;
     }
-    let toks = message_tokens(&raw[..raw.len() - n], allow);
-    shows(&toks).then_some((n, toks))
+    // The closing delimiters may follow the reply's own closing run of the same char
+    // (`**bold words here**` then `**`): the message shows one run of 4, of which only the
+    // last ones are the speculative close. The fewest that, left off, show the reply.
+    (1..=run).find_map(|n| {
+        let toks = message_tokens(&raw[..raw.len() - n], allow);
+        shows(&toks).then_some((n, toks))
+    })
 }
 
 /// A readable account of a difference: message `index` matches the reply from `start` for

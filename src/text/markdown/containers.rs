@@ -282,14 +282,15 @@ impl Containers {
         usize::from(self.depth)
     }
 
-    /// The content column of the innermost of the first `depth` open containers when they
-    /// are all list items (the sum of their widths), 0 when one is a quote: how far a line
-    /// of their content may be indented before it would read as indented code without them.
+    /// The content column of the list items among the first `depth` open containers that
+    /// come before any quote (the sum of their widths): how far a line of their content may
+    /// be indented before it would read as indented code without them. In a quote nested in
+    /// list items, the column where its `>` stands.
     pub(crate) fn item_column(&self, depth: usize) -> usize {
         let mut col = 0;
         for c in &self.stack[..depth.min(self.depth())] {
             match *c {
-                Container::Quote => return 0,
+                Container::Quote => return col,
                 Container::Item { width } => col += usize::from(width),
             }
         }

@@ -33,6 +33,8 @@
 //! depends only on that text. It jumps between the few bytes that matter with a lookup
 //! table, keeps its spans in a vector that is reused, and forgets what a consumer drains.
 
+use super::quoted::QuotedLines;
+
 /// A bracket or destination still undecided this many bytes after its start is literal.
 pub(crate) const LINK_LOOK: usize = 2048;
 
@@ -157,6 +159,9 @@ struct Lists {
     /// `markdown::lists`), in order: kept here, in the box a stream builds only when it keeps
     /// something, so that a stream without them pays nothing for them.
     list_items: Vec<usize>,
+    /// The block scanner's quoted paragraph lines (see `markdown::quoted`), kept here for
+    /// the same reason.
+    quoted: QuotedLines,
 }
 
 impl Lists {
@@ -187,6 +192,7 @@ impl Lists {
         for l in &mut self.list_items {
             *l -= n;
         }
+        self.quoted.drain(n);
     }
 }
 
@@ -197,6 +203,7 @@ static NO_LISTS: Lists = Lists {
     emph_open: Vec::new(),
     emph: Vec::new(),
     list_items: Vec::new(),
+    quoted: QuotedLines::NONE,
 };
 
 /// [`Lists`] behind a box made the first time something is kept: four empty vectors
@@ -316,12 +323,24 @@ impl InlineScanner {
             lists.emph_open.clear();
             lists.emph.clear();
             lists.list_items.clear();
+            lists.quoted.reset();
         }
     }
 
     /// The list item lines the block scanner recorded (see `markdown::lists`), in order.
     pub(crate) fn list_items(&self) -> &[usize] {
         &self.lists.list_items
+    }
+
+    /// The block scanner's quoted paragraph lines (see `markdown::quoted`).
+    #[inline]
+    pub(super) fn quoted(&self) -> &QuotedLines {
+        &self.lists.quoted
+    }
+
+    /// The same, to change (built on first use).
+    pub(super) fn quoted_mut(&mut self) -> &mut QuotedLines {
+        &mut self.lists.quoted
     }
 
     /// Records the list item line starting at `line` (once).

@@ -47,6 +47,7 @@ pub(crate) use spans::{CodeSpan, FenceSpan, IndentedSpan};
 mod containers;
 pub(crate) mod inline;
 mod lists;
+mod quoted;
 mod tables;
 
 pub use containers::ContainerPrefix;

@@ -4,6 +4,7 @@ use memchr::{memchr, memrchr};
 
 use super::containers::{ContainerPrefix, Containers, Continues, LineContent};
 use super::inline::{self, InlineScanner, InlineSpan};
+use super::quoted::{QuotedLine, columns_past_quote};
 use super::tables::{TableLine, TableSpan, TableState};
 
 use super::lines::*;
@@ -289,6 +290,11 @@ impl MarkdownScanner {
         if let Some(p) = self.tables.finish() {
             self.mark_newly_safe(p);
         }
+        if self.inline.quoted().is_pending()
+            && let Some(p) = self.inline.quoted_mut().finish()
+        {
+            self.mark_newly_safe(p);
+        }
     }
 
     /// After [`MarkdownScanner::finish`]: the end of `text` also ends its last block, so a
@@ -314,8 +320,9 @@ impl MarkdownScanner {
         f.contains_cut(p).then_some(f)
     }
 
-    /// The content column of the list items (list items alone: 0 in a quote, and outside
-    /// any item) whose content holds the line with byte `p`, as the containers were read
+    /// The content column of the list items (those before any quote: in a quote nested in
+    /// items, the column of its `>`; 0 outside any item) whose content holds the line with
+    /// byte `p`, as the containers were read
     /// (lazy continuation lines included): the columns a message that starts there takes
     /// off its lines to show them as the item shows them (see `text::dedent`). A line not
     /// yet read counts as the line before it.
@@ -387,7 +394,8 @@ impl MarkdownScanner {
     }
 
     /// Whether a cut at `p` breaks no fence, no inline code span, no indented code block and
-    /// no undecided line.
+    /// no undecided line, and starts no message before a quoted line it would show as
+    /// indented code (see [`super::quoted`]).
     pub(crate) fn is_safe_cut(&self, p: usize) -> bool {
         self.fence_at(p).is_none()
             && self.code_at(p).is_none()
@@ -395,6 +403,7 @@ impl MarkdownScanner {
             && !self.in_undecided_fence_line(p)
             && !self.table_blocks_cut(p)
             && self.inline_at(p).is_none()
+            && !self.inline.quoted().blocks_cut(p)
     }
 
     /// Whether a cut at `p` breaks no fence, no inline code span, no indented code block, no
@@ -714,6 +723,13 @@ impl MarkdownScanner {
             && !self.in_indented()
         {
             self.mode = LineMode::Text;
+            // No quote goes on there.
+            self.read_quoted_line(QuotedLine {
+                quoted: false,
+                blank: false,
+                lazy: false,
+                deep: false,
+            });
             return true;
         }
         // The containers the line carries, opens and leaves.
@@ -774,11 +790,7 @@ impl MarkdownScanner {
         let Some(&b) = bytes.get(p) else {
             return false;
         };
-        if b == b'\n' || b == b'\r' {
-            // A blank line (or one that may be: a lone `\r` is whitespace too).
-            self.mode = LineMode::Text;
-            return true;
-        }
+        let blank = b == b'\n' || b == b'\r';
         let columns = usize::from(content.carry)
             + bytes[content.at..p].iter().fold(0, |c, &b| {
                 if b == b'\t' {
@@ -787,6 +799,20 @@ impl MarkdownScanner {
                     c + 1
                 }
             });
+        let quoted = content.depth > 0 && bytes[self.line_start..content.at].contains(&b'>');
+        let deep =
+            !blank && self.inline.quoted().is_pending() && self.quoted_line_is_deep(bytes, columns);
+        self.read_quoted_line(QuotedLine {
+            quoted,
+            blank,
+            lazy: content.lazy,
+            deep,
+        });
+        if blank {
+            // A blank line (or one that may be: a lone `\r` is whitespace too).
+            self.mode = LineMode::Text;
+            return true;
+        }
         if columns >= 4 {
             if self.code_may_start || self.in_indented() {
                 if !self.in_indented() {
@@ -842,6 +868,29 @@ impl MarkdownScanner {
             },
         }
         true
+    }
+
+    /// Whether the current line, a non-blank one whose content stands `columns` past its
+    /// containers' content, reads as indented code in a message that starts with it, and
+    /// the reply reads it otherwise (see [`super::quoted`]).
+    fn quoted_line_is_deep(&self, bytes: &[u8], columns: usize) -> bool {
+        let Some(gap) = columns_past_quote(&bytes[self.line_start..]) else {
+            return false;
+        };
+        // The reply's indented code right in the quote shows alike.
+        let same_code = columns >= 4 && columns + 1 == gap;
+        gap >= 5 && !(same_code && (self.code_may_start || self.in_indented()))
+    }
+
+    /// The current line was read as `line`, for the quoted lines (see [`super::quoted`]).
+    fn read_quoted_line(&mut self, line: QuotedLine) {
+        if !line.quoted && self.inline.quoted().is_idle() {
+            return;
+        }
+        let line_start = self.line_start;
+        if let Some(p) = self.inline.quoted_mut().line_read(line_start, line) {
+            self.mark_newly_safe(p);
+        }
     }
 
     /// The line at `line_start` leaves a container of the open fence: the fence ends with
@@ -1047,6 +1096,11 @@ impl MarkdownScanner {
             c.crossed_line = true;
         }
         self.line_start = at;
+        if !self.inline.quoted().is_idle()
+            && let Some(p) = self.inline.quoted_mut().line_starts()
+        {
+            self.mark_newly_safe(p);
+        }
         self.content = None;
         self.mode = LineMode::Start;
         self.line_blank = true;

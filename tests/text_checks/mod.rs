@@ -333,7 +333,14 @@ fn glued_to_fence_run(text: &str, p: usize) -> bool {
         .ok()
         .flatten()
         .unwrap_or(text.len());
-    text[end..].starts_with("```") || text[end..].starts_with("~~~")
+    // (Up to 3 spaces between: the rest of the line is a closing line all the same.)
+    let rest = &text[end..];
+    let rest = rest
+        .strip_prefix("   ")
+        .or_else(|| rest.strip_prefix("  "))
+        .or_else(|| rest.strip_prefix(' '))
+        .unwrap_or(rest);
+    rest.starts_with("```") || rest.starts_with("~~~")
 }
 
 /// The line of `text` around byte range `r`, if `r` lies within one line.

@@ -91,7 +91,7 @@ pub(super) fn checked_hard_cut(
 }
 
 /// The largest char boundary in `(shown_from, hi]`, inside the fence with marker `fence`,
-/// inside a cluster glued to a run of marker chars, at which a piece starting at `start` may end with its cut line
+/// inside a cluster glued to a run of marker chars (up to 3 spaces between), at which a piece starting at `start` may end with its cut line
 /// reading as in the text and the next piece starting with the rest of that line as code
 /// (not a closing line). Looks at most a few dozen chars back.
 pub(super) fn char_cut_reading_right(
@@ -116,15 +116,19 @@ pub(super) fn char_cut_reading_right(
             }
             None => true,
         };
-        // Only inside a cluster glued to a run of marker chars (cutting after the cluster
-        // would start the next piece with a closing line).
+        // Only inside a cluster glued to a run of marker chars, or with up to 3 spaces
+        // between (cutting after the cluster would start the next piece with a closing
+        // line).
         let cluster_end = next_grapheme_boundary(text, floor_grapheme_boundary(text, h));
-        let glued = bytes[cluster_end..]
-            .iter()
-            .take(3)
-            .filter(|&&b| b == fence.ch)
-            .count()
-            == 3;
+        let after = &bytes[cluster_end..];
+        let spaces = after.iter().take(4).take_while(|&&b| b == b' ').count();
+        let glued = spaces <= 3
+            && after[spaces..]
+                .iter()
+                .take(3)
+                .filter(|&&b| b == fence.ch)
+                .count()
+                == 3;
         if glued
             && shows(text, shown_from, h)
             && line_continues(bytes, h)

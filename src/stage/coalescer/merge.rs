@@ -314,6 +314,7 @@ impl Coalescer {
                 line_start,
                 code_line,
                 alone: None,
+                table_head: a.table_head,
             })
         });
         self.push_piece(
@@ -327,6 +328,7 @@ impl Coalescer {
                 line_start,
                 code_line,
                 alone,
+                table_head: block.table_head,
             },
             seam_text,
             meta,
@@ -599,13 +601,24 @@ impl Coalescer {
         }
         let mut sources = SourceRanges::new();
         sources.push(piece.source);
-        let len = self.config.metric.len(&text);
+        let mut len = self.config.metric.len(&text);
+        let mut measured = None;
+        // A block that goes on among a table's rows without its header (with its first row
+        // the header did not fit in a block) starts a message: where the message has room
+        // for the header too, it shows it again, so the rows render as a table.
+        if let Some(head) = piece.table_head.as_deref().filter(|_| piece.head == 0)
+            && let Some((with_head, units, render)) = self.with_table_head(head, &text, meta.lane)
+        {
+            text = with_head;
+            len = units;
+            measured = render;
+        }
         self.buffer = Some(CoalescedText {
             text,
             sources,
             meta: meta.clone(),
             fence_closed: false,
-            measured: None,
+            measured,
         });
         self.buffer_trail = piece.trail as u32;
         if len >= self.config.max {
@@ -617,6 +630,32 @@ impl Coalescer {
         }
         self.buffer_len = len;
         self.arm(now);
+    }
+
+    /// `head` (a table's header and delimiter rows, see [`Block::table_head`]) then `text`,
+    /// with its length in the metric and the render that measured it, if any, when the
+    /// two stay within `max`, the line cap and (with a rendered format) the posted limit
+    /// together. Asked only where a block that starts among a table's rows starts a
+    /// message, never per delta.
+    fn with_table_head(
+        &self,
+        head: &str,
+        text: &str,
+        lane: Lane,
+    ) -> Option<(String, usize, Option<crate::render::Measured>)> {
+        let metric = self.config.metric;
+        let mut joined = String::with_capacity(head.len() + text.len());
+        joined.push_str(head);
+        joined.push_str(text);
+        // (Exact in every metric: `head` ends with a line break, after which a cluster
+        // starts.)
+        let units = metric.len(head) + metric.len(text);
+        let lines = line_breaks(&joined) + 1;
+        if units > self.config.max || self.config.max_lines.is_some_and(|cap| lines > cap) {
+            return None;
+        }
+        let (within, measured) = self.config.posts_within(&joined, Some(units), lane);
+        within.then_some((joined, units, measured))
     }
 
     fn arm(&mut self, now: Time) {

@@ -3,7 +3,7 @@
 
 use crate::text::block::Block;
 use crate::text::cut::{NextStart, Planned, Reopen, is_ws, quoted_after, shown_start};
-use crate::text::dedent::{build_piece_within, item_dedent};
+use crate::text::dedent::{build_piece_within, dedent_into, item_dedent};
 use crate::text::markdown::FenceMarker;
 use crate::text::markdown::inline::SpanDelims;
 
@@ -125,10 +125,11 @@ impl BlockChunker {
             // line left its list item or quote): nothing reopens it.
             self.clear_reopen();
         }
-        if matches!(self.reopen, Some(ReopenKind::Table)) {
+        if matches!(self.reopen, Some(ReopenKind::Table | ReopenKind::TableRow)) {
             // The row after the cut was planned on before it had all arrived: where it
             // proved no row (the table ended before it), or too long to stand whole under
-            // the header (the block ends inside it), no header goes before it.
+            // the header (the block ends inside it), no header goes before it (nor may a
+            // message with more room put one there).
             let bytes = &self.buffer.as_bytes()[self.start..];
             let row_end = memchr::memchr(b'\n', bytes).map_or(bytes.len(), |i| {
                 bytes[..i]
@@ -140,6 +141,7 @@ impl BlockChunker {
                 self.clear_reopen();
             }
         }
+        let table_row = matches!(self.reopen, Some(ReopenKind::TableRow));
         let reopen = self.current_reopen();
         let line_start = match self.start {
             0 => self.buffer_starts_line,
@@ -170,6 +172,10 @@ impl BlockChunker {
             &mut text,
         );
         delims.push_close(&mut text);
+        let table_head = match table_row {
+            true => self.table_head_shown(dedent),
+            false => None,
+        };
         out.push(Block {
             text,
             lead: self.buffer[self.lead_from..self.start].to_owned(),
@@ -185,6 +191,7 @@ impl BlockChunker {
             spans_closed: !delims.is_empty(),
             dedent,
             continues_list: reopen.is_none() && self.scanner.continues_list_at(self.start),
+            table_head,
         });
         self.lead_from = self.start;
         self.clear_reopen();
@@ -234,8 +241,44 @@ impl BlockChunker {
                 }
             }
             NextStart::Delims(d) => self.set_reopen(ReopenKind::Delims(d)),
+            NextStart::Plain if self.starts_table_row(sep_end) => {
+                self.set_reopen(ReopenKind::TableRow)
+            }
             _ => {}
         }
+    }
+
+    /// Whether the block that starts at `q` (right after the block just emitted) starts
+    /// with a body row of a table: `q` lies among the table's rows, with only indentation
+    /// before it on its line (a list item's; a quote's `>` stays with the row). Known from
+    /// the block just emitted, which holds that line's start (its own text or separator).
+    fn starts_table_row(&self, q: usize) -> bool {
+        let Some(t) = self.scanner.table_at(q) else {
+            return false;
+        };
+        let bytes = self.buffer.as_bytes();
+        let line = memchr::memrchr(b'\n', &bytes[..q]).map(|i| i + 1);
+        (t.continued || q >= t.rows_start)
+            && line.is_some_and(|l| {
+                l >= self.start && bytes[l..q].iter().all(|&b| b == b' ' || b == b'\t')
+            })
+    }
+
+    /// The header and delimiter rows of the table the block being built starts among the
+    /// rows of, as a repeated header shows them ([`Block::table_head`]): its container
+    /// prefix blanked, de-indented by the block's `dedent` columns.
+    fn table_head_shown(&self, dedent: usize) -> Option<Box<str>> {
+        let planner = self.planner(self.buffer.len(), false);
+        let table = self.scanner.table_at(self.start)?;
+        let (head, blank) = planner.table_head(table)?;
+        let mut repeat = String::new();
+        Reopen::Table { head, blank }.push_to(&mut repeat);
+        if dedent == 0 {
+            return Some(repeat.into_boxed_str());
+        }
+        let mut shown = String::with_capacity(repeat.len());
+        dedent_into(&repeat, dedent, true, &mut shown);
+        Some(shown.into_boxed_str())
     }
 
     /// Keeps the opening line `buffer[start..end]` of the fence open at the block start.

@@ -367,24 +367,24 @@ fn blocks_merged_into_a_message_that_shows_the_table_drop_their_repeated_header(
 }
 
 #[test]
-fn no_header_where_the_message_has_no_room_for_it_with_the_block() {
-    // Header and delimiter rows of about 900 chars: a message of 1000 holds them with a
-    // row or two, not with a whole block of 190 beside them. The coalescer does not cut
-    // blocks: such a block starts its message plainly (its rows shown as text), as in a
-    // block, and every message stays within the limit.
+fn a_message_with_room_for_the_header_and_only_some_rows_of_a_block_shows_those() {
+    // Header and delimiter rows of about 900 chars: a message of 1000 holds them with two
+    // or three rows, not with a whole block of 190. Such a message shows the header and
+    // the rows that fit; the rest of the block starts the next message, under the header
+    // again. Every message stays within the limit and renders as a table.
     let header = format!("| {} | Price | Notes |", "Item name ".repeat(88));
-    let text = format!(
-        "Prices:\n\n{header}\n|---|--:|---|\n{}\n\nDone.",
-        rows("", 60)
-    );
-    for delta in [7, text.len()] {
+    let head = format!("{header}\n|---|--:|---|\n");
+    let text = format!("Prices:\n\n{head}{}\n\nDone.", rows("", 30));
+    for delta in [1, 7, 64, text.len()] {
         let messages = engine_messages_within(&text, 190, 1000, delta);
-        assert!(messages.len() >= 3, "{messages:#?}");
+        assert!(messages.len() >= 10, "{messages:#?}");
+        check_messages(&text, &messages, &room(1000))
+            .unwrap_or_else(|e| panic!("deltas {delta}: {e}\n{messages:#?}"));
         for m in &messages {
             assert!(m.chars().count() <= 1000, "{m:?}");
         }
-        for m in &messages[1..] {
-            assert!(!m.contains("|---|"), "{m:?}");
+        for m in &messages[1..messages.len() - 1] {
+            assert!(m.starts_with(&head), "{m:?}");
         }
     }
 }

@@ -10,6 +10,7 @@ use crate::text::markdown::{FenceMarker, is_indented_code_line};
 use crate::{Format, Lane, LengthMetric, Time};
 
 use super::piece::*;
+use super::table;
 use super::*;
 
 /// The last block of a message the coalescer was given: where the next block must start
@@ -315,6 +316,7 @@ impl Coalescer {
                 code_line,
                 alone: None,
                 table_head: a.table_head,
+                verbatim: a.dedent == 0,
             })
         });
         self.push_piece(
@@ -329,6 +331,7 @@ impl Coalescer {
                 code_line,
                 alone,
                 table_head: block.table_head,
+                verbatim: block.dedent == 0,
             },
             seam_text,
             meta,
@@ -588,10 +591,25 @@ impl Coalescer {
     /// Starts a new buffer with `piece` (its leading separator whitespace dropped), or sends
     /// it alone when it is `max` units or more.
     fn start(&mut self, piece: Piece, meta: &BlockMeta, now: Time, out: &mut Vec<CoalescedText>) {
-        let piece = match piece.alone {
+        let mut piece = match piece.alone {
             Some(alone) => *alone,
             None => piece,
         };
+        while let Some(rest) = self.start_one(piece, meta, now, out) {
+            piece = rest;
+        }
+    }
+
+    /// [`Coalescer::start`] for one piece; when the piece starts among a table's rows and
+    /// only its first rows fit under the table's header in a message, those go out with it,
+    /// and the rest of the piece is returned to start the next message.
+    fn start_one(
+        &mut self,
+        piece: Piece,
+        meta: &BlockMeta,
+        now: Time,
+        out: &mut Vec<CoalescedText>,
+    ) -> Option<Piece> {
         self.buffer_dedent = piece.end_cols as u32;
         self.bound_at = None;
         let strip = piece.strip_leading(true);
@@ -600,18 +618,45 @@ impl Coalescer {
             text.drain(..strip);
         }
         let mut sources = SourceRanges::new();
-        sources.push(piece.source);
         let mut len = self.config.metric.len(&text);
         let mut measured = None;
+        let mut rest = None;
         // A block that goes on among a table's rows without its header (with its first row
         // the header did not fit in a block) starts a message: where the message has room
         // for the header too, it shows it again, so the rows render as a table.
-        if let Some(head) = piece.table_head.as_deref().filter(|_| piece.head == 0)
-            && let Some((with_head, units, render)) = self.with_table_head(head, &text, meta.lane)
-        {
-            text = with_head;
-            len = units;
-            measured = render;
+        if let Some(head) = piece.table_head.as_deref().filter(|_| piece.head == 0) {
+            let lane = meta.lane;
+            if let Some((with_head, units, render)) =
+                table::with_table_head(&self.config, head, &text, lane)
+            {
+                (text, len, measured) = (with_head, units, render);
+            } else if piece.verbatim
+                && let Some((first, units, render, next)) =
+                    table::rows_under_head(&self.config, head, &text, lane)
+            {
+                // The text shows its source byte for byte after the stripped whitespace:
+                // where each byte of it stands in the source.
+                let shown_from = piece.source.end - (text.len() - piece.trail);
+                let end = shown_from + (first.len() - head.len());
+                sources.push(piece.source.start..end);
+                rest = Some(Piece {
+                    text: text[next..].to_owned(),
+                    source: shown_from + next..piece.source.end,
+                    head: 0,
+                    trail: piece.trail,
+                    closed_at: 0,
+                    line_start: false,
+                    code_line: false,
+                    end_cols: piece.end_cols,
+                    alone: None,
+                    table_head: piece.table_head.clone(),
+                    verbatim: true,
+                });
+                (text, len, measured) = (first, units, render);
+            }
+        }
+        if sources.is_empty() {
+            sources.push(piece.source);
         }
         self.buffer = Some(CoalescedText {
             text,
@@ -620,42 +665,20 @@ impl Coalescer {
             fence_closed: false,
             measured,
         });
-        self.buffer_trail = piece.trail as u32;
-        if len >= self.config.max {
+        self.buffer_trail = match rest {
+            Some(_) => 0,
+            None => piece.trail as u32,
+        };
+        if len >= self.config.max || rest.is_some() {
             self.flush(out);
-            return;
+            return rest;
         }
         if self.config.max_lines.is_some() {
             self.buffer_breaks = line_breaks(self.buffer.as_ref().map_or("", |b| &b.text));
         }
         self.buffer_len = len;
         self.arm(now);
-    }
-
-    /// `head` (a table's header and delimiter rows, see [`Block::table_head`]) then `text`,
-    /// with its length in the metric and the render that measured it, if any, when the
-    /// two stay within `max`, the line cap and (with a rendered format) the posted limit
-    /// together. Asked only where a block that starts among a table's rows starts a
-    /// message, never per delta.
-    fn with_table_head(
-        &self,
-        head: &str,
-        text: &str,
-        lane: Lane,
-    ) -> Option<(String, usize, Option<crate::render::Measured>)> {
-        let metric = self.config.metric;
-        let mut joined = String::with_capacity(head.len() + text.len());
-        joined.push_str(head);
-        joined.push_str(text);
-        // (Exact in every metric: `head` ends with a line break, after which a cluster
-        // starts.)
-        let units = metric.len(head) + metric.len(text);
-        let lines = line_breaks(&joined) + 1;
-        if units > self.config.max || self.config.max_lines.is_some_and(|cap| lines > cap) {
-            return None;
-        }
-        let (within, measured) = self.config.posts_within(&joined, Some(units), lane);
-        within.then_some((joined, units, measured))
+        None
     }
 
     fn arm(&mut self, now: Time) {

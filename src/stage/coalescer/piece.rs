@@ -35,6 +35,8 @@ pub(super) struct Piece {
     /// when its block could not repeat them ([`Block::table_head`]): shown before it where
     /// it starts a message that has room for them.
     pub(super) table_head: Option<Box<str>>,
+    /// `text` between its synthetic edges is its source byte for byte (not de-indented).
+    pub(super) verbatim: bool,
 }
 
 /// The columns of de-indentation in force at the end of `block` ([`end_columns`]): 0 for

@@ -125,11 +125,10 @@ impl BlockChunker {
             // line left its list item or quote): nothing reopens it.
             self.clear_reopen();
         }
-        if matches!(self.reopen, Some(ReopenKind::Table | ReopenKind::TableRow)) {
+        if matches!(self.reopen, Some(ReopenKind::Table)) {
             // The row after the cut was planned on before it had all arrived: where it
             // proved no row (the table ended before it), or too long to stand whole under
-            // the header (the block ends inside it), no header goes before it (nor may a
-            // message with more room put one there).
+            // the header (the block ends inside it), no header goes before it.
             let bytes = &self.buffer.as_bytes()[self.start..];
             let row_end = memchr::memchr(b'\n', bytes).map_or(bytes.len(), |i| {
                 bytes[..i]
@@ -141,10 +140,9 @@ impl BlockChunker {
                 self.clear_reopen();
             }
         }
-        let table_row = matches!(self.reopen, Some(ReopenKind::TableRow));
         let reopen = self.current_reopen();
         let line_start = match self.start {
-            0 => self.buffer_starts_line,
+            0 => self.buffer_start == BufferStart::Line,
             s => self.buffer.as_bytes()[s - 1] == b'\n',
         };
         let source = &self.buffer[self.start..end];
@@ -172,7 +170,7 @@ impl BlockChunker {
             &mut text,
         );
         delims.push_close(&mut text);
-        let table_head = match table_row {
+        let table_head = match reopen.is_none() && self.starts_whole_row(sep_end) {
             true => self.table_head_shown(dedent),
             false => None,
         };
@@ -241,27 +239,38 @@ impl BlockChunker {
                 }
             }
             NextStart::Delims(d) => self.set_reopen(ReopenKind::Delims(d)),
-            NextStart::Plain if self.starts_table_row(sep_end) => {
-                self.set_reopen(ReopenKind::TableRow)
-            }
             _ => {}
         }
     }
 
-    /// Whether the block that starts at `q` (right after the block just emitted) starts
-    /// with a body row of a table: `q` lies among the table's rows, with only indentation
-    /// before it on its line (a list item's; a quote's `>` stays with the row). Known from
-    /// the block just emitted, which holds that line's start (its own text or separator).
-    fn starts_table_row(&self, q: usize) -> bool {
-        let Some(t) = self.scanner.table_at(q) else {
+    /// Whether the block being built, its separator ending at `sep_end`, starts with a
+    /// whole body row of a table: at the row's start (only indentation before it on its
+    /// line: a list item's; a quote's `>` stays with the row), among the table's body rows,
+    /// and the row's line ends in the block or its separator (so the scanner has decided
+    /// that it is a row). Read from the block and what the buffer keeps of its line
+    /// ([`BufferStart`]), never from when the text arrived, so the answer does not depend
+    /// on how it was cut into deltas.
+    fn starts_whole_row(&self, sep_end: usize) -> bool {
+        let start = self.start;
+        let Some(t) = self.scanner.table_at(start) else {
             return false;
         };
         let bytes = self.buffer.as_bytes();
-        let line = memchr::memrchr(b'\n', &bytes[..q]).map(|i| i + 1);
-        (t.continued || q >= t.rows_start)
-            && line.is_some_and(|l| {
-                l >= self.start && bytes[l..q].iter().all(|&b| b == b' ' || b == b'\t')
-            })
+        let indent = bytes[..start]
+            .iter()
+            .rev()
+            .take_while(|&&b| b == b' ' || b == b'\t')
+            .count();
+        let row_start = match start - indent {
+            0 => self.buffer_start != BufferStart::Inside,
+            k => bytes[k - 1] == b'\n',
+        };
+        // The row's line ends in the block or its separator: the scanner has decided it
+        // is a row. (A row longer than the block is left out: how long it is, and so
+        // whether a message has room for it under the header, is not known yet.)
+        row_start
+            && start >= t.rows_start
+            && memchr::memchr(b'\n', &bytes[start..sep_end]).is_some()
     }
 
     /// The header and delimiter rows of the table the block being built starts among the

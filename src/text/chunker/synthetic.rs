@@ -26,9 +26,6 @@ pub(super) enum ReopenKind {
     Table,
     /// Inline delimiters (a code span's backtick run, emphasis) open again.
     Delims(SpanDelims),
-    /// No synthetic start: the block starts with a table's body row whose header and
-    /// delimiter rows did not fit before it (see [`Block::table_head`]).
-    TableRow,
 }
 
 impl BlockChunker {
@@ -41,26 +38,23 @@ impl BlockChunker {
     }
 
     pub(super) fn current_reopen(&self) -> Option<Reopen<'_>> {
-        self.reopen.and_then(|kind| {
-            Some(match kind {
-                ReopenKind::Fence {
-                    marker,
-                    bare,
-                    quoted,
-                } => Reopen::Fence {
-                    marker,
-                    line: (!bare).then_some(self.reopen_line.as_str()),
-                    quoted,
-                },
-                ReopenKind::Marker(marker, space) => Reopen::Marker { marker, space },
-                ReopenKind::Indent => Reopen::Indent,
-                ReopenKind::Table => Reopen::Table {
-                    head: &self.reopen_table,
-                    blank: 0,
-                },
-                ReopenKind::Delims(d) => Reopen::Delims(d),
-                ReopenKind::TableRow => return None,
-            })
+        self.reopen.map(|kind| match kind {
+            ReopenKind::Fence {
+                marker,
+                bare,
+                quoted,
+            } => Reopen::Fence {
+                marker,
+                line: (!bare).then_some(self.reopen_line.as_str()),
+                quoted,
+            },
+            ReopenKind::Marker(marker, space) => Reopen::Marker { marker, space },
+            ReopenKind::Indent => Reopen::Indent,
+            ReopenKind::Table => Reopen::Table {
+                head: &self.reopen_table,
+                blank: 0,
+            },
+            ReopenKind::Delims(d) => Reopen::Delims(d),
         })
     }
 

@@ -8,6 +8,8 @@
 //! - Where they do not fit, no piece can show that row as a table: the rows go on as their
 //!   source text, cut between rows (the judge allows exactly that case, computed from its
 //!   own reading of the reply).
+//! - In the engine, a message has more room than a block: a block that goes on plainly and
+//!   starts a message shows the header there again (with as many of its rows as fit).
 //! - Tables inside list items and block quotes are tables too: the repeated header carries
 //!   the quote's `>` or the item's indentation (never its list marker), and a piece that
 //!   starts among the rows of a table nested 4 columns deep or more is de-indented so that

@@ -70,6 +70,10 @@ enum Seam {
 ///   before the fence's own closing line loses both: the buffer before it already closed
 ///   that fence, and they would show an empty code block.
 ///
+/// - A block that starts with a table's body row without the table's header (it did not
+///   fit in a block, [`Block::table_head`]) and starts a message shows the header again
+///   before it, where the message has room (see [`table`]).
+///
 /// A block that shows nothing else (empty, only whitespace, only fence lines) is ignored.
 ///
 /// Layout (`repr(C)`): `deadline`, which the engine reads after every input, comes last, so

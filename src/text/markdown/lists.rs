@@ -43,37 +43,65 @@ fn marker_column(line: &[u8]) -> Option<(usize, u8, usize)> {
     matches!(line.get(i + len), None | Some(b' ' | b'\t' | b'\r' | b'\n')).then_some((col, kind, i))
 }
 
+/// Where the first line that may be a fence line starts (the text's length if none): a
+/// run of 3 or more backticks or tildes after only spaces, tabs, quote markers and list
+/// marker chars on its line. No code block opens before it but indented code.
+fn first_fence_run(text: &[u8]) -> usize {
+    for at in memchr::memchr2_iter(b'`', b'~', text) {
+        let run = text[at..].iter().take_while(|&&b| b == text[at]).count();
+        let line = memchr::memrchr(b'\n', &text[..at]).map_or(0, |i| i + 1);
+        let lead = |b: &u8| {
+            matches!(
+                b,
+                b' ' | b'\t' | b'>' | b'-' | b'*' | b'+' | b'.' | b')' | b'0'..=b'9'
+            )
+        };
+        if run >= 3 && text[line..at].iter().all(lead) {
+            return line;
+        }
+    }
+    text.len()
+}
+
 /// Whether a message that shows `shown` and then the list item line `item` (one that goes on
 /// with a list begun before it, see the module docs) has that list open there: `shown` holds
 /// a line starting with a list marker of the item's kind at the item's column or left of it,
 /// outside code. `shown` is read as the message renders it, on its own: a line of a fenced
 /// or an indented code block that looks like a marker (`1. listen on port 8080` in a fence)
-/// opens no list. The scanner reads `shown` only once such a line turns up (the coalescer
-/// asks this for a block that continues a list, not per delta).
+/// opens no list. The scanner reads `shown`, up to the first such line outside code, only
+/// when one may be code: indented 4 columns or more, or after a line that may be a fence
+/// line (the coalescer asks this for a block that continues a list, not per delta).
 pub(crate) fn shows_list_for(shown: &str, item: &str) -> bool {
     let Some((col, kind, _)) = marker_column(item.as_bytes()) else {
         return true;
     };
-    let mut structure: Option<MarkdownScanner> = None;
+    let fence_from = first_fence_run(shown.as_bytes());
+    let mut scanner: Option<MarkdownScanner> = None;
     let mut line = 0;
     for text in shown.split_inclusive('\n') {
-        if let Some((c, k, at)) = marker_column(text.as_bytes())
-            && k == kind
-            && c <= col
-        {
-            let scanner = structure.get_or_insert_with(|| {
-                let mut scanner = MarkdownScanner::new();
-                scanner.finish(shown);
-                scanner
-            });
-            // Probed at the marker: a cut there falls inside the code holding the line
-            // (an indented block's first line too, which starts at the line's start).
-            let p = line + at;
-            if scanner.fence_at(p).is_none() && scanner.indented_at(p).is_none() {
-                return true;
-            }
-        }
+        let start = line;
         line += text.len();
+        let Some((c, k, at)) = marker_column(text.as_bytes()) else {
+            continue;
+        };
+        if k != kind || c > col {
+            continue;
+        }
+        if c < 4 && start < fence_from {
+            return true;
+        }
+        // Read up to this line's end (incrementally, the lines before read once).
+        let scanner = scanner.get_or_insert_with(MarkdownScanner::new);
+        match text.ends_with('\n') {
+            true => scanner.scan(&shown[..line]),
+            false => scanner.finish(shown),
+        }
+        // Probed at the marker: a cut there falls inside the code holding the line (an
+        // indented block's first line too, which starts at the line's start).
+        let p = start + at;
+        if scanner.fence_at(p).is_none() && scanner.indented_at(p).is_none() {
+            return true;
+        }
     }
     false
 }

@@ -109,3 +109,54 @@ pub(super) fn rows_under_head(
         within.then(|| (joined[..end].to_owned(), units, measured, next - head.len()))
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::LengthMetric;
+
+    fn config(max: usize) -> CoalescerConfig {
+        CoalescerConfig {
+            min: 1,
+            max,
+            metric: LengthMetric::Chars,
+            ..CoalescerConfig::default()
+        }
+    }
+
+    #[test]
+    fn the_rows_that_fit_under_the_header_and_where_the_rest_starts() {
+        let head = "| H | I |\n|---|---|\n";
+        let text = "| a | 1 |\n| b | 2 |\n| c | 3 |";
+        let max = head.len() + "| a | 1 |\n| b | 2 |".len();
+        let (first, units, _, next) =
+            rows_under_head(&config(max), head, text, Lane::Answer).unwrap();
+        assert_eq!(first, format!("{head}| a | 1 |\n| b | 2 |"));
+        assert_eq!(units, max);
+        assert_eq!(&text[next..], "| c | 3 |");
+        // Not even the first row fits: nothing.
+        assert!(rows_under_head(&config(head.len() + 3), head, text, Lane::Answer).is_none());
+        // The whole text fits: with_table_head takes it.
+        let whole = with_table_head(&config(200), head, text, Lane::Answer).unwrap();
+        assert_eq!(whole.0, format!("{head}{text}"));
+    }
+
+    #[test]
+    fn a_line_without_the_rows_prefix_is_no_row_to_cut_before() {
+        // A table in a list item: a line at column 0 left the item in the reply (it ends
+        // the table there), though read alone it would be one more row.
+        let head = "  | H | I |\n  |---|---|\n";
+        let text = "| a | 1 |\n  | b | 2 |\n| lazy | x |";
+        let max = head.len() + text.len() - 1;
+        let (first, _, _, next) = rows_under_head(&config(max), head, text, Lane::Answer).unwrap();
+        assert_eq!(first, format!("{head}| a | 1 |"));
+        assert_eq!(&text[next..], "| b | 2 |\n| lazy | x |");
+        // In a quote: the `>` must be there.
+        let head = "> | H | I |\n> |---|---|\n";
+        let text = "> | a | 1 |\n> | b | 2 |\n| c | 3 |";
+        let max = head.len() + text.len() - 1;
+        let (first, _, _, next) = rows_under_head(&config(max), head, text, Lane::Answer).unwrap();
+        assert_eq!(first, format!("{head}> | a | 1 |"));
+        assert_eq!(&text[next..], "> | b | 2 |\n| c | 3 |");
+    }
+}

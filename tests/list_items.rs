@@ -363,3 +363,80 @@ fn a_preview_window_never_starts_in_an_item_before_the_next_item() {
     }
     assert!(previews > 10, "{previews} previews");
 }
+
+/// Item 10 holds a fence 4 columns deep whose code lines look like the start of an ordered
+/// list; item 10's paragraph follows it, then item 11, which cannot interrupt that paragraph.
+/// A message that starts inside the fence shows it de-indented (`Block::dedent`): its code
+/// lines `1. listen …` then stand at column 0, where item 11's marker stands.
+const CODE_LOOKALIKE: &str = "Set up the service:\n\n\
+9. Install the package with the system's package manager first, then check that its version is recent.\n\
+10. Write the config file; its numbered steps look like this:\n\n    \
+```text\n    \
+1. listen on port 8080\n    \
+2. log to stderr\n    \
+```\n\n    \
+Keep the file next to the binary, where the service looks for it at start.\n\
+11. Start the service and watch its log for errors.\n";
+
+/// The engine on a generic channel cutting blocks of at most `chunk_max` chars and merging
+/// them into messages of at most `limit` (every block a candidate for merging), the reply
+/// in deltas of `size` bytes.
+fn engine_messages_within(text: &str, chunk_max: usize, limit: usize, size: usize) -> Vec<String> {
+    let mut c = Config::for_channel(&ChannelProfile::by_name("generic").expect("generic"));
+    c.chunk_mode = ChunkMode::Length;
+    c.chunk_min = chunk_max / 3;
+    c.chunk_max = chunk_max;
+    c.text_limit = limit;
+    c.block_streaming = true;
+    c.coalesce_idle_ms = 0;
+    c.coalesce_min = Some(1);
+    c.coalesce_max = Some(limit);
+    let mut sim = Sim::new(Engine::new(c, 7).expect("valid"));
+    for delta in text_checks::deltas(text, &[size]) {
+        sim.push(Input::TextDelta(delta));
+    }
+    sim.push(Input::MessageEnd(None))
+        .push(Input::Finish)
+        .run_until_idle();
+    sim.chat
+        .lane_texts(Lane::Answer)
+        .into_iter()
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn a_code_line_that_looks_like_an_item_does_not_open_the_list_for_the_coalescer() {
+    // Blocks of 60 chars, messages of 200: the message that starts in item 10's fence has
+    // room for item 11, but its `1. listen` line is code, not an item of a list: item 11
+    // starts a message of its own.
+    let shown = engine_messages_within(CODE_LOOKALIKE, 60, 200, 7);
+    judge(CODE_LOOKALIKE, &shown);
+    assert!(
+        shown.iter().any(|m| m.starts_with("11. Start the service")),
+        "{shown:#?}"
+    );
+    for text in [
+        CODE_LOOKALIKE.to_owned(),
+        CODE_LOOKALIKE.replace('\n', "\r\n"),
+        // Indented code instead of a fence (8 columns: 4 past item 10's content).
+        CODE_LOOKALIKE
+            .replace("    ```text\n", "")
+            .replace("    ```\n", "")
+            .replace("    1. listen", "        1. listen")
+            .replace("    2. log", "        2. log"),
+    ] {
+        for chunk_max in [60, 80, 120] {
+            for limit in [200, 250, 400] {
+                for size in [1, 7, 1000] {
+                    let shown = engine_messages_within(&text, chunk_max, limit, size);
+                    if let Err(e) = check_messages(&text, &shown, &Allow::default()) {
+                        panic!(
+                            "blocks of {chunk_max}, messages of {limit}, deltas of {size}: {e}\n{shown:#?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}

@@ -580,8 +580,9 @@ fn check_engine_run(sim: &Sim, text: &str, prefix: Option<&str>) -> Result<(), S
             .map_err(|e| format!("exactness: {e}"))?;
     }
     // The chunker cuts blocks at `chunk_max` (within the text limit): a table row that
-    // cannot follow its header in a block goes on plainly, even where the coalescer joins
-    // it into a longer message (README design notes, tables).
+    // cannot follow its header in a block goes on plainly there, and a message that ends
+    // inside a row longer than a block shows it cut; but a message that starts at a row
+    // shows the header wherever the message has room for it (README design notes, tables).
     let allow = Allow {
         prefix: prefix.map(str::to_owned),
         table_room: Some(TableRoom {
@@ -590,6 +591,11 @@ fn check_engine_run(sim: &Sim, text: &str, prefix: Option<&str>) -> Result<(), S
             max_lines: config.max_lines,
         }),
         streamed: true,
+        message_room: Some(TableRoom {
+            max: config.text_limit,
+            count: Count::of(config.metric),
+            max_lines: config.max_lines,
+        }),
     };
     check_messages(text, &messages, &allow)
 }

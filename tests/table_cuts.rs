@@ -8,6 +8,8 @@
 //! - Where they do not fit, no piece can show that row as a table: the rows go on as their
 //!   source text, cut between rows (the judge allows exactly that case, computed from its
 //!   own reading of the reply).
+//! - In the engine, a message has more room than a block: a block that goes on plainly and
+//!   starts a message shows the header there again (with as many of its rows as fit).
 //! - Tables inside list items and block quotes are tables too: the repeated header carries
 //!   the quote's `>` or the item's indentation (never its list marker), and a piece that
 //!   starts among the rows of a table nested 4 columns deep or more is de-indented so that
@@ -243,6 +245,148 @@ fn a_line_leaving_the_quote_ends_its_table() {
             if b.table_header_repeated {
                 assert!(b.text[b.head_len..].starts_with("> | Item"), "{b:?}");
             }
+        }
+    }
+}
+
+/// The engine on the generic channel posting Markdown: blocks of at most `chunk_max` chars
+/// merged into messages of at most `limit`, `text` in deltas of `delta` bytes. The chat's
+/// messages, after the exact invariants are checked on the sends (`common::reconstruct`:
+/// each send is its stretch of the reply apart from flagged repairs at its edges).
+fn engine_messages_within(text: &str, chunk_max: usize, limit: usize, delta: usize) -> Vec<String> {
+    use common::reconstruct::{Rule, Source, check_answer, seen_sends};
+    let mut c: Config = config("generic");
+    c.text_limit = limit;
+    c.chunk_min = chunk_max / 2;
+    c.chunk_max = chunk_max;
+    c.coalesce_idle_ms = 0;
+    c.format = replystream::Format::Markdown;
+    let mut sim = Sim::new(engine(c));
+    sim.stream(text, delta, 0)
+        .push(Input::MessageEnd(None))
+        .push(Input::Finish)
+        .run_until_idle();
+    assert!(sim.errors.is_empty() && sim.is_idle(), "{:?}", sim.errors);
+    let rule = Rule {
+        joiner: "\n\n",
+        metric: LengthMetric::Chars,
+        limit,
+        max_lines: None,
+        graphemes: true,
+        all_fences_repairable: true,
+    };
+    let delivered: std::collections::HashSet<_> =
+        sim.delivered.iter().map(|(_, s)| s.send_id).collect();
+    let log: Vec<_> = sim.sends().into_iter().map(|(_, s)| s).collect();
+    check_answer(
+        &[Source::new(text, Vec::new())],
+        &seen_sends(log.iter(), &delivered),
+        &rule,
+    )
+    .unwrap_or_else(|e| panic!("exactness: {e}\n{:#?}", sim.sent_texts()));
+    sim.sent_texts()
+}
+
+/// A table after `intro` whose lines start with `prefix`, and whose header and delimiter
+/// rows take about 190 chars: no row fits under them in a block of 190, but a message of
+/// 1000 holds them and many rows. With the header and delimiter rows as written.
+fn wide_header_table(intro: &str, prefix: &str) -> (String, String) {
+    let header = format!("{prefix}| {} | Price | Notes |", "Item name ".repeat(15));
+    let head = format!("{header}\n{prefix}|---|--:|---|\n");
+    let text = format!("{intro}{head}{}\n\nDone.", rows(prefix, 60));
+    (text, head)
+}
+
+/// The messages of `text` (blocks of 190, messages of 1000): every message after the first
+/// but the last starts among the rows and shows `head` first; the rendering rule holds
+/// with the room of a message.
+fn check_messages_repeat_head(text: &str, head: &str) {
+    for delta in [1, 7, 64, text.len()] {
+        let messages = engine_messages_within(text, 190, 1000, delta);
+        assert!(messages.len() >= 3, "{messages:#?}");
+        check_messages(text, &messages, &room(1000))
+            .unwrap_or_else(|e| panic!("deltas {delta}: {e}\n{messages:#?}"));
+        for m in &messages[1..messages.len() - 1] {
+            assert!(m.starts_with(head), "{m:?} should start with {head:?}");
+            assert!(m.chars().count() <= 1000);
+        }
+    }
+}
+
+#[test]
+fn a_message_that_starts_among_rows_shows_the_header_where_the_message_has_room() {
+    // Blocks of 190 go on plainly (the header and a row do not fit in one); the coalescer
+    // merges them into messages of 1000, and each message after the first starts among
+    // the rows: it carries the header and delimiter rows again, so it shows a table.
+    let (text, head) = wide_header_table("Prices:\n\n", "");
+    check_messages_repeat_head(&text, &head);
+    check_messages_repeat_head(&text.replace('\n', "\r\n"), &head.replace('\n', "\r\n"));
+}
+
+#[test]
+fn the_header_a_message_shows_again_carries_the_container_prefix() {
+    // In a quote: the `>` kept.
+    let (text, head) = wide_header_table("Quoted:\n\n", "> ");
+    check_messages_repeat_head(&text, &head);
+    // In a list item: indented as the item's lines are.
+    let (text, head) = wide_header_table("Steps:\n\n- Compare the prices:\n\n", "  ");
+    check_messages_repeat_head(&text, &head);
+    // On the item's first line: its marker shown as spaces (it must not open an item).
+    let (text, _) = wide_header_table("Steps:\n\n", "   ");
+    let text = text.replacen("\n   | Item name", "\n1. | Item name", 1);
+    let header = format!("   | {} | Price | Notes |", "Item name ".repeat(15));
+    check_messages_repeat_head(&text, &format!("{header}\n   |---|--:|---|\n"));
+    // Two list levels deep (5 columns): the message is de-indented, the header too.
+    let (text, _) = wide_header_table("1. Pick a plan:\n   - Compare:\n\n", "     ");
+    let header = format!("| {} | Price | Notes |", "Item name ".repeat(15));
+    check_messages_repeat_head(&text, &format!("{header}\n|---|--:|---|\n"));
+}
+
+#[test]
+fn blocks_merged_into_a_message_that_shows_the_table_drop_their_repeated_header() {
+    // Blocks of 190 each repeat the short header; merged into messages of 1000, a block
+    // joining a message that already shows the table leaves its repeat out: the header
+    // shows once per message, at the top of the message's part of the table.
+    let head = "| Item | Cost | Notes |\n|---|--:|---|\n";
+    let text = format!("Prices:\n\n{head}{}\n\nDone.", rows("", 100));
+    let blocks = chunk(&text, 190, 7);
+    assert!(
+        blocks.iter().filter(|b| b.table_header_repeated).count() >= 5,
+        "{blocks:#?}"
+    );
+    for delta in [1, 7, 64, text.len()] {
+        let messages = engine_messages_within(&text, 190, 1000, delta);
+        assert!(messages.len() >= 3, "{messages:#?}");
+        check_messages(&text, &messages, &room(1000))
+            .unwrap_or_else(|e| panic!("deltas {delta}: {e}\n{messages:#?}"));
+        for (i, m) in messages.iter().enumerate() {
+            assert_eq!(m.matches("|---|--:|---|").count(), 1, "{m:?}");
+            if i > 0 && i + 1 < messages.len() {
+                assert!(m.starts_with(head), "{m:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_message_with_room_for_the_header_and_only_some_rows_of_a_block_shows_those() {
+    // Header and delimiter rows of about 900 chars: a message of 1000 holds them with two
+    // or three rows, not with a whole block of 190. Such a message shows the header and
+    // the rows that fit; the rest of the block starts the next message, under the header
+    // again. Every message stays within the limit and renders as a table.
+    let header = format!("| {} | Price | Notes |", "Item name ".repeat(88));
+    let head = format!("{header}\n|---|--:|---|\n");
+    let text = format!("Prices:\n\n{head}{}\n\nDone.", rows("", 30));
+    for delta in [1, 7, 64, text.len()] {
+        let messages = engine_messages_within(&text, 190, 1000, delta);
+        assert!(messages.len() >= 10, "{messages:#?}");
+        check_messages(&text, &messages, &room(1000))
+            .unwrap_or_else(|e| panic!("deltas {delta}: {e}\n{messages:#?}"));
+        for m in &messages {
+            assert!(m.chars().count() <= 1000, "{m:?}");
+        }
+        for m in &messages[1..messages.len() - 1] {
+            assert!(m.starts_with(&head), "{m:?}");
         }
     }
 }

@@ -477,6 +477,12 @@ fn line_cap_pieces<'a>(
             // where the piece starts, then the splitter's.
             dedent: cols + piece.dedent,
             continues_list: block.continues_list && i == 0,
+            // The block's first row, without the splitter's repairs: the header the block
+            // would show before it suits the piece as well.
+            table_head: block
+                .table_head
+                .clone()
+                .filter(|_| i == 0 && head_len == 0 && piece.dedent == 0),
             source: start..end,
             text: piece.text,
             lead,

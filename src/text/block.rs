@@ -88,6 +88,13 @@ pub struct Block {
     /// not numbered 1, an empty item): joined after text that does not show that list's
     /// earlier items, it would read as that text's continuation (see the coalescer).
     pub(crate) continues_list: bool,
+    /// The piece starts with a whole body row of a table whose header and delimiter rows it
+    /// does not repeat (with that row they did not fit within `max`): those two rows as a
+    /// repeated header would show them (each followed by `"\n"`, the container prefix
+    /// blanked, de-indented as the piece is). A consumer whose message has more room than
+    /// a piece (the engine's coalescer, under a text limit above `chunk_max`) shows them
+    /// before the piece where it starts a message, as a synthetic repeat.
+    pub(crate) table_head: Option<Box<str>>,
 }
 
 impl Block {

@@ -511,6 +511,7 @@ impl<'a> SplitRun<'a, '_> {
             spans_closed: !delims.is_empty(),
             dedent,
             continues_list: self.reopen.is_none() && self.scanner.continues_list_at(start),
+            table_head: None,
         });
     }
 }

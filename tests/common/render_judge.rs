@@ -560,6 +560,13 @@ pub(crate) struct Allow {
     /// reply's stretch; the next message is then compared without as many delimiter chars at
     /// its start (after the prefix). Never for the splitter, which sees the whole text.
     pub(crate) streamed: bool,
+    /// The room of a message, where it is larger than a piece's (`table_room`): the engine
+    /// merges pieces into messages, and a message that starts right at a table row's start
+    /// shows the header again wherever the header and that row fit in a message. So such a
+    /// message may show the rows plainly only where they do not fit in this room (rows
+    /// that a message starts in the middle of, after a message that ended inside them, are
+    /// judged by `table_room`). `None`: `table_room` for every row.
+    pub(crate) message_room: Option<TableRoom>,
 }
 
 /// How a length is counted (as the test configured the library; counted here).
@@ -881,7 +888,9 @@ fn plain_rows(
     let j = rows
         .iter()
         .position(|r| r.tok <= here && here < r.tok_end)?;
-    if !room.too_tight(&rows[j]) {
+    let starts_row = here == rows[j].tok;
+    let start_room = allow.message_room.filter(|_| starts_row).unwrap_or(room);
+    if !room.too_tight(&rows[j]) || !start_room.too_tight(&rows[j]) {
         return None;
     }
     let mut text = raw;

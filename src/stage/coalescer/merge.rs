@@ -10,6 +10,7 @@ use crate::text::markdown::{FenceMarker, is_indented_code_line};
 use crate::{Format, Lane, LengthMetric, Time};
 
 use super::piece::*;
+use super::table;
 use super::*;
 
 /// The last block of a message the coalescer was given: where the next block must start
@@ -68,6 +69,10 @@ enum Seam {
 /// - A block that starts a buffer (or follows a joiner) with a synthetic reopen line right
 ///   before the fence's own closing line loses both: the buffer before it already closed
 ///   that fence, and they would show an empty code block.
+///
+/// - A block that starts with a table's body row without the table's header (it did not
+///   fit in a block, [`Block::table_head`]) and starts a message shows the header again
+///   before it, where the message has room (see [`table`]).
 ///
 /// A block that shows nothing else (empty, only whitespace, only fence lines) is ignored.
 ///
@@ -335,6 +340,8 @@ impl Coalescer {
                 line_start: line_start && own_start == start,
                 code_line,
                 alone: None,
+                table_head: a.table_head,
+                verbatim: a.dedent == 0,
             })
         });
         self.push_piece(
@@ -348,6 +355,8 @@ impl Coalescer {
                 line_start,
                 code_line,
                 alone,
+                table_head: block.table_head,
+                verbatim: block.dedent == 0,
             },
             seam_text,
             meta,
@@ -633,10 +642,25 @@ impl Coalescer {
     /// Starts a new buffer with `piece` (its leading separator whitespace dropped), or sends
     /// it alone when it is `max` units or more.
     fn start(&mut self, piece: Piece, meta: &BlockMeta, now: Time, out: &mut Vec<CoalescedText>) {
-        let piece = match piece.alone {
+        let mut piece = match piece.alone {
             Some(alone) => *alone,
             None => piece,
         };
+        while let Some(rest) = self.start_one(piece, meta, now, out) {
+            piece = rest;
+        }
+    }
+
+    /// [`Coalescer::start`] for one piece; when the piece starts among a table's rows and
+    /// only its first rows fit under the table's header in a message, those go out with it,
+    /// and the rest of the piece is returned to start the next message.
+    fn start_one(
+        &mut self,
+        piece: Piece,
+        meta: &BlockMeta,
+        now: Time,
+        out: &mut Vec<CoalescedText>,
+    ) -> Option<Piece> {
         self.buffer_dedent = piece.end_cols as u32;
         self.bound_at = None;
         let strip = piece.strip_leading(true);
@@ -645,25 +669,67 @@ impl Coalescer {
             text.drain(..strip);
         }
         let mut sources = SourceRanges::new();
-        sources.push(piece.source);
-        let len = self.config.metric.len(&text);
+        let mut len = self.config.metric.len(&text);
+        let mut measured = None;
+        let mut rest = None;
+        // A block that goes on among a table's rows without its header (with its first row
+        // the header did not fit in a block) starts a message: where the message has room
+        // for the header too, it shows it again, so the rows render as a table.
+        if let Some(head) = piece.table_head.as_deref().filter(|_| piece.head == 0) {
+            let lane = meta.lane;
+            if let Some((with_head, units, render)) =
+                table::with_table_head(&self.config, head, &text, lane)
+            {
+                (text, len, measured) = (with_head, units, render);
+            } else if piece.verbatim
+                && let Some((first, units, render, next)) =
+                    table::rows_under_head(&self.config, head, &text, lane)
+            {
+                // The text shows its source byte for byte after the stripped whitespace:
+                // where each byte of it stands in the source.
+                let shown_from = piece.source.end - (text.len() - piece.trail);
+                let end = shown_from + (first.len() - head.len());
+                sources.push(piece.source.start..end);
+                rest = Some(Piece {
+                    text: text[next..].to_owned(),
+                    source: shown_from + next..piece.source.end,
+                    head: 0,
+                    trail: piece.trail,
+                    closed_at: 0,
+                    line_start: false,
+                    code_line: false,
+                    end_cols: piece.end_cols,
+                    alone: None,
+                    table_head: piece.table_head.clone(),
+                    verbatim: true,
+                });
+                (text, len, measured) = (first, units, render);
+            }
+        }
+        if sources.is_empty() {
+            sources.push(piece.source);
+        }
         self.buffer = Some(CoalescedText {
             text,
             sources,
             meta: meta.clone(),
             fence_closed: false,
-            measured: None,
+            measured,
         });
-        self.buffer_trail = piece.trail as u32;
-        if len >= self.config.max {
+        self.buffer_trail = match rest {
+            Some(_) => 0,
+            None => piece.trail as u32,
+        };
+        if len >= self.config.max || rest.is_some() {
             self.flush(out);
-            return;
+            return rest;
         }
         if self.config.max_lines.is_some() {
             self.buffer_breaks = line_breaks(self.buffer.as_ref().map_or("", |b| &b.text));
         }
         self.buffer_len = len;
         self.arm(now);
+        None
     }
 
     fn arm(&mut self, now: Time) {

@@ -11,6 +11,7 @@ mod output;
 mod piece;
 #[cfg(test)]
 mod proptests;
+mod table;
 #[cfg(test)]
 mod tests;
 

@@ -31,6 +31,12 @@ pub(super) struct Piece {
     /// The piece as it starts a message, where it joins the buffer rebuilt otherwise (a
     /// de-indented block joining text de-indented by other columns).
     pub(super) alone: Option<Box<Piece>>,
+    /// The header and delimiter rows of the table whose body rows the piece starts with,
+    /// when its block could not repeat them ([`Block::table_head`]): shown before it where
+    /// it starts a message that has room for them.
+    pub(super) table_head: Option<Box<str>>,
+    /// `text` between its synthetic edges is its source byte for byte (not de-indented).
+    pub(super) verbatim: bool,
 }
 
 /// The columns of de-indentation in force at the end of `block` ([`end_columns`]): 0 for

@@ -3,7 +3,7 @@
 
 use crate::text::block::Block;
 use crate::text::cut::{NextStart, Planned, Reopen, is_ws, quoted_after, shown_start};
-use crate::text::dedent::{build_piece_within, item_dedent};
+use crate::text::dedent::{build_piece_within, dedent_into, item_dedent};
 use crate::text::markdown::FenceMarker;
 use crate::text::markdown::inline::SpanDelims;
 
@@ -142,7 +142,7 @@ impl BlockChunker {
         }
         let reopen = self.current_reopen();
         let line_start = match self.start {
-            0 => self.buffer_starts_line,
+            0 => self.buffer_start == BufferStart::Line,
             s => self.buffer.as_bytes()[s - 1] == b'\n',
         };
         let source = &self.buffer[self.start..end];
@@ -170,6 +170,10 @@ impl BlockChunker {
             &mut text,
         );
         delims.push_close(&mut text);
+        let table_head = match reopen.is_none() && self.starts_whole_row(sep_end) {
+            true => self.table_head_shown(dedent),
+            false => None,
+        };
         out.push(Block {
             text,
             lead: self.buffer[self.lead_from..self.start].to_owned(),
@@ -185,6 +189,7 @@ impl BlockChunker {
             spans_closed: !delims.is_empty(),
             dedent,
             continues_list: reopen.is_none() && self.scanner.continues_list_at(self.start),
+            table_head,
         });
         self.lead_from = self.start;
         self.clear_reopen();
@@ -236,6 +241,53 @@ impl BlockChunker {
             NextStart::Delims(d) => self.set_reopen(ReopenKind::Delims(d)),
             _ => {}
         }
+    }
+
+    /// Whether the block being built, its separator ending at `sep_end`, starts with a
+    /// whole body row of a table: at the row's start (only indentation before it on its
+    /// line: a list item's; a quote's `>` stays with the row), among the table's body rows,
+    /// and the row's line ends in the block or its separator (so the scanner has decided
+    /// that it is a row). Read from the block and what the buffer keeps of its line
+    /// ([`BufferStart`]), never from when the text arrived, so the answer does not depend
+    /// on how it was cut into deltas.
+    fn starts_whole_row(&self, sep_end: usize) -> bool {
+        let start = self.start;
+        let Some(t) = self.scanner.table_at(start) else {
+            return false;
+        };
+        let bytes = self.buffer.as_bytes();
+        let indent = bytes[..start]
+            .iter()
+            .rev()
+            .take_while(|&&b| b == b' ' || b == b'\t')
+            .count();
+        let row_start = match start - indent {
+            0 => self.buffer_start != BufferStart::Inside,
+            k => bytes[k - 1] == b'\n',
+        };
+        // The row's line ends in the block or its separator: the scanner has decided it
+        // is a row. (A row longer than the block is left out: how long it is, and so
+        // whether a message has room for it under the header, is not known yet.)
+        row_start
+            && start >= t.rows_start
+            && memchr::memchr(b'\n', &bytes[start..sep_end]).is_some()
+    }
+
+    /// The header and delimiter rows of the table the block being built starts among the
+    /// rows of, as a repeated header shows them ([`Block::table_head`]): its container
+    /// prefix blanked, de-indented by the block's `dedent` columns.
+    fn table_head_shown(&self, dedent: usize) -> Option<Box<str>> {
+        let planner = self.planner(self.buffer.len(), false);
+        let table = self.scanner.table_at(self.start)?;
+        let (head, blank) = planner.table_head(table)?;
+        let mut repeat = String::new();
+        Reopen::Table { head, blank }.push_to(&mut repeat);
+        if dedent == 0 {
+            return Some(repeat.into_boxed_str());
+        }
+        let mut shown = String::with_capacity(repeat.len());
+        dedent_into(&repeat, dedent, true, &mut shown);
+        Some(shown.into_boxed_str())
     }
 
     /// Keeps the opening line `buffer[start..end]` of the fence open at the block start.

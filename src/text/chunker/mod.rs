@@ -114,9 +114,10 @@ pub struct BlockChunker {
     cursor: usize,
     /// Start of the block being built.
     start: usize,
-    /// Whether `buffer[0]` starts a line of the text (a compaction may drain up to the
-    /// middle of one): asked only when a block is de-indented.
-    buffer_starts_line: bool,
+    /// Where `buffer[0]` stands in its line of the text (a compaction may drain up to the
+    /// middle of one): asked only when a block is de-indented or starts among a table's
+    /// rows.
+    buffer_start: BufferStart,
     /// Start of the whitespace before `start` that no emitted separator holds (the next
     /// block's lead).
     lead_from: usize,
@@ -176,6 +177,18 @@ pub struct BlockChunker {
     scratch: Vec<(Candidate, usize)>,
 }
 
+/// Where the chunker's buffer starts in its line of the text, once a compaction drained
+/// what came before.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum BufferStart {
+    /// At a line's start.
+    Line,
+    /// After only spaces and tabs on its line (a list item's indentation).
+    Indented,
+    /// After other text on its line.
+    Inside,
+}
+
 impl BlockChunker {
     /// A chunker with `config`, clamped to `min >= 1` and `max >= min`.
     ///
@@ -196,7 +209,7 @@ impl BlockChunker {
             forced,
             buffer: String::new(),
             base: 0,
-            buffer_starts_line: true,
+            buffer_start: BufferStart::Line,
             start: 0,
             lead_from: 0,
             cursor: 0,
@@ -306,7 +319,7 @@ impl BlockChunker {
     pub fn reset(&mut self) {
         self.buffer.clear();
         self.base = 0;
-        self.buffer_starts_line = true;
+        self.buffer_start = BufferStart::Line;
         self.start = 0;
         self.lead_from = 0;
         self.cursor = 0;

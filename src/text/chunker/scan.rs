@@ -88,7 +88,18 @@ impl BlockChunker {
         {
             self.save_fence_line(f.start, f.open_end);
         }
-        self.buffer_starts_line = self.buffer.as_bytes()[n - 1] == b'\n';
+        let drained = &self.buffer.as_bytes()[..n];
+        let blank = drained
+            .iter()
+            .rev()
+            .take_while(|&&b| b == b' ' || b == b'\t')
+            .count();
+        self.buffer_start = match (blank, drained[..n - blank].last()) {
+            (0, Some(b'\n')) => BufferStart::Line,
+            (_, Some(b'\n')) => BufferStart::Indented,
+            (_, None) if self.buffer_start != BufferStart::Inside => BufferStart::Indented,
+            _ => BufferStart::Inside,
+        };
         self.buffer.drain(..n);
         self.scanner.drain(n);
         self.base += n;

@@ -15,8 +15,9 @@ use super::MarkdownScanner;
 /// The column and the kind of the list marker that starts `line` (after spaces, tabs and
 /// quote markers), if it starts with one: `-`, `*`, `+`, or 1 to 9 digits and `.` or `)`,
 /// then a space, a tab or the line's end. The kind is the bullet char or the ordered
-/// marker's delimiter: an item goes on only with a list of its own kind.
-fn marker_column(line: &[u8]) -> Option<(usize, u8)> {
+/// marker's delimiter: an item goes on only with a list of its own kind. Also the marker's
+/// byte offset in `line` (a position inside the line's code, when the line is code).
+fn marker_column(line: &[u8]) -> Option<(usize, u8, usize)> {
     let mut col = 0;
     let mut i = 0;
     while let Some(&b) = line.get(i) {
@@ -39,21 +40,70 @@ fn marker_column(line: &[u8]) -> Option<(usize, u8)> {
         }
         _ => return None,
     };
-    matches!(line.get(i + len), None | Some(b' ' | b'\t' | b'\r' | b'\n')).then_some((col, kind))
+    matches!(line.get(i + len), None | Some(b' ' | b'\t' | b'\r' | b'\n')).then_some((col, kind, i))
+}
+
+/// Where the first line that may be a fence line starts (the text's length if none): a
+/// run of 3 or more backticks or tildes after only spaces, tabs, quote markers and list
+/// marker chars on its line. No code block opens before it but indented code.
+fn first_fence_run(text: &[u8]) -> usize {
+    for at in memchr::memchr2_iter(b'`', b'~', text) {
+        let run = text[at..].iter().take_while(|&&b| b == text[at]).count();
+        let line = memchr::memrchr(b'\n', &text[..at]).map_or(0, |i| i + 1);
+        let lead = |b: &u8| {
+            matches!(
+                b,
+                b' ' | b'\t' | b'>' | b'-' | b'*' | b'+' | b'.' | b')' | b'0'..=b'9'
+            )
+        };
+        if run >= 3 && text[line..at].iter().all(lead) {
+            return line;
+        }
+    }
+    text.len()
 }
 
 /// Whether a message that shows `shown` and then the list item line `item` (one that goes on
 /// with a list begun before it, see the module docs) has that list open there: `shown` holds
-/// a line starting with a list marker of the item's kind at the item's column or left of it.
-/// (Read on the text alone: a code line that looks like one counts too.)
+/// a line starting with a list marker of the item's kind at the item's column or left of it,
+/// outside code. `shown` is read as the message renders it, on its own: a line of a fenced
+/// or an indented code block that looks like a marker (`1. listen on port 8080` in a fence)
+/// opens no list. The scanner reads `shown`, up to the first such line outside code, only
+/// when one may be code: indented 4 columns or more, or after a line that may be a fence
+/// line (the coalescer asks this for a block that continues a list, not per delta).
 pub(crate) fn shows_list_for(shown: &str, item: &str) -> bool {
-    let Some((col, kind)) = marker_column(item.as_bytes()) else {
+    let Some((col, kind, _)) = marker_column(item.as_bytes()) else {
         return true;
     };
-    shown
-        .split('\n')
-        .filter_map(|line| marker_column(line.as_bytes()))
-        .any(|(c, k)| k == kind && c <= col)
+    let fence_from = first_fence_run(shown.as_bytes());
+    let mut scanner: Option<MarkdownScanner> = None;
+    let mut line = 0;
+    for text in shown.split_inclusive('\n') {
+        let start = line;
+        line += text.len();
+        let Some((c, k, at)) = marker_column(text.as_bytes()) else {
+            continue;
+        };
+        if k != kind || c > col {
+            continue;
+        }
+        if c < 4 && start < fence_from {
+            return true;
+        }
+        // Read up to this line's end (incrementally, the lines before read once).
+        let scanner = scanner.get_or_insert_with(MarkdownScanner::new);
+        match text.ends_with('\n') {
+            true => scanner.scan(&shown[..line]),
+            false => scanner.finish(shown),
+        }
+        // Probed at the marker: a cut there falls inside the code holding the line (an
+        // indented block's first line too, which starts at the line's start).
+        let p = start + at;
+        if scanner.fence_at(p).is_none() && scanner.indented_at(p).is_none() {
+            return true;
+        }
+    }
+    false
 }
 
 impl MarkdownScanner {
@@ -87,15 +137,15 @@ impl MarkdownScanner {
         for &item in items.iter().take_while(|&&l| l <= to && l < bytes.len()) {
             while line < item {
                 let end = memchr::memchr(b'\n', &bytes[line..item]).map_or(item, |k| line + k + 1);
-                if self.fence_at(line).is_none()
-                    && self.indented_at(line).is_none()
-                    && let Some((col, kind)) = marker_column(&bytes[line..end])
+                if let Some((col, kind, at)) = marker_column(&bytes[line..end])
+                    && self.fence_at(line + at).is_none()
+                    && self.indented_at(line + at).is_none()
                 {
                     leftmost[slot(kind)] = leftmost[slot(kind)].min(col);
                 }
                 line = end;
             }
-            let (col, kind) = marker_column(&bytes[item..]).unwrap_or((0, b'.'));
+            let (col, kind, _) = marker_column(&bytes[item..]).unwrap_or((0, b'.', 0));
             if leftmost[slot(kind)] <= col {
                 continue;
             }
@@ -156,11 +206,27 @@ mod tests {
     }
 
     #[test]
+    fn code_lines_that_look_like_markers_open_no_list() {
+        assert!(shows_list_for("1. a\n", "3. c"));
+        assert!(!shows_list_for("```\n1. a\n```\ntext", "3. c"));
+        assert!(!shows_list_for("~~~\r\n1. a\r\n~~~\r\ntext", "3. c"));
+        // The first line of an indented code block, and a later one.
+        assert!(!shows_list_for(
+            "Intro:\n\n    1. a\n    2. b\n\ntext",
+            "    3. c"
+        ));
+        // A real marker after the code counts.
+        assert!(shows_list_for("```\n1. a\n```\n1. b\n   text", "3. c"));
+        // Another kind, or a column right of the item's, never did.
+        assert!(!shows_list_for("1) a\n   - b\n", "3. c"));
+    }
+
+    #[test]
     fn markers_are_read_after_indentation_and_quotes() {
-        assert_eq!(marker_column(b"> 12. x"), Some((2, b'.')));
-        assert_eq!(marker_column(b"\t- x"), Some((4, b'-')));
+        assert_eq!(marker_column(b"> 12. x"), Some((2, b'.', 2)));
+        assert_eq!(marker_column(b"\t- x"), Some((4, b'-', 1)));
         assert_eq!(marker_column(b"-x"), None);
         assert_eq!(marker_column(b"1234567890. x"), None);
-        assert_eq!(marker_column(b"3)"), Some((0, b')')));
+        assert_eq!(marker_column(b"3)"), Some((0, b')', 0)));
     }
 }

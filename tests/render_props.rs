@@ -810,7 +810,7 @@ fn a_code_line_joined_after_a_cut_in_its_indentation_is_de_indented_whole() {
                 let first = 30;\n       cargo build --release\n       ````";
     let messages = smallest_limit_messages(text, 0);
     assert!(
-        messages.contains(&" ````bash\n let first = 3\n ````".to_owned()),
+        messages.contains(&" ````bash\n let first =\n ````".to_owned()),
         "{messages:#?}"
     );
 }
@@ -823,7 +823,7 @@ fn a_quoted_code_line_resumed_inside_its_indentation_keeps_the_exact_invariants(
                 129;\n      >     indented(body);\n      > cargo build --release\n      > ````";
     let messages = smallest_limit_messages(text, 0);
     assert!(
-        messages.contains(&"> ````\n   indented(body\n> ````".to_owned()),
+        messages.contains(&"> ````\n  indented(body)\n> ````".to_owned()),
         "{messages:#?}"
     );
 }
@@ -836,7 +836,7 @@ fn a_deep_opening_line_resumed_after_its_bare_marker_keeps_the_exact_invariants(
                 > ~~~python\n      > let first = 888;\n      > ~~~";
     let messages = smallest_limit_messages(text, 0);
     assert!(
-        messages.contains(&"> ~~~ython\n> let first =\n> ~~~".to_owned()),
+        messages.contains(&"> ~~~ython\n> let first \n> ~~~".to_owned()),
         "{messages:#?}"
     );
 }

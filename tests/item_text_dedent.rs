@@ -375,3 +375,50 @@ fn a_tab_split_by_the_de_indentation_never_takes_a_block_over_max() {
         assert_eq!(rebuilt, text);
     }
 }
+
+/// A deep item fence (6 spaces under `- ` and `   * `: 5 columns of items, the fence's own
+/// 1) whose code line `          indented(body);` has 4 columns of its own indentation.
+const DEEP_CODE: &str = "- a:\n   * b:\n      ~~~\n      let s = 1;\n          indented(body);\n      x = 1\n      ~~~\n";
+
+#[test]
+fn a_piece_starting_in_a_deep_fence_code_lines_indentation_keeps_the_codes_own_columns() {
+    // At these limits a piece starts inside the indentation of `          indented(body);`:
+    // the room left beside the reopened fence line and its closing line (counted at their
+    // source width) does not hold all 10 columns and a cluster. De-indented by the items'
+    // 5 columns the line has 5: the fence's 1 and the code's own 4. The piece shows exactly
+    // those: neither the items' columns (they would read as more code indentation) nor
+    // less. The chunker keeps as many in 1-byte deltas as whole (how many fit depends on
+    // the width of the line's first cluster, which it waits for), and the splitter alike.
+    for max in [26, 28, 30, 32, 36] {
+        let whole = chunk(DEEP_CODE, 1, max, DEEP_CODE.len());
+        assert_eq!(
+            chunk(DEEP_CODE, 1, max, 1),
+            whole,
+            "1-byte deltas differ at {max}"
+        );
+        let split = PlatformSplitter::new(SplitConfig {
+            limit: max,
+            metric: LengthMetric::Chars,
+            ..SplitConfig::default()
+        })
+        .expect("a valid limit")
+        .split(DEEP_CODE);
+        for blocks in [&whole, &split] {
+            let rebuilt: String = blocks
+                .iter()
+                .map(|b| format!("{}{}{}", b.lead, &DEEP_CODE[b.source.clone()], b.sep))
+                .collect();
+            assert_eq!(rebuilt, DEEP_CODE);
+            assert!(blocks.iter().all(|b| b.text.chars().count() <= max));
+            let line = blocks
+                .iter()
+                .flat_map(|b| b.text.split('\n'))
+                .find(|l| l.trim_start().starts_with('i'))
+                .expect("a piece shows the line's first char");
+            assert!(
+                line.starts_with("     i"),
+                "limit {max}: {line:?} in {blocks:#?}"
+            );
+        }
+    }
+}

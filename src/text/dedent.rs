@@ -208,7 +208,7 @@ fn item_content_column(line: &str) -> Option<usize> {
 ///
 /// Under a quote in list items (`     > ` before the fence) it is the spaces before the
 /// first `>`, when they reach 4 columns (the `>` itself would read as indented code).
-fn deep_prefix(marker: &FenceMarker) -> usize {
+pub(crate) fn deep_prefix(marker: &FenceMarker) -> usize {
     let prefix = marker.prefix.as_str();
     let lead = prefix
         .bytes()

@@ -6,6 +6,7 @@ use crate::text::cut::{NextStart, Planned, Reopen, is_ws, quoted_after, shown_st
 use crate::text::dedent::{build_piece_within, dedent_into, item_dedent};
 use crate::text::markdown::FenceMarker;
 use crate::text::markdown::inline::SpanDelims;
+use crate::text::metric::next_grapheme_boundary;
 
 use super::synthetic::*;
 use super::*;
@@ -119,6 +120,9 @@ impl BlockChunker {
         next: NextStart,
         out: &mut Vec<Block>,
     ) {
+        // Emitted before its start was settled: it starts where it was put for the widest
+        // first cluster.
+        self.release_held(out);
         let mut text = String::with_capacity(end - self.start + 16);
         if matches!(self.reopen, Some(ReopenKind::Fence { .. })) && !self.reopens_open_fence() {
             // The fence a flush closed ended with its container right after it (the next
@@ -328,7 +332,7 @@ impl BlockChunker {
     /// A new block starts at `q`, with `buffer[q..t]` already arrived (all the text, if
     /// `complete`): whitespace that cannot be shown at its start (blank lines, indentation
     /// too wide) joins the separator of the block just emitted, the last of `out`.
-    pub(super) fn begin_block(&mut self, q: usize, t: usize, complete: bool, out: &mut [Block]) {
+    pub(super) fn begin_block(&mut self, q: usize, t: usize, complete: bool, out: &mut Vec<Block>) {
         let metric = self.config.metric;
         let s = shown_start(
             &self.buffer[..t],
@@ -337,13 +341,24 @@ impl BlockChunker {
             self.current_reopen(),
             complete,
         );
-        if s > q
+        // Where the indentation shown waits for the first cluster, the block just emitted
+        // waits too: its separator ends where this block starts.
+        let line = match complete {
+            false => self.waiting_start(q, t, s),
+            true => None,
+        };
+        let sep_to = line.unwrap_or(s);
+        if sep_to > q
             && let Some(last) = out.last_mut()
         {
-            last.sep.push_str(&self.buffer[q..s]);
+            last.sep.push_str(&self.buffer[q..sep_to]);
         }
+        if line.is_some() {
+            self.held = out.pop();
+        }
+        self.start_waits = line.is_some();
         self.start = s;
-        self.lead_from = s;
+        self.lead_from = sep_to;
         self.start_units = self.units - metric.len(&self.buffer[s..t]);
         self.content = Err(s);
         self.leading = s == t;
@@ -351,5 +366,50 @@ impl BlockChunker {
             self.run = None;
         }
         self.waiting.retain(|(c, _)| c.end > s);
+    }
+
+    /// Where a block whose whitespace starts at `q`, shown from `s` with the text up to `t`
+    /// (see [`shown_start`]), waits to know where it starts: the start of the line of its
+    /// first cluster, when that cluster may still grow (it ends the text) and the room
+    /// counted for the widest one it may grow into keeps less of the line's indentation
+    /// than the cluster as it stands would. Without this, the start would depend on where
+    /// the deltas fall (whole, the text after the cluster tells its width).
+    pub(super) fn waiting_start(&self, q: usize, t: usize, s: usize) -> Option<usize> {
+        let text = &self.buffer[..t];
+        let now = shown_start(text, q, &self.limits(), self.current_reopen(), true);
+        (now != s).then(|| text[q..s].rfind('\n').map_or(q, |i| q + i + 1))
+    }
+
+    /// Decides where the block starts showing, once its first cluster after `lead_from` is
+    /// complete in the text up to `t` (or `complete`): the indentation before it that
+    /// `shown_start` keeps for that cluster's width; the rest stays the block's lead.
+    pub(super) fn settle_start(&mut self, t: usize, complete: bool, out: &mut Vec<Block>) {
+        let q = self.lead_from;
+        let text = &self.buffer[..t];
+        let r = q + text[q..].bytes().take_while(|&b| is_ws(b)).count();
+        if !complete && (r == t || next_grapheme_boundary(text, r) == t) {
+            return;
+        }
+        self.start_waits = false;
+        let s = shown_start(text, q, &self.limits(), self.current_reopen(), true);
+        self.start = s;
+        self.start_units = self.units - self.config.metric.len(&self.buffer[s..self.cursor]);
+        self.content = Err(s);
+        if self.run.is_some_and(|(p, _)| p < s) {
+            self.run = None;
+        }
+        self.waiting.retain(|(c, _)| c.end > s);
+        self.release_held(out);
+    }
+
+    /// The block held back (see `held`) goes out, its separator reaching the start of the
+    /// block being built; that start is decided from now on.
+    pub(super) fn release_held(&mut self, out: &mut Vec<Block>) {
+        self.start_waits = false;
+        if let Some(mut block) = self.held.take() {
+            block.sep.push_str(&self.buffer[self.lead_from..self.start]);
+            out.push(block);
+            self.lead_from = self.start;
+        }
     }
 }

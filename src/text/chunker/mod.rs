@@ -33,7 +33,11 @@
 //! - **Separators.** A cut keeps its whitespace as [`Block::sep`]: through the last `\n` of
 //!   the run for a line or paragraph break (the next block keeps its indentation), the whole
 //!   run otherwise, `""` for a hard cut, plus any indentation too wide to show beside the
-//!   next block's first char. Whitespace before the first block of a message, or before the
+//!   next block's first char. How much of it is too wide depends on that first cluster's
+//!   width: while the cluster may still grow (it ends the text so far), the block just cut
+//!   is held back until it is complete (the next char or a flush), so the cut does not
+//!   depend on where the deltas fall; in a de-indented item fence, the next block keeps
+//!   the code's own columns where they fit, never the items' ones. Whitespace before the first block of a message, or before the
 //!   first block after a [`BlockChunker::flush`], is that block's [`Block::lead`]; a flush
 //!   gives the trailing whitespace to the last block's `sep`. So `lead + original[source] +
 //!   sep` over a message's blocks gives back the message exactly; only whitespace after the
@@ -131,6 +135,10 @@ pub struct BlockChunker {
     prev: Prev,
     /// The block holds only whitespace so far (from `lead_from`).
     leading: bool,
+    /// Where the block starts showing waits for its first cluster, which may still grow:
+    /// the indentation from `lead_from` (its line's start) that it keeps depends on how
+    /// wide that cluster is (see [`BlockChunker::settle_start`]).
+    start_waits: bool,
     /// How many regional indicators end at `cursor` (graphemes metric).
     ri_run: usize,
     /// Eligible candidates with no content after them yet (only fence lines or an
@@ -175,6 +183,10 @@ pub struct BlockChunker {
     max_wait: Option<usize>,
     /// Room for candidates being re-checked (kept to reuse its capacity).
     scratch: Vec<(Candidate, usize)>,
+    /// The block emitted last, held back while the next one's start waits for its first
+    /// cluster (`start_waits`): the indentation that the next block does not show goes to
+    /// its separator then.
+    held: Option<Block>,
 }
 
 /// Where the chunker's buffer starts in its line of the text, once a compaction drained
@@ -220,6 +232,7 @@ impl BlockChunker {
             run: None,
             prev: Prev::Space,
             leading: true,
+            start_waits: false,
             ri_run: 0,
             scanner: MarkdownScanner::new(),
             scanned: 0,
@@ -233,6 +246,7 @@ impl BlockChunker {
             max_wait: None,
             scratch: Vec::new(),
             recheck: None,
+            held: None,
         }
     }
 
@@ -248,6 +262,7 @@ impl BlockChunker {
         while self.cursor < self.buffer.len() {
             if !self.waiting.is_empty()
                 || self.recheck.is_some()
+                || self.start_waits
                 || (!self.skip_short() && !self.skip_fence() && !self.skip_plain())
             {
                 self.step(out);
@@ -270,6 +285,9 @@ impl BlockChunker {
         self.waiting.clear();
         self.max_wait = None;
         self.recheck = None;
+        if self.start_waits {
+            self.settle_start(len, true, out);
+        }
         if self.leading {
             return;
         }
@@ -330,6 +348,8 @@ impl BlockChunker {
         self.run = None;
         self.prev = Prev::Space;
         self.leading = true;
+        self.start_waits = false;
+        self.held = None;
         self.ri_run = 0;
         self.scanner.reset();
         self.scanned = 0;

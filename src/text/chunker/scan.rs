@@ -352,6 +352,9 @@ impl BlockChunker {
         let units_before = self.units;
         self.units += self.char_units(i, c);
         self.cursor = t;
+        if self.start_waits {
+            self.settle_start(t, false, out);
+        }
         // Whitespace that is part of the cluster before it (after a prepended char) does
         // not break; one that carries a combining mark is found when the mark arrives.
         let ws = is_ws_char(c)
@@ -437,6 +440,7 @@ impl BlockChunker {
             false,
         );
         self.start = s.min(i);
+        self.start_waits = self.waiting_start(self.lead_from, t, self.start).is_some();
         self.start_units = self.units - self.config.metric.len(&self.buffer[self.start..t]);
         self.leading = false;
         self.content = Err(self.start);

@@ -1,5 +1,6 @@
 //! Where a piece starts showing, how strictly a cut avoids code, and the content a cut must leave.
 
+use crate::text::dedent::deep_prefix;
 use crate::text::limits::{Limits, widest_grapheme};
 use crate::text::markdown::FenceMarker;
 use crate::text::metric::{is_grapheme_boundary, next_grapheme_boundary};
@@ -59,6 +60,15 @@ pub(crate) fn shown_start(
     if indent <= room {
         return s;
     }
+    // In a fence that the piece shows de-indented by its items' columns, only the columns
+    // past them are the code's own: shown from inside the indentation (the first line is
+    // not de-indented then), the piece keeps exactly those, as the de-indented line has
+    // them, where they fit.
+    if let Some(own) = own_code_indent(reopen, &bytes[s..r])
+        && own <= room
+    {
+        return r - own;
+    }
     // A line indented 4 or more is not a fence line; shown with less it might read as one:
     // outside a fence as an opening line, inside the reopened fence as its closing line.
     let line_end = memchr::memchr(b'\n', &bytes[r..]).map_or(bytes.len(), |i| r + i);
@@ -72,6 +82,23 @@ pub(crate) fn shown_start(
         room
     };
     r - keep
+}
+
+/// The columns of `indent` (a code line's indentation, a piece starting inside it) that
+/// are the code's own, past the container columns that de-indenting a piece which reopens
+/// the fence takes off ([`deep_prefix`]); `None` outside such a fence, in a quote, or where
+/// a tab makes bytes and columns differ.
+fn own_code_indent(reopen: Option<Reopen<'_>>, indent: &[u8]) -> Option<usize> {
+    let Some(Reopen::Fence {
+        marker,
+        quoted: false,
+        ..
+    }) = reopen
+    else {
+        return None;
+    };
+    let cols = deep_prefix(&marker);
+    (cols > 0 && indent.iter().all(|&b| b == b' ')).then(|| indent.len().saturating_sub(cols))
 }
 
 /// How strictly a cut must avoid code.

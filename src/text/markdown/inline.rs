@@ -157,6 +157,14 @@ struct Lists {
     /// `markdown::lists`), in order: kept here, in the box a stream builds only when it keeps
     /// something, so that a stream without them pays nothing for them.
     list_items: Vec<usize>,
+    /// At or before where the next undecided bracket, destination or autolink, or
+    /// unmatched emphasis opener, expires ([`InlineScanner::expiry`]): lowered as they are
+    /// added, set to the exact place when the reading reaches it (what goes away only
+    /// moves the expiry later; a bound met early costs one look at the lists). So reading
+    /// ordinary text does not read the lists at every byte it stops at. 0 in a new box
+    /// (a bound, if a poor one); kept here, as the lists, so a stream without them does
+    /// not pay for it (without them only the state can expire, and that is read at once).
+    expiry_bound: usize,
 }
 
 impl Lists {
@@ -187,6 +195,8 @@ impl Lists {
         for l in &mut self.list_items {
             *l -= n;
         }
+        // Every position moved back by at most `n`.
+        self.expiry_bound = self.expiry_bound.saturating_sub(n);
     }
 }
 
@@ -197,6 +207,7 @@ static NO_LISTS: Lists = Lists {
     emph_open: Vec::new(),
     emph: Vec::new(),
     list_items: Vec::new(),
+    expiry_bound: 0,
 };
 
 /// [`Lists`] behind a box made the first time something is kept: four empty vectors
@@ -311,6 +322,7 @@ impl InlineScanner {
         self.newly_safe = None;
         self.run = None;
         if let Some(lists) = self.lists.built() {
+            lists.expiry_bound = usize::MAX;
             lists.openers.clear();
             lists.spans.clear();
             lists.emph_open.clear();
@@ -417,13 +429,17 @@ impl InlineScanner {
         }
         while i < to {
             // A bracket or destination undecided for too long is literal: decided at the
-            // byte `LINK_LOOK` after its start, whatever the deltas.
-            let expiry = self.expiry();
-            if expiry <= i {
-                self.expire(i);
-                continue;
+            // byte `LINK_LOOK` after its start, whatever the deltas (an emphasis opener
+            // likewise after `EMPH_LOOK`). The lists are read only when the reading reaches
+            // the bound kept on where that happens (see `Lists::expiry_bound`).
+            let mut bound = self.expiry_bound();
+            if bound <= i {
+                match self.reach_expiry_bound(i) {
+                    Some(exact) => bound = exact,
+                    None => continue,
+                }
             }
-            let stop = to.min(expiry);
+            let stop = to.min(bound);
             i = match self.state {
                 State::Normal => self.normal_text(bytes, i, stop, to),
                 State::AfterBracket { start } => {
@@ -509,6 +525,55 @@ impl InlineScanner {
             };
         }
         self.pos = to;
+    }
+
+    /// At or before where the next expiry happens: the bound kept with the lists, or,
+    /// without them, the exact place (only the state may expire then).
+    #[inline]
+    fn expiry_bound(&self) -> usize {
+        match &self.lists.0 {
+            Some(lists) => lists.expiry_bound,
+            None => match self.state {
+                State::AfterBracket { start }
+                | State::Dest { start, .. }
+                | State::Angle { start } => start.saturating_add(LINK_LOOK),
+                State::Normal | State::Url { .. } => usize::MAX,
+            },
+        }
+    }
+
+    /// The reading reached the bound on the next expiry at `i`: what expires there does
+    /// (then `None`: the reading looks again), else the bound becomes the exact expiry,
+    /// returned.
+    #[cold]
+    #[inline(never)]
+    fn reach_expiry_bound(&mut self, i: usize) -> Option<usize> {
+        let exact = self.expiry();
+        if exact <= i {
+            self.expire(i);
+            let exact = self.expiry();
+            self.set_expiry_bound(exact);
+            return None;
+        }
+        self.set_expiry_bound(exact);
+        Some(exact)
+    }
+
+    /// The reading found the exact expiry: the bound is set to it.
+    #[inline]
+    fn set_expiry_bound(&mut self, at: usize) {
+        if let Some(lists) = self.lists.built() {
+            lists.expiry_bound = at;
+        }
+    }
+
+    /// Something added may expire at `at`: the bound on the next expiry comes down to it
+    /// (without lists nothing is kept: a box built later starts at 0).
+    #[inline]
+    fn lower_expiry(&mut self, at: usize) {
+        if let Some(lists) = self.lists.built() {
+            lists.expiry_bound = lists.expiry_bound.min(at);
+        }
     }
 
     /// Where the oldest undecided bracket or destination turns literal.
@@ -632,7 +697,9 @@ impl InlineScanner {
             b'[' => {
                 let image = at > 0 && bytes[at - 1] == b'!' && !escaped(bytes, at - 1);
                 if self.lists.openers.len() < MAX_OPENERS {
-                    self.lists.openers.push(if image { at - 1 } else { at });
+                    let start = if image { at - 1 } else { at };
+                    self.lists.openers.push(start);
+                    self.lower_expiry(start.saturating_add(LINK_LOOK));
                 }
                 at + 1
             }
@@ -645,6 +712,7 @@ impl InlineScanner {
             b'<' => {
                 if bytes.get(at + 1).is_none_or(u8::is_ascii_alphabetic) {
                     self.state = State::Angle { start: at };
+                    self.lower_expiry(at.saturating_add(LINK_LOOK));
                 }
                 at + 1
             }
@@ -810,6 +878,7 @@ impl InlineScanner {
             }
         }
         if left > 0 && can_open && self.lists.emph_open.len() < MAX_OPENERS {
+            self.lower_expiry(at.saturating_add(EMPH_LOOK));
             self.lists.emph_open.push(EmphOpener {
                 pos: at,
                 ch,
@@ -1205,6 +1274,136 @@ mod corpus_reading {
                     inc.emphasis_at(p - base),
                     whole.emphasis_at(p),
                     "t {t} p {p}"
+                );
+            }
+        }
+    }
+}
+
+/// The bound on the next expiry that lets the reading skip reading its lists at each stop
+/// (`expiry_bound`) never lies past the exact expiry, whatever the text, its splits and its
+/// drains: so every bracket, destination, autolink and emphasis opener expires at the same
+/// byte as when the lists were read at every step. Random replies built from the bytes that
+/// open and close them, with stretches longer than [`LINK_LOOK`] and [`EMPH_LOOK`], read in
+/// random pieces and drained as a chunker drains, against the same reply read in one go.
+#[cfg(test)]
+mod expiry_bound {
+    use super::super::MarkdownScanner;
+    use super::{EMPH_LOOK, LINK_LOOK};
+
+    const PIECES: &[&str] = &[
+        "word ",
+        "more text ",
+        "[",
+        "]",
+        "](",
+        "(",
+        ")",
+        "![",
+        "<",
+        ">",
+        "<https://a.b/c>",
+        "https://x.y/z ",
+        "www.a.b ",
+        "*",
+        "**",
+        "_",
+        "__",
+        "~~",
+        "~",
+        "`",
+        "``",
+        "\\",
+        "\\[",
+        "漢字 ",
+        "é ",
+        "\n",
+        "\r\n",
+        "\n\n",
+        "\n- ",
+        "\n> ",
+        "\n1. ",
+        "\n    code\n",
+        "\n```\n",
+        "| a | b |",
+        "\n|---|---|\n",
+        "a_b ",
+        "2*3 ",
+        " * ",
+        " <a",
+        " [a",
+        "](a",
+    ];
+
+    fn reply(rng: &mut fastrand::Rng) -> String {
+        let mut s = String::new();
+        while s.len() < 12_000 {
+            if rng.u8(..40) == 0 {
+                // A stretch of ordinary text past the looks: openers before it expire.
+                let long = [LINK_LOOK, EMPH_LOOK][rng.usize(..2)] + rng.usize(..64);
+                // Words, or one long token (an autolink or a URL that never ends).
+                let spaced = rng.bool();
+                for _ in 0..long / 8 {
+                    s.push_str(match spaced {
+                        true => ["wordy ok", "ab cd ef", "1234567 "][rng.usize(..3)],
+                        false => "abcdefgh",
+                    });
+                }
+            } else {
+                s.push_str(PIECES[rng.usize(..PIECES.len())]);
+            }
+        }
+        s
+    }
+
+    fn check(s: &MarkdownScanner) {
+        assert!(
+            s.inline.expiry_bound() <= s.inline.expiry(),
+            "bound {} past the expiry {}",
+            s.inline.expiry_bound(),
+            s.inline.expiry()
+        );
+    }
+
+    #[test]
+    fn the_bound_never_passes_the_expiry() {
+        for seed in 0..12 {
+            let mut rng = fastrand::Rng::with_seed(seed);
+            let text = reply(&mut rng);
+            let mut whole = MarkdownScanner::new();
+            whole.scan(&text);
+            check(&whole);
+            let mut inc = MarkdownScanner::new();
+            let (mut base, mut t) = (0, 0);
+            while t < text.len() {
+                t = (t + 1 + rng.usize(..300)).min(text.len());
+                while !text.is_char_boundary(t) {
+                    t += 1;
+                }
+                inc.scan(&text[base..t]);
+                check(&inc);
+                if rng.bool() {
+                    let mut n = inc.line_start().min(rng.usize(..=t - base));
+                    while !text.is_char_boundary(base + n) {
+                        n -= 1;
+                    }
+                    let n = inc.drain_limit(n);
+                    inc.drain(n);
+                    base += n;
+                    check(&inc);
+                }
+            }
+            // What the drained reading still holds reads as the whole one.
+            for p in base..text.len() {
+                assert_eq!(
+                    inc.inline_at(p - base).map(|s| s.start + base),
+                    whole.inline_at(p).map(|s| s.start),
+                    "seed {seed} p {p}"
+                );
+                assert_eq!(
+                    inc.emphasis_at(p - base),
+                    whole.emphasis_at(p),
+                    "seed {seed} p {p}"
                 );
             }
         }

@@ -786,7 +786,28 @@ impl InlineScanner {
 
     /// The block ends at `at` (the reader has read up to it): whatever is still undecided
     /// is literal text, and a URL ends.
+    #[inline]
     pub(crate) fn end_block(&mut self, at: usize) {
+        if self.run.is_none()
+            && self.state == State::Normal
+            && self
+                .lists
+                .0
+                .as_ref()
+                .is_none_or(|l| l.openers.is_empty() && l.emph_open.is_empty())
+        {
+            // Nothing undecided (most block ends): nothing turns literal.
+            self.in_code = false;
+            self.escape = false;
+            self.pos = self.pos.max(at);
+            return;
+        }
+        self.end_open_block(at);
+    }
+
+    /// [`InlineScanner::end_block`] with something undecided.
+    #[inline(never)]
+    fn end_open_block(&mut self, at: usize) {
         self.end_run(None);
         // Delimiters still unmatched at the end of their block are literal.
         if let Some(lists) = self.lists.built() {

@@ -375,7 +375,23 @@ impl InlineScanner {
     }
 
     /// The span (decided or not) that a cut at `p` would fall inside, if any.
+    #[inline]
     pub(crate) fn span_at(&self, p: usize) -> Option<InlineSpan> {
+        // Most cuts: nothing undecided, and every decided span ended before `p`.
+        let none =
+            self.state == State::Normal
+                && self.lists.0.as_ref().is_none_or(|l| {
+                    l.openers.is_empty() && l.spans.last().is_none_or(|s| s.end <= p)
+                });
+        if none {
+            return None;
+        }
+        self.span_around(p)
+    }
+
+    /// [`InlineScanner::span_at`] when a span may hold `p`.
+    #[inline(never)]
+    fn span_around(&self, p: usize) -> Option<InlineSpan> {
         if let Some(s) = self.open_start()
             && p > s
         {
@@ -914,7 +930,22 @@ impl InlineScanner {
     /// in the piece before it, outermost first: the matched ones around `p`, and (for a
     /// text that goes on, whose closers may still arrive) those that may open and are not
     /// matched yet. Empty when there are more than a piece repairs.
+    #[inline]
     pub(crate) fn emphasis_at(&self, p: usize) -> SpanDelims {
+        // Most cuts: no opener waits, and every matched span closed before `p`.
+        let none =
+            self.lists.0.as_ref().is_none_or(|l| {
+                l.emph_open.is_empty() && l.emph.last().is_none_or(|e| e.close <= p)
+            });
+        if none {
+            return SpanDelims::NONE;
+        }
+        self.emphasis_around(p)
+    }
+
+    /// [`InlineScanner::emphasis_at`] when some emphasis may hold `p`.
+    #[inline(never)]
+    fn emphasis_around(&self, p: usize) -> SpanDelims {
         let mut found: [(usize, u8, usize); MAX_DELIMS] = [(0, 0, 0); MAX_DELIMS];
         let mut n = 0;
         // Matched spans are kept in the order they closed, which is the order of their
@@ -1307,8 +1338,9 @@ mod corpus_reading {
 /// byte as when the lists were read at every step. Random replies built from the bytes that
 /// open and close them, with stretches longer than [`LINK_LOOK`] and [`EMPH_LOOK`], read in
 /// random pieces and drained as a chunker drains, against the same reply read in one go.
+/// Also the quick answers of the cut queries against their full readings.
 #[cfg(test)]
-mod expiry_bound {
+mod fast_paths {
     use super::super::MarkdownScanner;
     use super::{EMPH_LOOK, LINK_LOOK};
 
@@ -1384,6 +1416,33 @@ mod expiry_bound {
             s.inline.expiry_bound(),
             s.inline.expiry()
         );
+    }
+
+    /// The quick answers of `span_at` and `emphasis_at` (nothing can hold the cut) agree
+    /// with the full readings at every position of random replies, read in pieces.
+    #[test]
+    fn quick_answers_agree_with_the_full_readings() {
+        for seed in 100..106 {
+            let mut rng = fastrand::Rng::with_seed(seed);
+            let text = reply(&mut rng);
+            let mut s = MarkdownScanner::new();
+            let mut t = 0;
+            while t < text.len() {
+                t = (t + 1 + rng.usize(..500)).min(text.len());
+                while !text.is_char_boundary(t) {
+                    t += 1;
+                }
+                s.scan(&text[..t]);
+                for p in t.saturating_sub(600)..=t {
+                    assert_eq!(s.inline.span_at(p), s.inline.span_around(p), "{seed} {p}");
+                    assert_eq!(
+                        s.inline.emphasis_at(p),
+                        s.inline.emphasis_around(p),
+                        "{seed} {p}"
+                    );
+                }
+            }
+        }
     }
 
     #[test]

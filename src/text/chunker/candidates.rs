@@ -14,8 +14,13 @@ use super::*;
 impl BlockChunker {
     /// Whether the next piece after a cut at `p` would start, mid-line, with one or two
     /// backticks or tildes that end the text at moment `t` (see [`BlockChunker::recheck`]).
+    #[inline]
     pub(super) fn partial_fence_after(&self, p: usize, t: usize) -> bool {
         let bytes = &self.buffer.as_bytes()[p..t];
+        // Most moments: the text does not end with a backtick or tilde.
+        if !matches!(bytes.last(), Some(b'`' | b'~')) {
+            return false;
+        }
         let ws = bytes.iter().take_while(|&&b| is_ws(b)).count();
         !bytes[..ws].contains(&b'\n') && partial_fence_at_end(&bytes[ws..])
     }

@@ -162,6 +162,14 @@ struct Lists {
     /// The block scanner's quoted paragraph lines (see `markdown::quoted`), kept here for
     /// the same reason.
     quoted: QuotedLines,
+    /// At or before where the next undecided bracket, destination or autolink, or
+    /// unmatched emphasis opener, expires ([`InlineScanner::expiry`]): lowered as they are
+    /// added, set to the exact place when the reading reaches it (what goes away only
+    /// moves the expiry later; a bound met early costs one look at the lists). So reading
+    /// ordinary text does not read the lists at every byte it stops at. 0 in a new box
+    /// (a bound, if a poor one); kept here, as the lists, so a stream without them does
+    /// not pay for it (without them only the state can expire, and that is read at once).
+    expiry_bound: usize,
 }
 
 impl Lists {
@@ -193,6 +201,8 @@ impl Lists {
             *l -= n;
         }
         self.quoted.drain(n);
+        // Every position moved back by at most `n`.
+        self.expiry_bound = self.expiry_bound.saturating_sub(n);
     }
 }
 
@@ -204,6 +214,7 @@ static NO_LISTS: Lists = Lists {
     emph: Vec::new(),
     list_items: Vec::new(),
     quoted: QuotedLines::NONE,
+    expiry_bound: 0,
 };
 
 /// [`Lists`] behind a box made the first time something is kept: four empty vectors
@@ -318,6 +329,7 @@ impl InlineScanner {
         self.newly_safe = None;
         self.run = None;
         if let Some(lists) = self.lists.built() {
+            lists.expiry_bound = usize::MAX;
             lists.openers.clear();
             lists.spans.clear();
             lists.emph_open.clear();
@@ -382,7 +394,23 @@ impl InlineScanner {
     }
 
     /// The span (decided or not) that a cut at `p` would fall inside, if any.
+    #[inline]
     pub(crate) fn span_at(&self, p: usize) -> Option<InlineSpan> {
+        // Most cuts: nothing undecided, and every decided span ended before `p`.
+        let none =
+            self.state == State::Normal
+                && self.lists.0.as_ref().is_none_or(|l| {
+                    l.openers.is_empty() && l.spans.last().is_none_or(|s| s.end <= p)
+                });
+        if none {
+            return None;
+        }
+        self.span_around(p)
+    }
+
+    /// [`InlineScanner::span_at`] when a span may hold `p`.
+    #[inline(never)]
+    fn span_around(&self, p: usize) -> Option<InlineSpan> {
         if let Some(s) = self.open_start()
             && p > s
         {
@@ -436,13 +464,17 @@ impl InlineScanner {
         }
         while i < to {
             // A bracket or destination undecided for too long is literal: decided at the
-            // byte `LINK_LOOK` after its start, whatever the deltas.
-            let expiry = self.expiry();
-            if expiry <= i {
-                self.expire(i);
-                continue;
+            // byte `LINK_LOOK` after its start, whatever the deltas (an emphasis opener
+            // likewise after `EMPH_LOOK`). The lists are read only when the reading reaches
+            // the bound kept on where that happens (see `Lists::expiry_bound`).
+            let mut bound = self.expiry_bound();
+            if bound <= i {
+                match self.reach_expiry_bound(i) {
+                    Some(exact) => bound = exact,
+                    None => continue,
+                }
             }
-            let stop = to.min(expiry);
+            let stop = to.min(bound);
             i = match self.state {
                 State::Normal => self.normal_text(bytes, i, stop, to),
                 State::AfterBracket { start } => {
@@ -528,6 +560,55 @@ impl InlineScanner {
             };
         }
         self.pos = to;
+    }
+
+    /// At or before where the next expiry happens: the bound kept with the lists, or,
+    /// without them, the exact place (only the state may expire then).
+    #[inline]
+    fn expiry_bound(&self) -> usize {
+        match &self.lists.0 {
+            Some(lists) => lists.expiry_bound,
+            None => match self.state {
+                State::AfterBracket { start }
+                | State::Dest { start, .. }
+                | State::Angle { start } => start.saturating_add(LINK_LOOK),
+                State::Normal | State::Url { .. } => usize::MAX,
+            },
+        }
+    }
+
+    /// The reading reached the bound on the next expiry at `i`: what expires there does
+    /// (then `None`: the reading looks again), else the bound becomes the exact expiry,
+    /// returned.
+    #[cold]
+    #[inline(never)]
+    fn reach_expiry_bound(&mut self, i: usize) -> Option<usize> {
+        let exact = self.expiry();
+        if exact <= i {
+            self.expire(i);
+            let exact = self.expiry();
+            self.set_expiry_bound(exact);
+            return None;
+        }
+        self.set_expiry_bound(exact);
+        Some(exact)
+    }
+
+    /// The reading found the exact expiry: the bound is set to it.
+    #[inline]
+    fn set_expiry_bound(&mut self, at: usize) {
+        if let Some(lists) = self.lists.built() {
+            lists.expiry_bound = at;
+        }
+    }
+
+    /// Something added may expire at `at`: the bound on the next expiry comes down to it
+    /// (without lists nothing is kept: a box built later starts at 0).
+    #[inline]
+    fn lower_expiry(&mut self, at: usize) {
+        if let Some(lists) = self.lists.built() {
+            lists.expiry_bound = lists.expiry_bound.min(at);
+        }
     }
 
     /// Where the oldest undecided bracket or destination turns literal.
@@ -651,7 +732,9 @@ impl InlineScanner {
             b'[' => {
                 let image = at > 0 && bytes[at - 1] == b'!' && !escaped(bytes, at - 1);
                 if self.lists.openers.len() < MAX_OPENERS {
-                    self.lists.openers.push(if image { at - 1 } else { at });
+                    let start = if image { at - 1 } else { at };
+                    self.lists.openers.push(start);
+                    self.lower_expiry(start.saturating_add(LINK_LOOK));
                 }
                 at + 1
             }
@@ -664,6 +747,7 @@ impl InlineScanner {
             b'<' => {
                 if bytes.get(at + 1).is_none_or(u8::is_ascii_alphabetic) {
                     self.state = State::Angle { start: at };
+                    self.lower_expiry(at.saturating_add(LINK_LOOK));
                 }
                 at + 1
             }
@@ -737,7 +821,28 @@ impl InlineScanner {
 
     /// The block ends at `at` (the reader has read up to it): whatever is still undecided
     /// is literal text, and a URL ends.
+    #[inline]
     pub(crate) fn end_block(&mut self, at: usize) {
+        if self.run.is_none()
+            && self.state == State::Normal
+            && self
+                .lists
+                .0
+                .as_ref()
+                .is_none_or(|l| l.openers.is_empty() && l.emph_open.is_empty())
+        {
+            // Nothing undecided (most block ends): nothing turns literal.
+            self.in_code = false;
+            self.escape = false;
+            self.pos = self.pos.max(at);
+            return;
+        }
+        self.end_open_block(at);
+    }
+
+    /// [`InlineScanner::end_block`] with something undecided.
+    #[inline(never)]
+    fn end_open_block(&mut self, at: usize) {
         self.end_run(None);
         // Delimiters still unmatched at the end of their block are literal.
         if let Some(lists) = self.lists.built() {
@@ -829,6 +934,7 @@ impl InlineScanner {
             }
         }
         if left > 0 && can_open && self.lists.emph_open.len() < MAX_OPENERS {
+            self.lower_expiry(at.saturating_add(EMPH_LOOK));
             self.lists.emph_open.push(EmphOpener {
                 pos: at,
                 ch,
@@ -843,7 +949,22 @@ impl InlineScanner {
     /// in the piece before it, outermost first: the matched ones around `p`, and (for a
     /// text that goes on, whose closers may still arrive) those that may open and are not
     /// matched yet. Empty when there are more than a piece repairs.
+    #[inline]
     pub(crate) fn emphasis_at(&self, p: usize) -> SpanDelims {
+        // Most cuts: no opener waits, and every matched span closed before `p`.
+        let none =
+            self.lists.0.as_ref().is_none_or(|l| {
+                l.emph_open.is_empty() && l.emph.last().is_none_or(|e| e.close <= p)
+            });
+        if none {
+            return SpanDelims::NONE;
+        }
+        self.emphasis_around(p)
+    }
+
+    /// [`InlineScanner::emphasis_at`] when some emphasis may hold `p`.
+    #[inline(never)]
+    fn emphasis_around(&self, p: usize) -> SpanDelims {
         let mut found: [(usize, u8, usize); MAX_DELIMS] = [(0, 0, 0); MAX_DELIMS];
         let mut n = 0;
         // Matched spans are kept in the order they closed, which is the order of their
@@ -1224,6 +1345,164 @@ mod corpus_reading {
                     inc.emphasis_at(p - base),
                     whole.emphasis_at(p),
                     "t {t} p {p}"
+                );
+            }
+        }
+    }
+}
+
+/// The bound on the next expiry that lets the reading skip reading its lists at each stop
+/// (`expiry_bound`) never lies past the exact expiry, whatever the text, its splits and its
+/// drains: so every bracket, destination, autolink and emphasis opener expires at the same
+/// byte as when the lists were read at every step. Random replies built from the bytes that
+/// open and close them, with stretches longer than [`LINK_LOOK`] and [`EMPH_LOOK`], read in
+/// random pieces and drained as a chunker drains, against the same reply read in one go.
+/// Also the quick answers of the cut queries against their full readings.
+#[cfg(test)]
+mod fast_paths {
+    use super::super::MarkdownScanner;
+    use super::{EMPH_LOOK, LINK_LOOK};
+
+    const PIECES: &[&str] = &[
+        "word ",
+        "more text ",
+        "[",
+        "]",
+        "](",
+        "(",
+        ")",
+        "![",
+        "<",
+        ">",
+        "<https://a.b/c>",
+        "https://x.y/z ",
+        "www.a.b ",
+        "*",
+        "**",
+        "_",
+        "__",
+        "~~",
+        "~",
+        "`",
+        "``",
+        "\\",
+        "\\[",
+        "漢字 ",
+        "é ",
+        "\n",
+        "\r\n",
+        "\n\n",
+        "\n- ",
+        "\n> ",
+        "\n1. ",
+        "\n    code\n",
+        "\n```\n",
+        "| a | b |",
+        "\n|---|---|\n",
+        "a_b ",
+        "2*3 ",
+        " * ",
+        " <a",
+        " [a",
+        "](a",
+    ];
+
+    fn reply(rng: &mut fastrand::Rng) -> String {
+        let mut s = String::new();
+        while s.len() < 12_000 {
+            if rng.u8(..40) == 0 {
+                // A stretch of ordinary text past the looks: openers before it expire.
+                let long = [LINK_LOOK, EMPH_LOOK][rng.usize(..2)] + rng.usize(..64);
+                // Words, or one long token (an autolink or a URL that never ends).
+                let spaced = rng.bool();
+                for _ in 0..long / 8 {
+                    s.push_str(match spaced {
+                        true => ["wordy ok", "ab cd ef", "1234567 "][rng.usize(..3)],
+                        false => "abcdefgh",
+                    });
+                }
+            } else {
+                s.push_str(PIECES[rng.usize(..PIECES.len())]);
+            }
+        }
+        s
+    }
+
+    fn check(s: &MarkdownScanner) {
+        assert!(
+            s.inline.expiry_bound() <= s.inline.expiry(),
+            "bound {} past the expiry {}",
+            s.inline.expiry_bound(),
+            s.inline.expiry()
+        );
+    }
+
+    /// The quick answers of `span_at` and `emphasis_at` (nothing can hold the cut) agree
+    /// with the full readings at every position of random replies, read in pieces.
+    #[test]
+    fn quick_answers_agree_with_the_full_readings() {
+        for seed in 100..106 {
+            let mut rng = fastrand::Rng::with_seed(seed);
+            let text = reply(&mut rng);
+            let mut s = MarkdownScanner::new();
+            let mut t = 0;
+            while t < text.len() {
+                t = (t + 1 + rng.usize(..500)).min(text.len());
+                while !text.is_char_boundary(t) {
+                    t += 1;
+                }
+                s.scan(&text[..t]);
+                for p in t.saturating_sub(600)..=t {
+                    assert_eq!(s.inline.span_at(p), s.inline.span_around(p), "{seed} {p}");
+                    assert_eq!(
+                        s.inline.emphasis_at(p),
+                        s.inline.emphasis_around(p),
+                        "{seed} {p}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_bound_never_passes_the_expiry() {
+        for seed in 0..12 {
+            let mut rng = fastrand::Rng::with_seed(seed);
+            let text = reply(&mut rng);
+            let mut whole = MarkdownScanner::new();
+            whole.scan(&text);
+            check(&whole);
+            let mut inc = MarkdownScanner::new();
+            let (mut base, mut t) = (0, 0);
+            while t < text.len() {
+                t = (t + 1 + rng.usize(..300)).min(text.len());
+                while !text.is_char_boundary(t) {
+                    t += 1;
+                }
+                inc.scan(&text[base..t]);
+                check(&inc);
+                if rng.bool() {
+                    let mut n = inc.line_start().min(rng.usize(..=t - base));
+                    while !text.is_char_boundary(base + n) {
+                        n -= 1;
+                    }
+                    let n = inc.drain_limit(n);
+                    inc.drain(n);
+                    base += n;
+                    check(&inc);
+                }
+            }
+            // What the drained reading still holds reads as the whole one.
+            for p in base..text.len() {
+                assert_eq!(
+                    inc.inline_at(p - base).map(|s| s.start + base),
+                    whole.inline_at(p).map(|s| s.start),
+                    "seed {seed} p {p}"
+                );
+                assert_eq!(
+                    inc.emphasis_at(p - base),
+                    whole.emphasis_at(p),
+                    "seed {seed} p {p}"
                 );
             }
         }

@@ -1110,7 +1110,20 @@ impl MarkdownScanner {
     }
 
     /// A text line (at its end `end`, before its `\n`) ends, for the tables.
+    #[inline]
     fn table_line_end(&mut self, bytes: &[u8], end: usize) {
+        if !self
+            .tables
+            .quiet_text_line_end(self.line_blank, self.heading)
+        {
+            self.table_text_line_end(bytes, end);
+        }
+    }
+
+    /// [`MarkdownScanner::table_line_end`] when a table is open or pending, or the line
+    /// holds a pipe.
+    #[inline(never)]
+    fn table_text_line_end(&mut self, bytes: &[u8], end: usize) {
         let content = self.content;
         let kind = TableLine::Text {
             blank: self.line_blank,

@@ -245,6 +245,20 @@ impl TableState {
                 && (self.line_starts_pipe || !self.para_open))
     }
 
+    /// [`TableState::line_end`] for a text line that is `blank` or a `heading` or neither,
+    /// when that is all it needs to know: no table open, none pending, no pipe in the line
+    /// (the usual line). Returns whether it was that case; else nothing changed.
+    #[inline]
+    pub(crate) fn quiet_text_line_end(&mut self, blank: bool, heading: bool) -> bool {
+        let quiet = self.head.is_none()
+            && !self.line_pipe
+            && self.spans.last().is_none_or(|t| t.end.is_some());
+        if quiet {
+            self.para_open = !blank && !heading;
+        }
+        quiet
+    }
+
     /// The line `bytes[line_start..line_end]` ended as `kind`. Returns the lowest position
     /// whose cut turned safe: a table ended, a line that might have been a header row was
     /// not one.

@@ -835,10 +835,10 @@ fn a_quoted_code_line_resumed_inside_its_indentation_keeps_the_exact_invariants(
 #[test]
 fn a_deep_opening_line_resumed_after_its_bare_marker_keeps_the_exact_invariants() {
     let text = "   2) A server you café file テスト。\n      > snake_case 50% when。\n      \
-                > ~~~python\n      > let first = 888;\n      > ~~~";
+                > ~~~rust-long-info\n      > let first = 888;\n      > ~~~";
     let messages = smallest_limit_messages(text, 0);
     assert!(
-        messages.contains(&"> ~~~ython\n> let first \n> ~~~".to_owned()),
+        messages.contains(&"> ~~~g-info\n> let first \n> ~~~".to_owned()),
         "{messages:#?}"
     );
 }

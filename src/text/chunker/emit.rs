@@ -354,7 +354,7 @@ impl BlockChunker {
             last.sep.push_str(&self.buffer[q..sep_to]);
         }
         if line.is_some() {
-            self.held = out.pop();
+            self.held = out.pop().map(Box::new);
         }
         self.start_waits = line.is_some();
         self.start = s;
@@ -408,7 +408,7 @@ impl BlockChunker {
         self.start_waits = false;
         if let Some(mut block) = self.held.take() {
             block.sep.push_str(&self.buffer[self.lead_from..self.start]);
-            out.push(block);
+            out.push(*block);
             self.lead_from = self.start;
         }
     }

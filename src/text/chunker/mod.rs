@@ -185,8 +185,9 @@ pub struct BlockChunker {
     scratch: Vec<(Candidate, usize)>,
     /// The block emitted last, held back while the next one's start waits for its first
     /// cluster (`start_waits`): the indentation that the next block does not show goes to
-    /// its separator then.
-    held: Option<Block>,
+    /// its separator then. (Boxed: it is rare, and a stream's memory has no room for a
+    /// block inline.)
+    held: Option<Box<Block>>,
 }
 
 /// Where the chunker's buffer starts in its line of the text, once a compaction drained

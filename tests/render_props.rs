@@ -934,4 +934,22 @@ fn a_piece_starting_at_a_quote_line_in_a_list_item_shows_the_quote() {
         }
     }
     assert!(seen > 0, "no piece starts at the quote line");
+    // The chunker reads the items' column up to the quote as well: its blocks (whole text
+    // and 1-byte deltas) starting at that line are de-indented the same way.
+    for max in [120, 160, 200] {
+        for delta in [1, usize::MAX] {
+            let config = replystream::ChunkerConfig {
+                min: 1,
+                max,
+                ..replystream::ChunkerConfig::default()
+            };
+            let blocks = common::chunk_with(config, text, delta);
+            let b = blocks
+                .iter()
+                .find(|b| b.source.start == starts)
+                .unwrap_or_else(|| panic!("max {max}: no block starts at the quote line"));
+            assert_eq!(b.dedent, 5, "max {max}, deltas of {delta}: {b:#?}");
+            assert!(b.text.starts_with(">     indented(body);"), "{b:#?}");
+        }
+    }
 }

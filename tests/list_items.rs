@@ -183,26 +183,7 @@ fn chunker_blocks_render_as_the_reply_for_every_preference_and_delta_size() {
 /// The engine on a generic channel, blocks of at most `max` chars, every block its own
 /// candidate for a message; the reply streamed in deltas of `size` bytes.
 fn engine_messages(text: &str, max: usize, size: usize) -> Vec<String> {
-    let mut c = Config::for_channel(&ChannelProfile::by_name("generic").expect("generic"));
-    c.chunk_mode = ChunkMode::Length;
-    c.chunk_min = max / 3;
-    c.chunk_max = max;
-    c.block_streaming = true;
-    c.coalesce_idle_ms = 0;
-    c.coalesce_min = Some(1);
-    c.coalesce_max = Some(max);
-    let mut sim = Sim::new(Engine::new(c, 7).expect("valid"));
-    for delta in text_checks::deltas(text, &[size]) {
-        sim.push(Input::TextDelta(delta));
-    }
-    sim.push(Input::MessageEnd(None))
-        .push(Input::Finish)
-        .run_until_idle();
-    sim.chat
-        .lane_texts(Lane::Answer)
-        .into_iter()
-        .map(str::to_owned)
-        .collect()
+    engine_messages_within(text, max, max, size)
 }
 
 #[test]

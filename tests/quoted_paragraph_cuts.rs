@@ -25,6 +25,20 @@ use replystream::{
     SplitMode,
 };
 
+/// The splitter's pieces of `text` at `limit` bytes (length mode, no line cap) hold the
+/// exactness and rendering checks of [`common::blocks_hold`].
+fn split_holds(text: &str, limit: usize) {
+    let config = SplitConfig {
+        limit,
+        metric: LengthMetric::Bytes,
+        mode: SplitMode::Length,
+        max_lines: None,
+        ..SplitConfig::default()
+    };
+    let pieces = PlatformSplitter::new(config).unwrap().split(text);
+    common::blocks_hold(text, &pieces, &format!("limit {limit}"));
+}
+
 /// The chunker's blocks of `text` at `max` chars, fed whole and byte by byte (the same).
 fn chunked(text: &str, max: usize) -> Vec<Block> {
     let config = ChunkerConfig {
@@ -189,15 +203,7 @@ fn the_splitter_agrees_on_quoted_paragraphs() {
     let cases = QUOTED.into_iter().chain([(BROKEN_QUOTED_FENCE, 49)]);
     for (text, least) in cases {
         for limit in least.max(49)..=least.max(49) + 100 {
-            let config = SplitConfig {
-                limit,
-                metric: LengthMetric::Bytes,
-                mode: SplitMode::Length,
-                max_lines: None,
-                ..SplitConfig::default()
-            };
-            let pieces = PlatformSplitter::new(config).unwrap().split(text);
-            common::blocks_hold(text, &pieces, &format!("limit {limit}"));
+            split_holds(text, limit);
         }
     }
 }
@@ -235,15 +241,7 @@ fn a_block_starting_in_a_quotes_text_nested_in_items_shows_its_lines_as_the_quot
         common::blocks_hold(text, &chunked(text, max), &format!("max {max}"));
     }
     for limit in 60..=200 {
-        let config = SplitConfig {
-            limit,
-            metric: LengthMetric::Bytes,
-            mode: SplitMode::Length,
-            max_lines: None,
-            ..SplitConfig::default()
-        };
-        let pieces = PlatformSplitter::new(config).unwrap().split(text);
-        common::blocks_hold(text, &pieces, &format!("limit {limit}"));
+        split_holds(text, limit);
     }
     let streamed = Allow {
         streamed: true,

@@ -935,3 +935,36 @@ fn a_piece_starting_at_a_quote_line_in_a_list_item_shows_the_quote() {
     }
     assert!(seen > 0, "no piece starts at the quote line");
 }
+
+/// A block cut in a list item's text, two levels deep, with no line after the cut (the
+/// item's paragraph goes on to its end), before a table of that item 5 columns deep: the
+/// table's blocks are de-indented by the item's column; joined after the cut text, the
+/// table shows de-indented too (a table, not indented code with raw pipes).
+#[test]
+fn a_table_after_a_cut_in_its_items_text_shows_as_a_table() {
+    let text = "1. 50% the 日本語 twice café 🇯🇵 テスト (optional) e\u{301}tude 👩\u{200d}👩\u{200d}👧 \
+                テスト e\u{301}tude テスト café 👍🏽 🇯🇵 call 50%.\n   - you naïve file (optional) token \
+                e\u{301}tude don't v2.4 the don't café a 50% server e\u{301}tude when 日本語 \
+                (optional) 🇯🇵 (optional) —.\n\n     | Col 0 | Col 1 |\n     |:-:|--:|\n     | \
+                don't *an italic aside* https://example.net/path/to/page | e\u{301}tude |\n     | \
+                https://example.net/path/to/page <https://example.org/a/b?c=d> _another aside_ | \
+                `inline code` |\n     | token | _another aside_ file returns |\n     | \
+                https://example.net/path/to/page a 👍🏽 | _another aside_ |";
+    for size in [1, 7, 100_000] {
+        let (messages, exact) = engine_run(text, 0, Some(172), size);
+        assert!(exact.is_ok(), "{exact:?}\n{messages:#?}");
+        let mut c = Config::for_channel(&ChannelProfile::ALL[0]);
+        c.text_limit = 172;
+        c.format = replystream::Format::Markdown;
+        let engine = Engine::new(c, 7).expect("valid config");
+        let config = engine.config();
+        let allow = table_room(
+            config.chunk_max.min(config.text_limit),
+            config.metric,
+            config.max_lines,
+        );
+        if let Err(e) = check_messages(text, &messages, &allow) {
+            panic!("deltas {size}: {e}\nmessages: {messages:#?}");
+        }
+    }
+}

@@ -181,8 +181,11 @@ fn tiny_limits_keep_every_block_exact_and_rendering_alike() {
         owned(&[
             ("1. Install rustup first.", 0),
             ("If rustup show lists", 4),
-            ("no toolchain,", 0),
-            ("run:", 0),
+            // Cut inside the item's paragraph line with no line after the cut: nothing is
+            // de-indented, but the item's column is in force at the end, so the blocks
+            // de-indented by it after them join them as they show.
+            ("no toolchain,", 3),
+            ("run:", 3),
             (" ```sh\n ru\n ```", 3),
             (" ```\nstup def\n ```", 3),
             (" ```\nault sta\n ```", 3),

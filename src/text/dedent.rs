@@ -96,6 +96,13 @@ pub(crate) fn item_dedent(
         return 0;
     }
     let piece = &text[start..end.max(start)];
+    // A piece cut inside a line of the item's text with no line after it: no line of it is
+    // de-indented either way, but the item's column is what is in force at its end, so
+    // that the item's next lines (de-indented by it when they come as blocks of their own)
+    // join it as they show, not as written (a table 5 columns deep as indented code).
+    if !line_start && memchr::memchr(b'\n', piece.as_bytes()).is_none() {
+        return c;
+    }
     if line_start && let Some(own) = content_indent(piece).filter(|&own| own < c) {
         // A piece that starts at a line with less indentation holds the item whole. When
         // that line is the item's own first line (a nested item's, indented under an outer

@@ -247,10 +247,9 @@ fn a_block_starting_in_a_quotes_text_nested_in_items_shows_its_lines_as_the_quot
         streamed: true,
         ..Allow::default()
     };
-    // (At 71 to 74 and 96 to 98, a message starts with a block cut in the middle of the
-    // quote's text with no line after it: not de-indented, it has the next block, the
-    // fence, joined as written: the README's known limit, for list items alone too.)
-    for limit in (100..=300).step_by(4) {
+    // (Down to 60: a message that starts with a block cut in the middle of the quote's
+    // text, no line after it, has the next block, the fence, joined de-indented.)
+    for limit in (60..=300).step_by(2) {
         for delta in [1, text.len()] {
             let messages = engine_messages(text, limit, delta);
             if let Err(e) = check_messages(text, &messages, &streamed) {

@@ -435,6 +435,10 @@ impl InlineScanner {
     /// Reads `bytes[pos..to]`, ordinary paragraph text (no fence or indented code line).
     /// `bytes` is the whole text known; the bytes before `pos` on the same line are there to
     /// be looked back at.
+    ///
+    /// The common calls that read nothing (the text was read already, or it is a code
+    /// span's) are told inline, without the call to the reading loop.
+    #[inline]
     pub(crate) fn feed(&mut self, bytes: &[u8], to: usize) {
         let to = to.min(bytes.len());
         if self.pos >= to {
@@ -444,6 +448,12 @@ impl InlineScanner {
             self.pos = to;
             return;
         }
+        self.read_through(bytes, to);
+    }
+
+    /// [`InlineScanner::feed`] with `bytes[pos..to]` to read, outside code spans.
+    #[inline(never)]
+    fn read_through(&mut self, bytes: &[u8], to: usize) {
         let mut i = self.pos;
         let mut continue_at: Option<usize> = None;
         if let Some((start, ch, prev)) = self.run {

@@ -704,7 +704,12 @@ impl InlineScanner {
             };
             let at = i + k;
             let inert = match bytes[at] {
-                b'.' => !(at >= 3 && ends_with_ignore_case(&bytes[..at], b"www")),
+                // The byte before first: most dots follow no `w`.
+                b'.' => {
+                    !(at >= 3
+                        && bytes[at - 1] | 0x20 == b'w'
+                        && ends_with_ignore_case(&bytes[..at], b"www"))
+                }
                 b'/' => !(at >= 6 && bytes[at - 1] == b'/' && bytes[at - 2] == b':'),
                 _ => false,
             };

@@ -134,6 +134,9 @@ pub(crate) enum Continues {
 pub(crate) struct Containers {
     stack: [Container; MAX_DEPTH],
     depth: u8,
+    /// Tests only: every line takes the full reading (no [`letter_line`]).
+    #[cfg(test)]
+    pub(super) full_reads: bool,
 }
 
 impl Default for Containers {
@@ -141,6 +144,8 @@ impl Default for Containers {
         Containers {
             stack: [Container::Quote; MAX_DEPTH],
             depth: 0,
+            #[cfg(test)]
+            full_reads: false,
         }
     }
 }
@@ -371,6 +376,13 @@ impl Containers {
         line: usize,
         paragraph: bool,
     ) -> Option<LineContent> {
+        #[cfg(test)]
+        let fast = !self.full_reads;
+        #[cfg(not(test))]
+        let fast = true;
+        if fast && bytes.get(line).is_some_and(u8::is_ascii_alphabetic) {
+            return Some(self.letter_line(line, paragraph));
+        }
         let (matched, mut cur) = self.carried(bytes, line, self.depth())?;
         let mut depth = matched;
         let mut opened = false;
@@ -470,6 +482,30 @@ impl Containers {
             lazy: kept_lazily,
             continues_list,
         })
+    }
+}
+
+impl Containers {
+    /// [`Containers::read_line`] for a line whose first byte is an ASCII letter, as the
+    /// full reading reads it: the letter carries no quote (no `>`) and no list item (it
+    /// stands left of every item's content, at least 2 columns in), opens none (neither a
+    /// marker nor a thematic break), and interrupts no paragraph: it leaves every
+    /// container, kept lazily when it continues a paragraph.
+    #[inline]
+    fn letter_line(&mut self, line: usize, paragraph: bool) -> LineContent {
+        let lazy = paragraph && self.depth > 0;
+        if !paragraph {
+            self.depth = 0;
+        }
+        LineContent {
+            at: line,
+            carry: 0,
+            col: 0,
+            depth: self.depth,
+            opened: false,
+            lazy,
+            continues_list: false,
+        }
     }
 }
 

@@ -129,6 +129,14 @@ impl MarkdownScanner {
         }
     }
 
+    /// Tests only: every line takes the full paths (no fast line start, no fast container
+    /// reading of a line that starts with a letter).
+    #[cfg(test)]
+    pub(super) fn use_full_paths(&mut self) {
+        self.full_line_starts = true;
+        self.containers.full_reads = true;
+    }
+
     /// A scanner that, when a block ends with an unmatched backtick run, pairs the runs
     /// after it in that block among themselves, as CommonMark does (`` ```` x `a` `` holds
     /// the span `` `a` ``). The plain scanner leaves them unpaired, which only ever makes

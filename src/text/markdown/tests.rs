@@ -527,9 +527,9 @@ fn late_pairs_pair_the_runs_after_an_unmatched_one_at_every_block_boundary() {
     }
 }
 
-/// The fast path of a line's start ([`MarkdownScanner::plain_line_start`]: a line that
-/// starts with a letter or is blank, outside containers and code) reads lines exactly as
-/// the full path does: random replies built from lines that start every way (letters,
+/// The fast paths of a line's start ([`MarkdownScanner::plain_line_start`]: a line that
+/// starts with a letter or is blank, outside containers and code; the container reading of
+/// a line that starts with a letter) read lines exactly as the full paths do: random replies built from lines that start every way (letters,
 /// blank lines with `\n` and `\r\n`, list items, quotes, indented code, fences, tables,
 /// headings) holding backticks, brackets, URLs, emphasis runs, pipes and CJK, read in random
 /// pieces by a scanner with the fast path and one without, give the same answers at every
@@ -594,7 +594,7 @@ fn the_fast_line_start_reads_as_the_full_one() {
             };
             let mut fast = new();
             let mut full = new();
-            full.full_line_starts = true;
+            full.use_full_paths();
             let mut t = 0;
             while t < text.len() {
                 t = (t + 1 + rng.usize(..200)).min(text.len());

@@ -380,8 +380,14 @@ impl Containers {
         let fast = !self.full_reads;
         #[cfg(not(test))]
         let fast = true;
-        if fast && bytes.get(line).is_some_and(u8::is_ascii_alphabetic) {
-            return Some(self.letter_line(line, paragraph));
+        if fast {
+            match bytes.get(line) {
+                Some(b) if b.is_ascii_alphabetic() => {
+                    return Some(self.letter_line(line, paragraph));
+                }
+                Some(b'\n' | b'\r') => return Some(self.blank_line(line)),
+                _ => {}
+            }
         }
         let (matched, mut cur) = self.carried(bytes, line, self.depth())?;
         let mut depth = matched;
@@ -504,6 +510,28 @@ impl Containers {
             depth: self.depth,
             opened: false,
             lazy,
+            continues_list: false,
+        }
+    }
+
+    /// [`Containers::read_line`] for a line whose first byte ends it (a blank line, `\n`
+    /// or `\r` first), as the full reading reads it: it goes on in the list items up to
+    /// the first quote (a blank line carries no `>`), and leaves that quote and what is in
+    /// it (no lazy continuation of a blank line); it opens nothing.
+    #[inline]
+    fn blank_line(&mut self, line: usize) -> LineContent {
+        let kept = self.stack[..self.depth()]
+            .iter()
+            .take_while(|c| matches!(c, Container::Item { .. }))
+            .count();
+        self.depth = kept as u8;
+        LineContent {
+            at: line,
+            carry: 0,
+            col: 0,
+            depth: self.depth,
+            opened: false,
+            lazy: false,
             continues_list: false,
         }
     }

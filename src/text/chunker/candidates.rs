@@ -158,10 +158,18 @@ impl BlockChunker {
             let text = &self.buffer[..t];
             let bytes = text.as_bytes();
             let beyond_ws = !self.eager.contains(&BreakClass::Whitespace);
-            for j in lo..t {
-                // A plain byte after a plain byte (inside a word) is no candidate: one lookup
-                // each rules out most positions.
+            let mut next = lo;
+            while next < t {
+                let j = next;
+                next += 1;
+                // A plain byte after a plain byte (inside a word) is no candidate: the
+                // positions up to the next byte that is not plain are passed over in one go
+                // (each of them is a plain byte after a plain one).
                 if j > 0 && PLAIN[usize::from(bytes[j - 1])] && PLAIN[usize::from(bytes[j])] {
+                    next = bytes[next..t]
+                        .iter()
+                        .position(|&b| !PLAIN[usize::from(b)])
+                        .map_or(t, |k| next + k);
                     continue;
                 }
                 if may_be_candidate(bytes, j)

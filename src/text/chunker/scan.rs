@@ -142,7 +142,7 @@ impl BlockChunker {
         else {
             return false;
         };
-        self.advance(self.buffer.len(), room)
+        self.advance(self.buffer.len(), room, false)
     }
 
     /// Fast path: consumes, in bulk, code inside a fence whose closing line has not arrived,
@@ -191,17 +191,21 @@ impl BlockChunker {
         }
         // At most the text that fits in `room`: in graphemes, a char adds at most one unit,
         // so `room` chars always fit (the walk in `advance` then counts exactly).
+        // `room` ASCII bytes (the usual case) fit in every metric (what `floor_index`
+        // answers first): then `advance` need not look at them again.
         let rest = &self.buffer[self.cursor..];
-        let fit = if rest.len() <= room {
-            rest.len()
+        let (fit, ascii) = if rest.len() <= room {
+            (rest.len(), false)
+        } else if rest.as_bytes()[..room].is_ascii() {
+            (room, true)
         } else if self.config.metric == LengthMetric::Graphemes {
-            LengthMetric::Chars.floor_index(rest, room)
+            (LengthMetric::Chars.floor_index(rest, room), false)
         } else {
-            self.config.metric.floor_index(rest, room)
+            (self.config.metric.floor_index(rest, room), false)
         };
         let limit = self.cursor + fit;
         match self.scanner.fence_stretch(&self.buffer[..limit]) {
-            Some(end) => self.advance(end, room),
+            Some(end) => self.advance(end, room, ascii),
             None => false,
         }
     }
@@ -211,9 +215,10 @@ impl BlockChunker {
     /// that is taken, feed nothing to the scanner that matters and reach no cut: the units
     /// are counted in one go and only the state at the last char is rebuilt, the whitespace
     /// run reaching it and the class of that char. The block must hold a non-whitespace
-    /// char. Returns whether it moved.
+    /// char. Returns whether it moved. With `ascii`, the caller found `buffer[cursor..end]`
+    /// to be ASCII already.
     #[inline(always)]
-    fn advance(&mut self, end: usize, room: usize) -> bool {
+    fn advance(&mut self, end: usize, room: usize, ascii: bool) -> bool {
         let from = self.cursor;
         if self.config.metric == LengthMetric::Graphemes {
             return self.advance_graphemes(end, room);
@@ -233,7 +238,14 @@ impl BlockChunker {
                 metric.floor_index(rest, room)
             };
             let seg = &rest[..len];
-            (len, if seg.is_ascii() { len } else { metric.len(seg) })
+            (
+                len,
+                if ascii || seg.is_ascii() {
+                    len
+                } else {
+                    metric.len(seg)
+                },
+            )
         };
         if len == 0 {
             return false;

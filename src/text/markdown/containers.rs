@@ -134,6 +134,9 @@ pub(crate) enum Continues {
 pub(crate) struct Containers {
     stack: [Container; MAX_DEPTH],
     depth: u8,
+    /// Tests only: every line takes the full reading (no [`letter_line`]).
+    #[cfg(test)]
+    pub(super) full_reads: bool,
 }
 
 impl Default for Containers {
@@ -141,6 +144,8 @@ impl Default for Containers {
         Containers {
             stack: [Container::Quote; MAX_DEPTH],
             depth: 0,
+            #[cfg(test)]
+            full_reads: false,
         }
     }
 }
@@ -371,6 +376,24 @@ impl Containers {
         line: usize,
         paragraph: bool,
     ) -> Option<LineContent> {
+        #[cfg(test)]
+        let fast = !self.full_reads;
+        #[cfg(not(test))]
+        let fast = true;
+        if fast {
+            match bytes.get(line) {
+                Some(b) if b.is_ascii_alphabetic() => {
+                    return Some(self.letter_line(line, paragraph));
+                }
+                Some(b'\n' | b'\r') => return Some(self.blank_line(line)),
+                Some(b' ') => {
+                    if let Some(c) = self.spaced_letter_line(bytes, line, paragraph) {
+                        return Some(c);
+                    }
+                }
+                _ => {}
+            }
+        }
         let (matched, mut cur) = self.carried(bytes, line, self.depth())?;
         let mut depth = matched;
         let mut opened = false;
@@ -473,6 +496,94 @@ impl Containers {
     }
 }
 
+impl Containers {
+    /// [`Containers::read_line`] for a line whose first byte is an ASCII letter, as the
+    /// full reading reads it: the letter carries no quote (no `>`) and no list item (it
+    /// stands left of every item's content, at least 2 columns in), opens none (neither a
+    /// marker nor a thematic break), and interrupts no paragraph: it leaves every
+    /// container, kept lazily when it continues a paragraph.
+    #[inline]
+    fn letter_line(&mut self, line: usize, paragraph: bool) -> LineContent {
+        let lazy = paragraph && self.depth > 0;
+        if !paragraph {
+            self.depth = 0;
+        }
+        LineContent {
+            at: line,
+            carry: 0,
+            col: 0,
+            depth: self.depth,
+            opened: false,
+            lazy,
+            continues_list: false,
+        }
+    }
+
+    /// [`Containers::read_line`] for a line of spaces then an ASCII letter, as the full
+    /// reading reads it; `None` for any other line. The list items carry it while their
+    /// widths fit in its spaces (a quote needs its `>`: it stops there too); the letter
+    /// opens nothing and interrupts no paragraph: the containers it leaves are kept lazily
+    /// when it continues one.
+    #[inline]
+    fn spaced_letter_line(
+        &mut self,
+        bytes: &[u8],
+        line: usize,
+        paragraph: bool,
+    ) -> Option<LineContent> {
+        let spaces = bytes[line..].iter().take_while(|&&b| b == b' ').count();
+        if !bytes.get(line + spaces)?.is_ascii_alphabetic() {
+            return None;
+        }
+        let mut consumed = 0;
+        let mut matched = 0;
+        for c in &self.stack[..self.depth()] {
+            match *c {
+                Container::Item { width } if spaces - consumed >= usize::from(width) => {
+                    consumed += usize::from(width);
+                    matched += 1;
+                }
+                _ => break,
+            }
+        }
+        let lazy = paragraph && matched < self.depth();
+        if !lazy {
+            self.depth = matched as u8;
+        }
+        Some(LineContent {
+            at: line + consumed,
+            carry: 0,
+            col: consumed as u32,
+            depth: self.depth,
+            opened: false,
+            lazy,
+            continues_list: false,
+        })
+    }
+
+    /// [`Containers::read_line`] for a line whose first byte ends it (a blank line, `\n`
+    /// or `\r` first), as the full reading reads it: it goes on in the list items up to
+    /// the first quote (a blank line carries no `>`), and leaves that quote and what is in
+    /// it (no lazy continuation of a blank line); it opens nothing.
+    #[inline]
+    fn blank_line(&mut self, line: usize) -> LineContent {
+        let kept = self.stack[..self.depth()]
+            .iter()
+            .take_while(|c| matches!(c, Container::Item { .. }))
+            .count();
+        self.depth = kept as u8;
+        LineContent {
+            at: line,
+            carry: 0,
+            col: 0,
+            depth: self.depth,
+            opened: false,
+            lazy: false,
+            continues_list: false,
+        }
+    }
+}
+
 /// Past the spaces and tabs at `at`.
 fn blank_end(bytes: &[u8], mut at: usize) -> usize {
     while matches!(bytes.get(at), Some(b' ' | b'\t')) {
@@ -515,6 +626,54 @@ fn interrupts_paragraph(bytes: &[u8], at: usize) -> Option<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The quick readings of a line that starts with a letter, is blank, or is spaces then
+    /// a letter give what the full reading gives, line after line: random lines of list
+    /// markers, quote markers, spaces and tabs (exactly an item's width among them), then
+    /// letters, blanks (`\n`, `\r\n`), more markers, digits or CJK, each read with a
+    /// paragraph open or not, by containers with the quick readings and without; their
+    /// states (depth, item columns) stay the same too.
+    #[test]
+    fn quick_line_readings_agree_with_the_full_reading() {
+        const PREFIXES: &[&str] = &[
+            "", "", " ", "  ", "   ", "    ", "     ", "      ", "\t", " \t", "> ", ">", "- ",
+            "* ", "1. ", "10) ", "  - ", "   > ", "-    ", "- > ",
+        ];
+        const CONTENTS: &[&str] = &[
+            "word", "a", "Z", "", "\r", "- x", "* ", "1. one", "> q", "***", "```", "# h", "漢字",
+            "7", "-",
+        ];
+        for seed in 0..300 {
+            let mut rng = fastrand::Rng::with_seed(seed);
+            let mut text = String::new();
+            for _ in 0..40 {
+                text.push_str(PREFIXES[rng.usize(..PREFIXES.len())]);
+                if rng.bool() {
+                    text.push_str(PREFIXES[rng.usize(..PREFIXES.len())]);
+                }
+                text.push_str(CONTENTS[rng.usize(..CONTENTS.len())]);
+                text.push('\n');
+            }
+            let bytes = text.as_bytes();
+            let mut quick = Containers::default();
+            let mut full = Containers {
+                full_reads: true,
+                ..Containers::default()
+            };
+            let mut line = 0;
+            while line < bytes.len() {
+                let paragraph = rng.bool();
+                let q = quick.read_line(bytes, line, paragraph);
+                let f = full.read_line(bytes, line, paragraph);
+                assert_eq!(q, f, "seed {seed} line at {line} of {text:?}");
+                assert_eq!(quick.depth(), full.depth(), "seed {seed} at {line}");
+                for d in 0..=MAX_DEPTH {
+                    assert_eq!(quick.item_column(d), full.item_column(d), "seed {seed}");
+                }
+                line += memchr::memchr(b'\n', &bytes[line..]).expect("a line") + 1;
+            }
+        }
+    }
 
     /// Reads every complete line of `text`, returning each line's content start and depth.
     fn read(text: &str) -> Vec<(String, usize)> {

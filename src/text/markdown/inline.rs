@@ -435,6 +435,10 @@ impl InlineScanner {
     /// Reads `bytes[pos..to]`, ordinary paragraph text (no fence or indented code line).
     /// `bytes` is the whole text known; the bytes before `pos` on the same line are there to
     /// be looked back at.
+    ///
+    /// The common calls that read nothing (the text was read already, or it is a code
+    /// span's) are told inline, without the call to the reading loop.
+    #[inline]
     pub(crate) fn feed(&mut self, bytes: &[u8], to: usize) {
         let to = to.min(bytes.len());
         if self.pos >= to {
@@ -444,6 +448,12 @@ impl InlineScanner {
             self.pos = to;
             return;
         }
+        self.read_through(bytes, to);
+    }
+
+    /// [`InlineScanner::feed`] with `bytes[pos..to]` to read, outside code spans.
+    #[inline(never)]
+    fn read_through(&mut self, bytes: &[u8], to: usize) {
         let mut i = self.pos;
         let mut continue_at: Option<usize> = None;
         if let Some((start, ch, prev)) = self.run {
@@ -694,7 +704,12 @@ impl InlineScanner {
             };
             let at = i + k;
             let inert = match bytes[at] {
-                b'.' => !(at >= 3 && ends_with_ignore_case(&bytes[..at], b"www")),
+                // The byte before first: most dots follow no `w`.
+                b'.' => {
+                    !(at >= 3
+                        && bytes[at - 1] | 0x20 == b'w'
+                        && ends_with_ignore_case(&bytes[..at], b"www"))
+                }
                 b'/' => !(at >= 6 && bytes[at - 1] == b'/' && bytes[at - 2] == b':'),
                 _ => false,
             };

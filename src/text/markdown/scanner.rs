@@ -85,6 +85,11 @@ pub(crate) struct MarkdownScanner {
     /// A paragraph is open: the last line was paragraph text (a line leaving its
     /// containers may continue it lazily).
     paragraph: bool,
+    /// Tests only: every line start takes the full path of
+    /// [`MarkdownScanner::scan_line_start`] (no [`MarkdownScanner::plain_line_start`]), to
+    /// check that the fast path reads lines as it does.
+    #[cfg(test)]
+    pub(super) full_line_starts: bool,
 }
 
 impl Default for MarkdownScanner {
@@ -119,7 +124,17 @@ impl MarkdownScanner {
             content: None,
             item_columns: Vec::new(),
             paragraph: false,
+            #[cfg(test)]
+            full_line_starts: false,
         }
+    }
+
+    /// Tests only: every line takes the full paths (no fast line start, no fast container
+    /// reading of a line that starts with a letter).
+    #[cfg(test)]
+    pub(super) fn use_full_paths(&mut self) {
+        self.full_line_starts = true;
+        self.containers.full_reads = true;
     }
 
     /// A scanner that, when a block ends with an unmatched backtick run, pairs the runs
@@ -715,21 +730,7 @@ impl MarkdownScanner {
                 Continues::No => self.end_fence_with_container(bytes),
             }
         }
-        // The usual line: it starts with a letter, outside any code block and container.
-        // It is text.
-        if self.pos == self.line_start
-            && self.containers.depth() == 0
-            && bytes.get(self.pos).is_some_and(u8::is_ascii_alphabetic)
-            && !self.in_indented()
-        {
-            self.mode = LineMode::Text;
-            // No quote goes on there.
-            self.read_quoted_line(QuotedLine {
-                quoted: false,
-                blank: false,
-                lazy: false,
-                deep: false,
-            });
+        if self.plain_line_start(bytes) {
             return true;
         }
         // The containers the line carries, opens and leaves.
@@ -756,7 +757,10 @@ impl MarkdownScanner {
                     continues_list: false,
                 };
                 self.content = Some(c);
-                self.note_item_column(0);
+                // `note_item_column(0)`, told inline: outside containers the column is 0.
+                if self.item_columns.last().is_some_and(|&(_, col)| col != 0) {
+                    self.item_columns.push((self.line_start, 0));
+                }
                 c
             }
             None => match self
@@ -870,6 +874,56 @@ impl MarkdownScanner {
         true
     }
 
+    /// The usual line: it starts with a letter, outside any code block and container. It
+    /// is text: reads it so and returns true; else false, nothing read. Inlined where a
+    /// text line ends, so that most lines start without a call to
+    /// [`MarkdownScanner::scan_line_start`] (whose first step this is).
+    ///
+    /// A blank line there (its first byte a `\n` or `\r`) is read here too, as the full
+    /// path reads it: its content at its start, no container, no quote.
+    #[inline(always)]
+    fn plain_line_start(&mut self, bytes: &[u8]) -> bool {
+        #[cfg(test)]
+        if self.full_line_starts {
+            return false;
+        }
+        if self.pos != self.line_start
+            || self.containers.depth() != 0
+            || self.open_fence().is_some()
+        {
+            return false;
+        }
+        let blank = match bytes.get(self.pos) {
+            Some(b) if b.is_ascii_alphabetic() && !self.in_indented() => false,
+            Some(b'\n' | b'\r') if self.content.is_none() => true,
+            _ => return false,
+        };
+        if blank {
+            self.content = Some(LineContent {
+                at: self.line_start,
+                carry: 0,
+                col: 0,
+                depth: 0,
+                opened: false,
+                lazy: false,
+                continues_list: false,
+            });
+            // `note_item_column(0)`: outside containers the column is 0.
+            if self.item_columns.last().is_some_and(|&(_, col)| col != 0) {
+                self.item_columns.push((self.line_start, 0));
+            }
+        }
+        self.mode = LineMode::Text;
+        // No quote goes on there.
+        self.read_quoted_line(QuotedLine {
+            quoted: false,
+            blank,
+            lazy: false,
+            deep: false,
+        });
+        true
+    }
+
     /// Whether the current line, a non-blank one whose content stands `columns` past its
     /// containers' content, reads as indented code in a message that starts with it, and
     /// the reply reads it otherwise (see [`super::quoted`]).
@@ -965,7 +1019,7 @@ impl MarkdownScanner {
                 // the text is split, and what reads the inline state between lines, the end
                 // of a block and a code span's opening run, feeds it first).
                 if self.pos == bytes.len()
-                    || !self.scan_line_start(bytes)
+                    || !(self.plain_line_start(bytes) || self.scan_line_start(bytes))
                     || self.mode != LineMode::Text
                 {
                     self.feed_inline(bytes, at + 1);

@@ -526,3 +526,114 @@ fn late_pairs_pair_the_runs_after_an_unmatched_one_at_every_block_boundary() {
         );
     }
 }
+
+/// The fast paths of a line's start ([`MarkdownScanner::plain_line_start`]: a line that
+/// starts with a letter or is blank, outside containers and code; the container reading of
+/// a line that starts with a letter) read lines exactly as the full paths do: random replies built from lines that start every way (letters,
+/// blank lines with `\n` and `\r\n`, list items, quotes, indented code, fences, tables,
+/// headings) holding backticks, brackets, URLs, emphasis runs, pipes and CJK, read in random
+/// pieces by a scanner with the fast path and one without, give the same answers at every
+/// position and report the same newly safe cuts after every piece.
+#[test]
+fn the_fast_line_start_reads_as_the_full_one() {
+    const STARTS: &[&str] = &[
+        "Word ",
+        "a",
+        "x `code` ",
+        "",
+        "\r",
+        "- ",
+        "* ",
+        "1. ",
+        "2) ",
+        "> ",
+        "> > ",
+        "    ",
+        "  ",
+        "\t",
+        "```\n",
+        "~~~ js\n",
+        "# ",
+        "| a | b |",
+        "|---|---|",
+        "- [",
+        "_",
+        "<",
+    ];
+    const BODIES: &[&str] = &[
+        "text and more",
+        " `a` b ``c`` `",
+        "[link](https://x.y/z) ",
+        "https://a.b/c?d ",
+        "www.example.com. ",
+        "*em* **strong** _u_ __v__ ~~s~~ ",
+        "a | b | c",
+        "漢字かな 한글 ",
+        "e\u{301} 👨\u{200d}👩 ",
+        "[open ",
+        "] (",
+        "<https://auto.link> ",
+        "\\* \\` ",
+        "snake_case_name ",
+        "2*3*4 ",
+    ];
+    for seed in 0..40 {
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let mut text = String::new();
+        while text.len() < 3_000 {
+            text.push_str(STARTS[rng.usize(..STARTS.len())]);
+            for _ in 0..rng.usize(..3) {
+                text.push_str(BODIES[rng.usize(..BODIES.len())]);
+            }
+            text.push_str(if rng.u8(..4) == 0 { "\r\n" } else { "\n" });
+        }
+        for late_pairs in [false, true] {
+            let new = || match late_pairs {
+                true => MarkdownScanner::with_late_pairs(),
+                false => MarkdownScanner::new(),
+            };
+            let mut fast = new();
+            let mut full = new();
+            full.use_full_paths();
+            let mut t = 0;
+            while t < text.len() {
+                t = (t + 1 + rng.usize(..200)).min(text.len());
+                while !text.is_char_boundary(t) {
+                    t += 1;
+                }
+                fast.scan(&text[..t]);
+                full.scan(&text[..t]);
+                assert_eq!(
+                    fast.take_newly_safe(),
+                    full.take_newly_safe(),
+                    "{seed} at {t}"
+                );
+                assert_eq!(fast.line_start(), full.line_start(), "{seed} at {t}");
+                assert_eq!(
+                    fast.last_line_undecided(&text[..t]),
+                    full.last_line_undecided(&text[..t]),
+                    "{seed} at {t}"
+                );
+            }
+            for s in [&mut fast, &mut full] {
+                s.finish(&text);
+                s.end_block(&text);
+            }
+            assert_eq!(fast.take_newly_safe(), full.take_newly_safe(), "{seed}");
+            assert_eq!(fast.fences(), full.fences(), "{seed}");
+            assert_eq!(fast.code_spans(), full.code_spans(), "{seed}");
+            assert_eq!(fast.indented_blocks(), full.indented_blocks(), "{seed}");
+            for p in 0..=text.len() {
+                assert_eq!(fast.is_safe_cut(p), full.is_safe_cut(p), "{seed} at {p}");
+                assert_eq!(fast.inline_at(p), full.inline_at(p), "{seed} at {p}");
+                assert_eq!(fast.emphasis_at(p), full.emphasis_at(p), "{seed} at {p}");
+                assert_eq!(fast.table_at(p), full.table_at(p), "{seed} at {p}");
+                assert_eq!(
+                    fast.item_column_at(p),
+                    full.item_column_at(p),
+                    "{seed} at {p}"
+                );
+            }
+        }
+    }
+}

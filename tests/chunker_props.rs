@@ -92,3 +92,43 @@ proptest! {
         }
     }
 }
+
+/// Found by the properties on random seeds; the blocks of 1-byte deltas and of the whole
+/// text differ (both within the limit and exact) at the graphemes metric's small limits.
+#[test]
+#[ignore = "open: split-invariance at the graphemes metric (an autolink after a cut below min, a code span reopened before a fence opening at the text's end): the whole text cuts differently from small deltas"]
+fn graphemes_split_invariance_cases_found_on_random_seeds() {
+    let cases = [
+        (
+            "a a <https://a.b/aaaaaaa>\n<https://a.b/aabvj>",
+            7,
+            20,
+            replystream::BreakPreference::Sentence,
+        ),
+        (
+            "`code span`a`code span`\n```rust\n",
+            1,
+            17,
+            replystream::BreakPreference::Paragraph,
+        ),
+    ];
+    for (text, min, max, break_preference) in cases {
+        let config = ChunkerConfig {
+            min,
+            max,
+            break_preference,
+            flush_on_paragraph: false,
+            metric: LengthMetric::Graphemes,
+        };
+        let texts = |delta: usize| -> Vec<String> {
+            let mut chunker = BlockChunker::new(config).expect("valid config");
+            let mut out = Vec::new();
+            for piece in text_checks::deltas(text, &[delta]) {
+                chunker.push(piece, &mut out);
+            }
+            chunker.flush(&mut out);
+            out.into_iter().map(|b| b.text).collect()
+        };
+        assert_eq!(texts(1), texts(text.len()), "{text:?}");
+    }
+}

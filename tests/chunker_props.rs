@@ -94,31 +94,40 @@ proptest! {
 }
 
 /// Found by the properties on random seeds; the blocks of 1-byte deltas and of the whole
-/// text differ (both within the limit and exact) at the graphemes metric's small limits.
+/// text differ (both within the limit and exact) at small limits.
 #[test]
-#[ignore = "open: split-invariance at the graphemes metric (an autolink after a cut below min, a code span reopened before a fence opening at the text's end): the whole text cuts differently from small deltas"]
-fn graphemes_split_invariance_cases_found_on_random_seeds() {
+#[ignore = "open: when a block passes max inside an autolink whose `>` has not arrived, small deltas cut inside it at max, while the whole text, read past that point, cuts at the line break before it (below min); and a code span reopened before a fence opening at the text's end"]
+fn split_invariance_cases_found_on_random_seeds() {
     let cases = [
+        (
+            "a a <https://a.b/aaaaaaaaaaa>\n<https://a.b/aabvjxxxxx>",
+            7,
+            24,
+            LengthMetric::Chars,
+            replystream::BreakPreference::Sentence,
+        ),
         (
             "a a <https://a.b/aaaaaaa>\n<https://a.b/aabvj>",
             7,
             20,
+            LengthMetric::Graphemes,
             replystream::BreakPreference::Sentence,
         ),
         (
             "`code span`a`code span`\n```rust\n",
             1,
             17,
+            LengthMetric::Graphemes,
             replystream::BreakPreference::Paragraph,
         ),
     ];
-    for (text, min, max, break_preference) in cases {
+    for (text, min, max, metric, break_preference) in cases {
         let config = ChunkerConfig {
             min,
             max,
             break_preference,
             flush_on_paragraph: false,
-            metric: LengthMetric::Graphemes,
+            metric,
         };
         let texts = |delta: usize| -> Vec<String> {
             let mut chunker = BlockChunker::new(config).expect("valid config");

@@ -93,10 +93,12 @@ proptest! {
     }
 }
 
-/// Found by the properties on random seeds; the blocks of 1-byte deltas and of the whole
-/// text differ (both within the limit and exact) at small limits.
+/// Found by the properties on random seeds: the blocks of 1-byte deltas and of the whole
+/// text differed once a compaction drained the buffer mid-line or inside a code span (a `>`
+/// at the drained buffer's start was taken for a quote marker, so the piece `>` seemed to
+/// show nothing; a code span's opening run drained away moved where its code seemed to
+/// start).
 #[test]
-#[ignore = "open: when a block passes max inside an autolink whose `>` has not arrived, small deltas cut inside it at max, while the whole text, read past that point, cuts at the line break before it (below min); and a code span reopened before a fence opening at the text's end"]
 fn split_invariance_cases_found_on_random_seeds() {
     let cases = [
         (

@@ -55,11 +55,18 @@ impl BlockChunker {
             self.scanner.scan(&self.buffer[..self.cursor]);
             self.scanned = self.cursor;
         }
-        // A line that may turn out to be a table's header row stays too (it is one line).
+        // A line that may turn out to be a table's header row stays too (it is one line),
+        // and the opening run of the code span the block starts in (a cut inside the span
+        // is planned from where its code begins).
+        let code_start = self
+            .scanner
+            .code_at(self.start)
+            .map_or(usize::MAX, |c| c.start);
         let n = self.scanner.drain_limit(
             keep_from
                 .min(self.scanner.line_start())
-                .min(self.scanner.pending_table_head().unwrap_or(usize::MAX)),
+                .min(self.scanner.pending_table_head().unwrap_or(usize::MAX))
+                .min(code_start),
         );
         if n == 0 {
             return;
@@ -102,6 +109,8 @@ impl BlockChunker {
         };
         self.buffer.drain(..n);
         self.scanner.drain(n);
+        self.scanner
+            .set_text_starts_line(self.buffer_start != BufferStart::Inside);
         self.base += n;
         self.start -= n;
         self.lead_from -= n;

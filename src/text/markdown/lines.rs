@@ -110,9 +110,10 @@ pub(super) fn block_start(rest: &[u8]) -> Option<BlockStart> {
 
 /// Whether byte `x` is a block quote's `>` in a line's prefix (only spaces, tabs and `>`
 /// before it on its line): markup, not content a piece may show alone. Looks back at most
-/// 64 bytes.
+/// 64 bytes; `zero_starts_line` says whether byte 0 starts a line (a drained text may
+/// start after other text on its line).
 #[inline]
-pub(super) fn is_quote_marker(bytes: &[u8], x: usize) -> bool {
+pub(super) fn is_quote_marker(bytes: &[u8], x: usize, zero_starts_line: bool) -> bool {
     if bytes[x] != b'>' {
         return false;
     }
@@ -125,7 +126,7 @@ pub(super) fn is_quote_marker(bytes: &[u8], x: usize) -> bool {
             _ => return false,
         }
     }
-    i == 0
+    i == 0 && zero_starts_line
 }
 
 /// ASCII whitespace: space, tab, `\r`, `\n`.

@@ -70,6 +70,9 @@ pub(crate) struct MarkdownScanner {
     /// Whether links, images, autolinks and URLs are read (see [`inline`]): for consumers
     /// that cut; the tag and directive stages only ask about code.
     reads_inline: bool,
+    /// Whether the text's byte 0 starts a line (false once a drain left the text starting
+    /// after other text on its line: a `>` there is no quote marker).
+    text_starts_line: bool,
     /// The reader of links, images, autolinks and URLs, fed the paragraph text.
     pub(super) inline: InlineScanner,
     /// The list items and block quotes open at the current line (see
@@ -119,6 +122,7 @@ impl MarkdownScanner {
             late_pairs: false,
             tables: TableState::default(),
             reads_inline: true,
+            text_starts_line: true,
             inline: InlineScanner::new(),
             containers: Containers::default(),
             content: None,
@@ -153,6 +157,7 @@ impl MarkdownScanner {
     /// Forgets everything, keeping the vectors' capacity.
     pub(crate) fn reset(&mut self) {
         self.pos = 0;
+        self.text_starts_line = true;
         self.line_start = 0;
         self.mode = LineMode::Start;
         self.line_blank = true;
@@ -546,7 +551,7 @@ impl MarkdownScanner {
         let bytes = text.as_bytes();
         let mut x = from;
         while x < to {
-            if is_space(bytes[x]) || is_quote_marker(bytes, x) {
+            if is_space(bytes[x]) || is_quote_marker(bytes, x, self.text_starts_line) {
                 x += 1;
                 continue;
             }
@@ -567,7 +572,7 @@ impl MarkdownScanner {
         let mut x = to;
         while x > from {
             let y = x - 1;
-            if is_space(bytes[y]) || is_quote_marker(bytes, y) {
+            if is_space(bytes[y]) || is_quote_marker(bytes, y, self.text_starts_line) {
                 x = y;
                 continue;
             }
@@ -647,6 +652,12 @@ impl MarkdownScanner {
             true => self.inline.keep_from(n),
             false => n,
         }
+    }
+
+    /// Tells whether the text, after a drain, starts a line (`false`: it starts after
+    /// other text on its line). Read where a `>` at byte 0 may be a quote marker.
+    pub(crate) fn set_text_starts_line(&mut self, starts_line: bool) {
+        self.text_starts_line = starts_line;
     }
 
     /// The consumer removed the first `n` bytes of its text: drop spans that ended there and

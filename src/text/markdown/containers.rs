@@ -118,6 +118,23 @@ pub(crate) struct LineContent {
     pub(crate) continues_list: bool,
 }
 
+impl LineContent {
+    /// A line whose content starts at its first byte `at`, column 0, inside `depth`
+    /// containers it does not mark (none opened, no list continued).
+    #[inline]
+    pub(crate) fn at_line_start(at: usize, depth: u8, lazy: bool) -> Self {
+        Self {
+            at,
+            carry: 0,
+            col: 0,
+            depth,
+            opened: false,
+            lazy,
+            continues_list: false,
+        }
+    }
+}
+
 /// How a line goes on with the containers of a fence.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Continues {
@@ -508,15 +525,7 @@ impl Containers {
         if !paragraph {
             self.depth = 0;
         }
-        LineContent {
-            at: line,
-            carry: 0,
-            col: 0,
-            depth: self.depth,
-            opened: false,
-            lazy,
-            continues_list: false,
-        }
+        LineContent::at_line_start(line, self.depth, lazy)
     }
 
     /// [`Containers::read_line`] for a line of spaces then an ASCII letter, as the full
@@ -572,15 +581,7 @@ impl Containers {
             .take_while(|c| matches!(c, Container::Item { .. }))
             .count();
         self.depth = kept as u8;
-        LineContent {
-            at: line,
-            carry: 0,
-            col: 0,
-            depth: self.depth,
-            opened: false,
-            lazy: false,
-            continues_list: false,
-        }
+        LineContent::at_line_start(line, self.depth, false)
     }
 }
 

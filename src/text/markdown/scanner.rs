@@ -363,6 +363,19 @@ impl MarkdownScanner {
         }
     }
 
+    /// The current line read as outside every container (content at its first byte): kept
+    /// as its content, and `note_item_column(0)` told inline (outside containers the
+    /// column is 0).
+    #[inline]
+    fn top_level_line(&mut self) -> LineContent {
+        let c = LineContent::at_line_start(self.line_start, 0, false);
+        self.content = Some(c);
+        if self.item_columns.last().is_some_and(|&(_, col)| col != 0) {
+            self.item_columns.push((self.line_start, 0));
+        }
+        c
+    }
+
     /// The inline code span that a cut at `p` would fall inside, if any.
     pub(crate) fn code_at(&self, p: usize) -> Option<&CodeSpan> {
         let c = match self.codes.last() {
@@ -758,21 +771,7 @@ impl MarkdownScanner {
                     )
                 }) =>
             {
-                let c = LineContent {
-                    at: self.line_start,
-                    carry: 0,
-                    col: 0,
-                    depth: 0,
-                    opened: false,
-                    lazy: false,
-                    continues_list: false,
-                };
-                self.content = Some(c);
-                // `note_item_column(0)`, told inline: outside containers the column is 0.
-                if self.item_columns.last().is_some_and(|&(_, col)| col != 0) {
-                    self.item_columns.push((self.line_start, 0));
-                }
-                c
+                self.top_level_line()
             }
             None => match self
                 .containers
@@ -910,19 +909,7 @@ impl MarkdownScanner {
             _ => return false,
         };
         if blank {
-            self.content = Some(LineContent {
-                at: self.line_start,
-                carry: 0,
-                col: 0,
-                depth: 0,
-                opened: false,
-                lazy: false,
-                continues_list: false,
-            });
-            // `note_item_column(0)`: outside containers the column is 0.
-            if self.item_columns.last().is_some_and(|&(_, col)| col != 0) {
-                self.item_columns.push((self.line_start, 0));
-            }
+            self.top_level_line();
         }
         self.mode = LineMode::Text;
         // No quote goes on there.

@@ -421,3 +421,48 @@ fn a_code_line_that_looks_like_an_item_does_not_open_the_list_for_the_coalescer(
         }
     }
 }
+
+/// A block over Discord's 17-line cap, split by the engine: the splitter ends the piece
+/// that starts in item 2's second paragraph (nested under `2)`) before item `3.`, and that
+/// next piece must keep its mark of going on with the list, or the coalescer joins it back
+/// to the paragraph and `3.` shows as that paragraph's text. (Found by `render_props` on
+/// a random seed.)
+#[test]
+fn a_line_capped_piece_at_an_item_its_text_would_swallow_starts_a_message() {
+    let mut text = String::from("Steps:\n\n1. Install the tools.\n2. Configure it:\n");
+    for k in 1..=6 {
+        text.push_str(&format!("   {k}) Step {k} of the nested setup.\n"));
+    }
+    text.push_str(
+        "   7) The last nested step, with a longer line of text.\n\n      \
+         A second paragraph of the last nested step.\n\
+         3. Restart the service.\n\n4. Check the logs.\n",
+    );
+    let discord = ChannelProfile::by_name("discord").expect("discord");
+    for size in [1, 7, 1000] {
+        let mut c = Config::for_channel(&discord);
+        c.format = replystream::Format::Markdown;
+        // Nine lines: the whole list cannot go in one message.
+        c.max_lines = Some(9);
+        let mut sim = Sim::new(Engine::new(c, 7).expect("valid"));
+        for delta in text_checks::deltas(&text, &[size]) {
+            sim.push(Input::TextDelta(delta));
+        }
+        sim.push(Input::MessageEnd(None))
+            .push(Input::Finish)
+            .run_until_idle();
+        let shown: Vec<String> = sim
+            .chat
+            .lane_texts(Lane::Answer)
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        judge(&text, &shown);
+        assert!(
+            shown
+                .iter()
+                .any(|m| m.starts_with("3. Restart the service.")),
+            "deltas {size}: {shown:#?}"
+        );
+    }
+}

@@ -476,7 +476,9 @@ fn line_cap_pieces<'a>(
             // Both de-indentations apply, one after the other: the block's as it stands
             // where the piece starts, then the splitter's.
             dedent: cols + piece.dedent,
-            continues_list: block.continues_list && i == 0,
+            // The block's mark on its first piece; a later piece that the splitter started
+            // at such an item (see `MarkdownScanner::list_cut`) carries the splitter's.
+            continues_list: (block.continues_list && i == 0) || piece.continues_list,
             // The block's first row, without the splitter's repairs: the header the block
             // would show before it suits the piece as well.
             table_head: block

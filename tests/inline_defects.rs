@@ -344,3 +344,36 @@ fn a_final_resent_inside_bold_reopens_and_closes_it() {
     // The separators between the stretches are single spaces.
     assert_eq!(shown_len + shown.len() - 1, whole.len(), "{shown:#?}");
 }
+
+/// A quote whose paragraph goes on in a lazy line (where no break is a safe cut), with
+/// strong text at the limit: the hard cut there fell right before the strong text's
+/// closing run, so the next block reopened the span only to close it at once (`****`,
+/// shown as text). The cut steps back off the run, keeping a char of the text it wraps.
+/// (Found by `render_props` on a random seed.)
+#[test]
+fn a_hard_cut_beside_a_closing_run_keeps_text_on_both_sides_of_it() {
+    let text = "* <https://example.org/a/b?c=d> file 50% snake_case snake_case テスト — étude.\n\n  `cargo test --workspace --locked` a ~~struck out~~ ~~struck out~~ a [this long discussion about the retry policy and its defaults](https://example.com/docs/466/page) when file *an italic aside* twice don't you:\n\n* 50% (optional) étude server **unclosed bold.\n\n> https://example.net/path/to/page a étude a **unclosed bold the *an italic aside* ***bold italic*** file [this long discussion about the retry policy and its defaults](https://example.com/docs/659/page) v2.4 日本語 the.\nv2.4 a token https://example.net/path/to/page config <https://example.org/a/b?c=d> **bold words here** _another aside_.\n> _another aside_ 日本語 🇯🇵 v2.4。";
+    let delim = |c: Option<char>| matches!(c, Some('*' | '_' | '~'));
+    for size in [1, 7, 10_000] {
+        let blocks = run_chunker(
+            chunker(100, 321, BreakPreference::Paragraph),
+            text_checks::deltas(text, &[size]),
+        );
+        check_blocks(
+            text,
+            &blocks,
+            Expect::for_text(text, LengthMetric::Chars, 321, None),
+        )
+        .unwrap_or_else(|e| panic!("deltas {size}: {e}"));
+        for b in &blocks {
+            let shown = &b.text[b.head_len..b.text.len() - b.tail_len];
+            let bare_reopen = b.spans_reopened && delim(shown.chars().next());
+            let bare_close = b.spans_closed && delim(shown.chars().next_back());
+            assert!(
+                !bare_reopen && !bare_close,
+                "deltas {size}: a reopened or closed span with no text on its side: {:?}",
+                b.text
+            );
+        }
+    }
+}

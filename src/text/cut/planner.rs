@@ -419,6 +419,13 @@ impl<'a> Planner<'a> {
         {
             return Some(Planned::plain(before));
         }
+        // No break before it either: the hard cut steps back off the run, keeping a char of
+        // the text the run wraps with it (a closing run alone after the cut would reopen an
+        // empty span: `****` shows as text).
+        let cut = match by_delims {
+            true => self.off_delimiter_run(start, cut, bounds).unwrap_or(cut),
+            false => cut,
+        };
         // Stepped back into a code span: cut it the span's way.
         if let Some(code) = self.scanner.code_at(cut.end).copied()
             && let Some(planned) = self.plan_in_code_span(start, reopen, &code, bounds)
@@ -880,6 +887,46 @@ impl<'a> Planner<'a> {
             close: None,
             next,
         })
+    }
+
+    /// A hard cut before `cut` (a hard cut next to an emphasis delimiter run) with no
+    /// delimiter char on either side of it: before the char that precedes the run it
+    /// touches, so that the run keeps some of the text it wraps. `None` when there is none
+    /// after `start`, or when it would be unsafe where `cut` is safe.
+    fn off_delimiter_run(
+        &self,
+        start: usize,
+        cut: Cut,
+        bounds: Option<ContentBounds>,
+    ) -> Option<Cut> {
+        let bytes = self.text.as_bytes();
+        let delim = |i: usize| matches!(bytes.get(i), Some(b'*' | b'_' | b'~'));
+        let mut hi = cut.end;
+        // A few runs in a row (`**a**b`): step back over each, within reason.
+        for _ in 0..4 {
+            while hi > start && delim(hi - 1) {
+                hi -= 1;
+            }
+            // `hi` touches a run that starts there: the piece ends a char before it.
+            if hi <= start + 1 {
+                return None;
+            }
+            let next = self.plain_hard_cut(
+                start,
+                hi - 1,
+                hard_cut(self.text, start, start, hi - 1),
+                bounds,
+            )?;
+            if next.end <= start || next.end >= cut.end {
+                return None;
+            }
+            if !(delim(next.end - 1) || delim(next.end)) {
+                let safe = self.scanner.is_safe_cut(next.end) || !self.scanner.is_safe_cut(cut.end);
+                return safe.then_some(next);
+            }
+            hi = next.end;
+        }
+        None
     }
 
     /// A hard cut near `hard` that does not split a line that opens (or may open) a fence

@@ -289,11 +289,24 @@ impl Expect {
             let body = l.trim_start_matches(' ');
             l.len() - body.len() >= 4 && (body.starts_with("```") || body.starts_with("~~~"))
         });
-        let strict = widest_repair(text) + widest <= max
+        // A line that ends in a run of 3 or more marker chars: in a fence, the rest of it
+        // after a cut before that run reads as a closing line, so a piece must hold the
+        // line's head and all but 2 of the run (the rest, fewer than 3, reads as code),
+        // beside the repair. Where that does not fit, no piece can show it right: the
+        // limit wins.
+        let repair = widest_repair(text);
+        let closer_tail = text.split('\n').any(|l| {
+            let body = l.trim_end_matches([' ', '\t', '\r']);
+            let head = body.trim_end_matches(['`', '~']);
+            let run = body.len() - head.len();
+            run >= 3 && repair + metric.len(head) + (run - 2) * widest.max(1) > max
+        });
+        let strict = repair + widest <= max
             && 4 + widest <= max
-            && (!indented_run || widest_repair(text) + 4 + widest <= max)
+            && (!indented_run || repair + 4 + widest <= max)
             && lines_fit
-            && !fake_fence_line;
+            && !fake_fence_line
+            && !closer_tail;
         let line = widest_fence_line(text, metric);
         let (run_units, run_lines) = contentless_run(text, metric);
         // A cluster of code may have a run on either side that must stay with it (a fence's

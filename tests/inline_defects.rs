@@ -377,3 +377,39 @@ fn a_hard_cut_beside_a_closing_run_keeps_text_on_both_sides_of_it() {
         }
     }
 }
+
+/// An inline code span that goes on over the lines of a block quote's paragraph (each
+/// line carries the quote's `>`): the quote's lines continue the paragraph, so the span is
+/// code up to its closing backtick, and no cut falls inside it while one outside fits. (A
+/// quote line was read as a new block, which made the opening backtick literal: a message
+/// ended inside the span, showing a stray backtick where the reply shows code.) Found by
+/// `render_props` on a random seed.
+#[test]
+fn a_code_span_over_a_quotes_lines_is_not_cut() {
+    let text = "> Some words before the code, and then a little more.\n> let s = \"`\";\n\
+                > print('日本語 👨\u{200d}👩\u{200d}👧')\n> let t = \"`\";\n> And after it.\n\n\
+                A paragraph after the quote.\n";
+    let open = text.find('`').expect("opening backtick");
+    let close = text.rfind('`').expect("closing backtick") + 1;
+    let span = open..close;
+    for pref in PREFS {
+        for max in [60, 80, 100] {
+            let config = chunker(max / 2, max, pref);
+            check_all(text, config, &[1, 7]).expect("invariants");
+            let blocks = run_chunker(config, [text]);
+            assert_eq!(
+                cuts_inside(&blocks, &span),
+                Vec::<usize>::new(),
+                "{pref:?} {max}: {blocks:#?}"
+            );
+        }
+    }
+    for limit in [60, 80, 100] {
+        let pieces = split(text, limit);
+        assert_eq!(
+            cuts_inside(&pieces, &span),
+            Vec::<usize>::new(),
+            "{limit}: {pieces:#?}"
+        );
+    }
+}

@@ -843,8 +843,8 @@ fn a_deep_opening_line_resumed_after_its_bare_marker_keeps_the_exact_invariants(
     );
 }
 
-/// With CRLF, a message that ends with the opening line of a quoted fence that its item's
-/// end closes (an empty code block, as in the reply) is balanced there.
+/// With CRLF, a message that holds the opening line of a quoted fence that its item's end
+/// closes (an empty code block, as in the reply) is balanced there.
 #[test]
 fn an_empty_quoted_fence_its_container_ends_is_balanced_with_crlf() {
     let text = "4. snake_case a when **bold words here**。\r\n   > **bold words here** twice \
@@ -854,7 +854,7 @@ fn an_empty_quoted_fence_its_container_ends_is_balanced_with_crlf() {
                 server?";
     let messages = smallest_limit_messages(text, 1);
     assert!(
-        messages.contains(&"print('日本語 👨\u{200d}👩\u{200d}👧')\r\n   > ```".to_owned()),
+        messages.contains(&"👨\u{200d}👩\u{200d}👧')\r\n   > ```\r\n\r\n— twice".to_owned()),
         "{messages:#?}"
     );
 }

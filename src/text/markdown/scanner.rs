@@ -862,11 +862,11 @@ impl MarkdownScanner {
             _ => match block_start(&bytes[p..]) {
                 None => return false,
                 Some(own) => {
-                    // A line that opens a container, or carries a quote's `>`, starts a
-                    // block too (its markers were read as containers).
-                    let quoted =
-                        content.depth > 0 && bytes[self.line_start..content.at].contains(&b'>');
-                    let kind = match content.opened || quoted {
+                    // A line that opens a container starts a block too (its markers were
+                    // read as containers). One that only carries the quotes it is in (its
+                    // `>` markers) goes on with their paragraph: a code span or emphasis
+                    // opened on the line before may close on it.
+                    let kind = match content.opened {
                         true if own == BlockStart::None => BlockStart::Other,
                         _ => own,
                     };

@@ -813,7 +813,11 @@ impl MarkdownScanner {
                     c + 1
                 }
             });
-        let quoted = content.depth > 0 && bytes[self.line_start..content.at].contains(&b'>');
+        // (The prefix is a few bytes: a loop, not a call to a vector search.)
+        let quoted = content.depth > 0
+            && bytes[self.line_start..content.at]
+                .iter()
+                .any(|&b| b == b'>');
         let deep =
             !blank && self.inline.quoted().is_pending() && self.quoted_line_is_deep(bytes, columns);
         self.read_quoted_line(QuotedLine {
@@ -864,8 +868,6 @@ impl MarkdownScanner {
                 Some(own) => {
                     // A line that opens a container, or carries a quote's `>`, starts a
                     // block too (its markers were read as containers).
-                    let quoted =
-                        content.depth > 0 && bytes[self.line_start..content.at].contains(&b'>');
                     let kind = match content.opened || quoted {
                         true if own == BlockStart::None => BlockStart::Other,
                         _ => own,
@@ -1031,8 +1033,16 @@ impl MarkdownScanner {
                 self.pos = at + 1;
                 continue;
             }
-            self.pos = at;
-            self.run = Some((at, 0));
+            // A backtick run: read at once (as the continuation above would).
+            let len = bytes[at..].iter().take_while(|&&b| b == b'`').count();
+            self.pos = at + len;
+            if self.pos == bytes.len() {
+                // It may go on in the next text.
+                self.run = Some((at, len));
+                self.feed_inline(bytes, at);
+                return;
+            }
+            self.on_run(bytes, at, len);
         }
         // A `|` ended the text: the inline reader reads up to it too, or a delimiter run
         // after it would go unread while the text past it is planned.

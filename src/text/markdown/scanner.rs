@@ -221,7 +221,7 @@ impl MarkdownScanner {
         while self.pos < bytes.len() {
             match self.mode {
                 LineMode::Start => {
-                    if !self.scan_line_start(bytes) {
+                    if !self.scan_line_start_outlined(bytes) {
                         return;
                     }
                 }
@@ -733,6 +733,11 @@ impl MarkdownScanner {
 
     /// Decides, from the start of a line, what kind of line it is. Returns false when the
     /// text ends before that can be told (the bytes are looked at again with more text).
+    ///
+    /// Inlined in [`MarkdownScanner::scan_text`], where most lines start (a call there
+    /// cost as much as much of its work); [`MarkdownScanner::scan`] calls it through
+    /// [`MarkdownScanner::scan_line_start_outlined`].
+    #[inline(always)]
     fn scan_line_start(&mut self, bytes: &[u8]) -> bool {
         if let Some(depth) = self.open_fence().map(|f| f.depth) {
             // Only a closing line matters in a fence; it is told at the line's end. A line
@@ -884,6 +889,13 @@ impl MarkdownScanner {
             },
         }
         true
+    }
+
+    /// [`MarkdownScanner::scan_line_start`] as a call (one copy of it for the lines that
+    /// [`MarkdownScanner::scan`] starts).
+    #[inline(never)]
+    fn scan_line_start_outlined(&mut self, bytes: &[u8]) -> bool {
+        self.scan_line_start(bytes)
     }
 
     /// The usual line: it starts with a letter, outside any code block and container. It

@@ -1110,6 +1110,9 @@ impl MarkdownScanner {
     /// fence line, a list item, a block quote or indented code starts) leaves
     /// the open code span unmatched: its opening run is literal text. With `late_pairs`, the
     /// backtick runs after it in the block are then paired among themselves.
+    // Inlined: it runs at every block end (each blank line), mostly to feed the inline
+    // reader, and a call cost a good part of that.
+    #[inline(always)]
     fn drop_unclosed_code(&mut self, bytes: &[u8], block_end: usize) {
         if self.reads_inline {
             // Inline spans end with their block too.

@@ -818,7 +818,8 @@ impl MarkdownScanner {
                     c + 1
                 }
             });
-        // (The prefix is a few bytes: a loop, not a call to a vector search.)
+        // The prefix is a few bytes: a loop, not a call to a vector search (`contains`).
+        #[allow(clippy::manual_contains)]
         let quoted = content.depth > 0
             && bytes[self.line_start..content.at]
                 .iter()

@@ -737,8 +737,11 @@ impl MarkdownScanner {
     /// Inlined in [`MarkdownScanner::scan_text`], where most lines start (a call there
     /// cost as much as much of its work); [`MarkdownScanner::scan`] calls it through
     /// [`MarkdownScanner::scan_line_start_outlined`].
+    /// With `plain_tried`, the caller found that [`MarkdownScanner::plain_line_start`]
+    /// does not read the line: it is asked again only if the line ends a fence.
     #[inline(always)]
-    fn scan_line_start(&mut self, bytes: &[u8]) -> bool {
+    fn scan_line_start(&mut self, bytes: &[u8], plain_tried: bool) -> bool {
+        let mut plain_may_read = !plain_tried;
         if let Some(depth) = self.open_fence().map(|f| f.depth) {
             // Only a closing line matters in a fence; it is told at the line's end. A line
             // of a fence in containers must carry them: one that leaves one ends the fence.
@@ -756,10 +759,13 @@ impl MarkdownScanner {
                     self.mode = LineMode::InFence;
                     return true;
                 }
-                Continues::No => self.end_fence_with_container(bytes),
+                Continues::No => {
+                    self.end_fence_with_container(bytes);
+                    plain_may_read = true;
+                }
             }
         }
-        if self.plain_line_start(bytes) {
+        if plain_may_read && self.plain_line_start(bytes) {
             return true;
         }
         // The containers the line carries, opens and leaves.
@@ -896,7 +902,7 @@ impl MarkdownScanner {
     /// [`MarkdownScanner::scan`] starts).
     #[inline(never)]
     fn scan_line_start_outlined(&mut self, bytes: &[u8]) -> bool {
-        self.scan_line_start(bytes)
+        self.scan_line_start(bytes, false)
     }
 
     /// The usual line: it starts with a letter, outside any code block and container. It
@@ -1032,7 +1038,7 @@ impl MarkdownScanner {
                 // the text is split, and what reads the inline state between lines, the end
                 // of a block and a code span's opening run, feeds it first).
                 if self.pos == bytes.len()
-                    || !(self.plain_line_start(bytes) || self.scan_line_start(bytes))
+                    || !(self.plain_line_start(bytes) || self.scan_line_start(bytes, true))
                     || self.mode != LineMode::Text
                 {
                     self.feed_inline(bytes, at + 1);

@@ -221,7 +221,7 @@ impl MarkdownScanner {
         while self.pos < bytes.len() {
             match self.mode {
                 LineMode::Start => {
-                    if !self.scan_line_start(bytes) {
+                    if !self.scan_line_start_outlined(bytes) {
                         return;
                     }
                 }
@@ -733,7 +733,15 @@ impl MarkdownScanner {
 
     /// Decides, from the start of a line, what kind of line it is. Returns false when the
     /// text ends before that can be told (the bytes are looked at again with more text).
-    fn scan_line_start(&mut self, bytes: &[u8]) -> bool {
+    ///
+    /// Inlined in [`MarkdownScanner::scan_text`], where most lines start (a call there
+    /// cost as much as much of its work); [`MarkdownScanner::scan`] calls it through
+    /// [`MarkdownScanner::scan_line_start_outlined`].
+    /// With `plain_tried`, the caller found that [`MarkdownScanner::plain_line_start`]
+    /// does not read the line: it is asked again only if the line ends a fence.
+    #[inline(always)]
+    fn scan_line_start(&mut self, bytes: &[u8], plain_tried: bool) -> bool {
+        let mut plain_may_read = !plain_tried;
         if let Some(depth) = self.open_fence().map(|f| f.depth) {
             // Only a closing line matters in a fence; it is told at the line's end. A line
             // of a fence in containers must carry them: one that leaves one ends the fence.
@@ -751,10 +759,13 @@ impl MarkdownScanner {
                     self.mode = LineMode::InFence;
                     return true;
                 }
-                Continues::No => self.end_fence_with_container(bytes),
+                Continues::No => {
+                    self.end_fence_with_container(bytes);
+                    plain_may_read = true;
+                }
             }
         }
-        if self.plain_line_start(bytes) {
+        if plain_may_read && self.plain_line_start(bytes) {
             return true;
         }
         // The containers the line carries, opens and leaves.
@@ -813,7 +824,12 @@ impl MarkdownScanner {
                     c + 1
                 }
             });
-        let quoted = content.depth > 0 && bytes[self.line_start..content.at].contains(&b'>');
+        // The prefix is a few bytes: a loop, not a call to a vector search (`contains`).
+        #[allow(clippy::manual_contains)]
+        let quoted = content.depth > 0
+            && bytes[self.line_start..content.at]
+                .iter()
+                .any(|&b| b == b'>');
         let deep =
             !blank && self.inline.quoted().is_pending() && self.quoted_line_is_deep(bytes, columns);
         self.read_quoted_line(QuotedLine {
@@ -882,6 +898,13 @@ impl MarkdownScanner {
             },
         }
         true
+    }
+
+    /// [`MarkdownScanner::scan_line_start`] as a call (one copy of it for the lines that
+    /// [`MarkdownScanner::scan`] starts).
+    #[inline(never)]
+    fn scan_line_start_outlined(&mut self, bytes: &[u8]) -> bool {
+        self.scan_line_start(bytes, false)
     }
 
     /// The usual line: it starts with a letter, outside any code block and container. It
@@ -1017,7 +1040,7 @@ impl MarkdownScanner {
                 // the text is split, and what reads the inline state between lines, the end
                 // of a block and a code span's opening run, feeds it first).
                 if self.pos == bytes.len()
-                    || !(self.plain_line_start(bytes) || self.scan_line_start(bytes))
+                    || !(self.plain_line_start(bytes) || self.scan_line_start(bytes, true))
                     || self.mode != LineMode::Text
                 {
                     self.feed_inline(bytes, at + 1);
@@ -1031,8 +1054,16 @@ impl MarkdownScanner {
                 self.pos = at + 1;
                 continue;
             }
-            self.pos = at;
-            self.run = Some((at, 0));
+            // A backtick run: read at once (as the continuation above would).
+            let len = bytes[at..].iter().take_while(|&&b| b == b'`').count();
+            self.pos = at + len;
+            if self.pos == bytes.len() {
+                // It may go on in the next text.
+                self.run = Some((at, len));
+                self.feed_inline(bytes, at);
+                return;
+            }
+            self.on_run(bytes, at, len);
         }
         // A `|` ended the text: the inline reader reads up to it too, or a delimiter run
         // after it would go unread while the text past it is planned.
@@ -1088,6 +1119,9 @@ impl MarkdownScanner {
     /// fence line, a list item, a block quote or indented code starts) leaves
     /// the open code span unmatched: its opening run is literal text. With `late_pairs`, the
     /// backtick runs after it in the block are then paired among themselves.
+    // Inlined: it runs at every block end (each blank line), mostly to feed the inline
+    // reader, and a call cost a good part of that.
+    #[inline(always)]
     fn drop_unclosed_code(&mut self, bytes: &[u8], block_end: usize) {
         if self.reads_inline {
             // Inline spans end with their block too.

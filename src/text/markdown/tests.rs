@@ -637,3 +637,24 @@ fn the_fast_line_start_reads_as_the_full_one() {
         }
     }
 }
+
+/// The grouped search for text stops finds what a byte-by-byte one does: each byte value
+/// at each offset, in texts short and long (past the word-at-a-time head), the first one.
+#[test]
+fn find_text_stop_finds_the_first_stop() {
+    use super::lines::find_text_stop;
+    let stop = |b: &u8| matches!(b, b'`' | b'\n' | b'|');
+    for b in 0..=255u8 {
+        for len in (1..90).chain([200]) {
+            for at in 0..len {
+                let mut text = vec![b'a'; len];
+                text[at] = b;
+                if at + 1 < len {
+                    text[len - 1] = b'|';
+                }
+                let expected = text.iter().position(stop);
+                assert_eq!(find_text_stop(&text), expected, "{b} at {at} of {len}");
+            }
+        }
+    }
+}

@@ -253,6 +253,29 @@ pub(crate) fn find_byte2(a: u8, b: u8, hay: &[u8]) -> Option<usize> {
     }
 }
 
+/// The bytes at which a text filter may act on a delta: `<` (a tag, [`tags`]), `[` (a
+/// bracket directive) and the line break (a `MEDIA:` line may start after it, the
+/// [`directives`]). The [`tokens`] gate reads a delta's end instead, whatever its bytes.
+const STAGE_SYNTAX: [bool; 256] = {
+    let mut set = [false; 256];
+    set[b'<' as usize] = true;
+    set[b'[' as usize] = true;
+    set[b'\n' as usize] = true;
+    set
+};
+
+/// Whether `delta` holds a byte that the tag filter or the directive parser acts on (see
+/// [`STAGE_SYNTAX`]). One pass for both: a delta without any is plain text for both stages,
+/// whose own searches can then be skipped.
+#[inline]
+pub(crate) fn has_stage_syntax(delta: &[u8]) -> bool {
+    if delta.len() < SHORT_SEARCH {
+        delta.iter().any(|&b| STAGE_SYNTAX[usize::from(b)])
+    } else {
+        memchr::memchr3(b'<', b'[', b'\n', delta).is_some()
+    }
+}
+
 /// ASCII whitespace as the stages understand it: space, tab, line feed, carriage return,
 /// form feed.
 #[inline]

@@ -208,6 +208,31 @@ impl TagFilter {
         events
     }
 
+    /// Whether a delta without `<` passes through this filter unchanged, straight into the
+    /// answer: nothing is held, no thinking block is open, no tidy run follows a removed tag,
+    /// and answer text is not being dropped (`require_final_tag` outside `<final>`). Then
+    /// [`TagFilter::pass_plain`] is exactly [`TagFilter::push_pausing`] for such a delta.
+    #[inline]
+    pub(crate) fn passes_plain(&self) -> bool {
+        let r = &self.router;
+        self.done == self.input.text.len()
+            && r.depth == 0
+            && !r.tidy
+            && (!r.require_final_tag || r.in_final)
+    }
+
+    /// [`TagFilter::push_pausing`] for a `delta` without `<` when
+    /// [`TagFilter::passes_plain`]: the caller appends `delta` to the answer itself (what
+    /// the router would append), this keeps the filter's own record of it.
+    #[inline]
+    pub(crate) fn pass_plain(&mut self, delta: &str) {
+        debug_assert!(self.passes_plain() && !delta.as_bytes().contains(&b'<'));
+        self.input.text.push_str(delta);
+        self.router.note_answer(delta.as_bytes());
+        self.done = self.input.text.len();
+        self.done -= self.input.settle(self.done);
+    }
+
     /// A text boundary inside the message (`TextEnd`, a tool call, media): held-back text is
     /// decided as if nothing followed (a possible tag start such as `</t` is text), so it
     /// goes out before the boundary. Open thinking blocks stay open.
@@ -321,7 +346,12 @@ impl Router {
             }
         }
         answer.push_str(text);
-        let bytes = text.as_bytes();
+        self.note_answer(text.as_bytes());
+    }
+
+    /// `bytes` were just given to the answer: remember its last two bytes.
+    #[inline]
+    fn note_answer(&mut self, bytes: &[u8]) {
         self.answer_tail = match bytes {
             [.., a, b] => [*a, *b],
             [b] => [self.answer_tail[1], *b],

@@ -243,7 +243,7 @@ impl TokenGate {
     }
 
     /// Text after the decided head: release all but the trailing candidate.
-    #[inline]
+    #[inline(always)]
     fn feed_tail(&mut self, chunk: &str, out: &mut String) {
         if chunk.is_empty() {
             return;
@@ -557,7 +557,7 @@ impl Tokens {
     /// Whether a trailing run could end with `s`'s last word (the bytes after its last
     /// whitespace): false when that word is not empty, cannot start a token word and holds
     /// no `*`.
-    #[inline]
+    #[inline(always)]
     fn may_end_run(&self, s: &[u8]) -> bool {
         // One backward pass over the last word (deltas are short; no SIMD set-up).
         let mut first = None;

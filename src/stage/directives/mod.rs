@@ -243,23 +243,51 @@ impl DirectiveParser {
             && !self.at_line_start
             && find_byte2(b'[', b'\n', &self.input.text.as_bytes()[before..]).is_none()
         {
-            // Plain text after decided text, mid-line: exactly the first and only round of
-            // `run`'s loop for it (no line start to look at, no `[` or line break to stop
-            // at), without the call.
-            self.prev_byte = Some(self.input.text.as_bytes()[len - 1]);
-            self.done = len;
-            // Below a settle batch nothing is dropped, so the stretch stays where it is.
-            if len < SETTLE_BATCH
-                && let Some(range) = self.tidy.plain(&self.input.text, before, len)
-            {
-                return (result, Some(range));
-            }
-            self.tidy.text(&self.input.text[before..len], out);
-            self.done -= self.input.settle(len);
-        } else {
-            self.run(false, out);
+            return (result, self.plain_appended(before, out));
         }
+        self.run(false, out);
         (result, None)
+    }
+
+    /// Whether text without `[` or a line break is plain for this parser: all text so far is
+    /// decided and it goes on in the middle of a line (no `MEDIA:` line can start).
+    #[inline]
+    pub(crate) fn takes_plain(&self) -> bool {
+        self.done == self.input.text.len() && !self.at_line_start
+    }
+
+    /// [`DirectiveParser::push_with_plain`] of non-empty `text` without `[` or a line break,
+    /// when [`DirectiveParser::takes_plain`]: the same output, without looking for them.
+    #[inline(always)]
+    pub(crate) fn push_plain(
+        &mut self,
+        text: &str,
+        out: &mut DirectiveOutput,
+    ) -> Option<Range<usize>> {
+        debug_assert!(self.takes_plain() && !text.is_empty());
+        debug_assert!(find_byte2(b'[', b'\n', text.as_bytes()).is_none());
+        let before = self.input.text.len();
+        self.input.text.push_str(text);
+        self.plain_appended(before, out)
+    }
+
+    /// Plain text was appended at `before`, after decided text, mid-line: what `run` does
+    /// with it (its first and only round: no line start to look at, no `[` or line break to
+    /// stop at), without the call. See [`DirectiveParser::push_with_plain`] for the return.
+    #[inline(always)]
+    fn plain_appended(&mut self, before: usize, out: &mut DirectiveOutput) -> Option<Range<usize>> {
+        let len = self.input.text.len();
+        self.prev_byte = Some(self.input.text.as_bytes()[len - 1]);
+        self.done = len;
+        // Below a settle batch nothing is dropped, so the stretch stays where it is.
+        if len < SETTLE_BATCH
+            && let Some(range) = self.tidy.plain(&self.input.text, before, len)
+        {
+            return Some(range);
+        }
+        self.tidy.text(&self.input.text[before..len], out);
+        self.done -= self.input.settle(len);
+        None
     }
 
     /// Bytes `range` of the parser's buffer: text that [`DirectiveParser::push_with_plain`]

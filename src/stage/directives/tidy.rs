@@ -124,7 +124,7 @@ impl LineTidy {
     /// spaces and the segment up to its trailing spaces, whose range this returns (the
     /// trailing spaces are held, as `text` holds them). `None`, with nothing changed, when
     /// that is not so or the segment is only spaces: call [`LineTidy::text`].
-    #[inline]
+    #[inline(always)]
     pub(super) fn plain(&mut self, text: &str, start: usize, end: usize) -> Option<Range<usize>> {
         if self.removed_since_text {
             return None;

@@ -8,7 +8,7 @@ use super::finals::ContentMap;
 use crate::config::BreakMode;
 use crate::payload::{Lane, Payload};
 use crate::stage::coalescer::{BlockMeta, CoalescedText, is_code_indent, reopened_then_closed};
-use crate::stage::directives::DirectiveEvent;
+use crate::stage::directives::{DirectiveEvent, PlainRelease};
 use crate::stage::has_stage_syntax;
 use crate::stage::ledger::SourceSpan;
 use crate::text::block::Block;
@@ -62,8 +62,8 @@ impl Engine {
         }
     }
 
-    /// The common case of [`Engine::filter_model_text`], taken when it applies (whether it
-    /// did): a delta with no byte that the tag filter or the directive parser acts on
+    /// The common case of [`Engine::filter_model_text`] for `raw` (not empty), taken when it
+    /// applies (whether it did): a delta with no byte that the tag filter or the directive parser acts on
     /// (`<`, `[`, a line break), while neither holds anything back, no thinking block is
     /// open and no line is starting, passes both unchanged. One search of the delta for
     /// all those bytes instead of one per stage, and the same output as the general path:
@@ -79,18 +79,21 @@ impl Engine {
         }
         debug_assert!(self.directive_out.is_empty() && self.directive_out.text.is_empty());
         self.tags.pass_plain(raw);
-        match self.directives.push_plain(raw, &mut self.directive_out) {
-            Some(range) => {
-                let msg = self.messages.last_mut().expect("a message is open");
-                let before = msg.text.len();
-                self.tokens
-                    .push(self.directives.released(range), &mut msg.text);
-                if msg.text.len() > before {
-                    self.feed_new_clean(now);
+        let released = match self.directives.push_plain(raw, &mut self.directive_out) {
+            PlainRelease::Whole => raw,
+            PlainRelease::Stretch(range) => self.directives.released(range),
+            PlainRelease::Out => {
+                if !self.directive_out.is_empty() {
+                    self.apply_directive_events(now);
                 }
+                return true;
             }
-            None if !self.directive_out.is_empty() => self.apply_directive_events(now),
-            None => {}
+        };
+        let msg = self.messages.last_mut().expect("a message is open");
+        let before = msg.text.len();
+        self.tokens.push(released, &mut msg.text);
+        if msg.text.len() > before {
+            self.feed_new_clean(now);
         }
         true
     }

@@ -122,6 +122,17 @@ impl DirectiveOutput {
     }
 }
 
+/// What [`DirectiveParser::push_plain`] released.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum PlainRelease {
+    /// The text pushed, as it is.
+    Whole,
+    /// This stretch of the parser's buffer ([`DirectiveParser::released`]).
+    Stretch(Range<usize>),
+    /// What is in the output, if anything.
+    Out,
+}
+
 /// Streaming directive parser. One per stream; [`DirectiveParser::reset`] at each new
 /// assistant message. See the module docs for the rules.
 ///
@@ -258,17 +269,28 @@ impl DirectiveParser {
 
     /// [`DirectiveParser::push_with_plain`] of non-empty `text` without `[` or a line break,
     /// when [`DirectiveParser::takes_plain`]: the same output, without looking for them.
+    /// When it releases `text` itself, whole and with nothing held after it, that is said
+    /// ([`PlainRelease::Whole`]) and `out` is left as it is.
     #[inline(always)]
-    pub(crate) fn push_plain(
-        &mut self,
-        text: &str,
-        out: &mut DirectiveOutput,
-    ) -> Option<Range<usize>> {
+    pub(crate) fn push_plain(&mut self, text: &str, out: &mut DirectiveOutput) -> PlainRelease {
         debug_assert!(self.takes_plain() && !text.is_empty());
         debug_assert!(find_byte2(b'[', b'\n', text.as_bytes()).is_none());
         let before = self.input.text.len();
         self.input.text.push_str(text);
-        self.plain_appended(before, out)
+        if self.tidy.passes_whole(text) {
+            // What `plain_appended` does then, whether it hands back the stretch or, at a
+            // settle batch, copies `text` into `out`: `text` is released as it is.
+            self.tidy.passed_whole();
+            let len = self.input.text.len();
+            self.prev_byte = Some(self.input.text.as_bytes()[len - 1]);
+            self.done = len;
+            self.done -= self.input.settle(len);
+            return PlainRelease::Whole;
+        }
+        match self.plain_appended(before, out) {
+            Some(range) => PlainRelease::Stretch(range),
+            None => PlainRelease::Out,
+        }
     }
 
     /// Plain text was appended at `before`, after decided text, mid-line: what `run` does

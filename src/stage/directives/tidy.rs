@@ -60,25 +60,36 @@ impl LineTidy {
     /// Text without a line break.
     #[inline]
     pub(super) fn text(&mut self, seg: &str, out: &mut DirectiveOutput) {
+        // Plain text (the common case) first, exactly what the general path does with it.
+        if self.passes_whole(seg) {
+            out.push_text(seg);
+            self.passed_whole();
+            return;
+        }
+        self.text_with_spaces(seg, out);
+    }
+
+    /// Whether [`LineTidy::text`] releases `seg` whole and holds nothing after it: nothing
+    /// was removed since the last released text, no spaces are held, and `seg` ends in
+    /// text. Then [`LineTidy::passed_whole`] is what it does besides releasing `seg`.
+    #[inline(always)]
+    pub(super) fn passes_whole(&self, seg: &str) -> bool {
         // A CR counts as trailing space so that a CRLF directive-only line disappears whole.
         // The spaces are ASCII bytes, which never occur inside a multi-byte char, so
         // trimming bytes cuts `seg` exactly where trimming chars would.
         let is_space = |b: &u8| matches!(b, b' ' | b'\t' | b'\r');
-        let bytes = seg.as_bytes();
-        if !self.removed_since_text
+        !self.removed_since_text
             && self.pending_ws.is_empty()
-            && bytes.last().is_some_and(|b| !is_space(b))
-        {
-            // Fast path for plain text, exactly what the general path below does here: no
-            // spaces are held and the segment ends in text, so it is released whole and
-            // nothing is held after it.
-            out.push_text(seg);
-            self.line_has_text = true;
-            self.squeeze_blank = false;
-            self.released_text = true;
-            return;
-        }
-        self.text_with_spaces(seg, out);
+            && seg.as_bytes().last().is_some_and(|b| !is_space(b))
+    }
+
+    /// What [`LineTidy::text`] notes after releasing a segment whole (see
+    /// [`LineTidy::passes_whole`]).
+    #[inline(always)]
+    pub(super) fn passed_whole(&mut self) {
+        self.line_has_text = true;
+        self.squeeze_blank = false;
+        self.released_text = true;
     }
 
     /// [`LineTidy::text`] when spaces are held or the segment ends in one, or something was

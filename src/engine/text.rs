@@ -9,8 +9,8 @@ use crate::config::BreakMode;
 use crate::payload::{Lane, Payload};
 use crate::stage::coalescer::{BlockMeta, CoalescedText, is_code_indent, reopened_then_closed};
 use crate::stage::directives::{DirectiveEvent, PlainRelease};
-use crate::stage::has_stage_syntax;
 use crate::stage::ledger::SourceSpan;
+use crate::stage::{LINE_BREAK, TAG_OR_BRACKET, stage_syntax};
 use crate::text::block::Block;
 use crate::text::dedent::source_position;
 use crate::text::markdown::FenceMarker;
@@ -62,31 +62,47 @@ impl Engine {
         }
     }
 
-    /// The common case of [`Engine::filter_model_text`] for `raw` (not empty), taken when it
-    /// applies (whether it did): a delta with no byte that the tag filter or the directive parser acts on
-    /// (`<`, `[`, a line break), while neither holds anything back, no thinking block is
-    /// open and no line is starting, passes both unchanged. One search of the delta for
-    /// all those bytes instead of one per stage, and the same output as the general path:
-    /// the tag filter's answer is the delta itself (no reasoning, no pause, no event), which
-    /// the directive parser takes as plain text.
+    /// The common case of [`Engine::filter_model_text`] for `raw`, taken when it applies
+    /// (whether it did): a delta with no byte that the tag filter or the directive parser
+    /// acts on (`<`, `[`), while neither holds anything back and no thinking block is open,
+    /// passes both unchanged (but for spaces the directive tidy holds at its end), as long
+    /// as no `MEDIA:` line may start in it and, where it breaks a line, nothing was removed
+    /// that the tidy would close the gap of. One search of the delta for all those bytes
+    /// instead of one per stage, and the same output as the general path: the tag filter's
+    /// answer is the delta itself (no reasoning, no pause, no event), which the directive
+    /// parser takes as plain text.
     #[inline]
     fn pass_plain(&mut self, raw: &str, now: Time) -> bool {
-        if !self.tags.passes_plain()
-            || !self.directives.takes_plain()
-            || has_stage_syntax(raw.as_bytes())
-        {
+        if raw.is_empty() || !self.tags.passes_plain() {
+            return false;
+        }
+        let syntax = stage_syntax(raw.as_bytes());
+        if syntax & TAG_OR_BRACKET != 0 {
             return false;
         }
         debug_assert!(self.directive_out.is_empty() && self.directive_out.text.is_empty());
-        self.tags.pass_plain(raw);
-        let released = match self.directives.push_plain(raw, &mut self.directive_out) {
-            PlainRelease::Whole => raw,
-            PlainRelease::Stretch(range) => self.directives.released(range),
-            PlainRelease::Out => {
-                if !self.directive_out.is_empty() {
-                    self.apply_directive_events(now);
+        let released = if syntax & LINE_BREAK != 0 {
+            // Rare enough (a line break per line) to take one more look for it.
+            let last_nl = raw.rfind('\n').expect("a line break");
+            let Some(n) = self.directives.push_lines(raw, last_nl) else {
+                return false;
+            };
+            self.tags.pass_plain(raw);
+            &raw[..n]
+        } else {
+            if !self.directives.takes_plain(raw) {
+                return false;
+            }
+            self.tags.pass_plain(raw);
+            match self.directives.push_plain(raw, &mut self.directive_out) {
+                PlainRelease::Whole => raw,
+                PlainRelease::Stretch(range) => self.directives.released(range),
+                PlainRelease::Out => {
+                    if !self.directive_out.is_empty() {
+                        self.apply_directive_events(now);
+                    }
+                    return true;
                 }
-                return true;
             }
         };
         let msg = self.messages.last_mut().expect("a message is open");

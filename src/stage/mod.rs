@@ -253,26 +253,36 @@ pub(crate) fn find_byte2(a: u8, b: u8, hay: &[u8]) -> Option<usize> {
     }
 }
 
-/// The bytes at which a text filter may act on a delta: `<` (a tag, [`tags`]), `[` (a
-/// bracket directive) and the line break (a `MEDIA:` line may start after it, the
-/// [`directives`]). The [`tokens`] gate reads a delta's end instead, whatever its bytes.
-const STAGE_SYNTAX: [bool; 256] = {
-    let mut set = [false; 256];
-    set[b'<' as usize] = true;
-    set[b'[' as usize] = true;
-    set[b'\n' as usize] = true;
+/// [`stage_syntax`]: the delta holds a `<` (a tag, [`tags`]) or a `[` (a bracket
+/// directive, [`directives`]).
+pub(crate) const TAG_OR_BRACKET: u8 = 1;
+/// [`stage_syntax`]: the delta holds a line break (a `MEDIA:` line may start after it, and
+/// the [`directives`]' tidy reads line ends).
+pub(crate) const LINE_BREAK: u8 = 2;
+
+/// The [`stage_syntax`] class of each byte. The [`tokens`] gate reads a delta's end
+/// instead, whatever its bytes.
+const STAGE_SYNTAX: [u8; 256] = {
+    let mut set = [0; 256];
+    set[b'<' as usize] = TAG_OR_BRACKET;
+    set[b'[' as usize] = TAG_OR_BRACKET;
+    set[b'\n' as usize] = LINE_BREAK;
     set
 };
 
-/// Whether `delta` holds a byte that the tag filter or the directive parser acts on (see
-/// [`STAGE_SYNTAX`]). One pass for both: a delta without any is plain text for both stages,
-/// whose own searches can then be skipped.
+/// Which bytes that the tag filter or the directive parser acts on `delta` holds:
+/// [`TAG_OR_BRACKET`] and [`LINE_BREAK`], or 0 for text that is plain for both. One pass
+/// for both stages, whose own searches can then be skipped.
 #[inline]
-pub(crate) fn has_stage_syntax(delta: &[u8]) -> bool {
+pub(crate) fn stage_syntax(delta: &[u8]) -> u8 {
     if delta.len() < SHORT_SEARCH {
-        delta.iter().any(|&b| STAGE_SYNTAX[usize::from(b)])
+        delta
+            .iter()
+            .fold(0, |found, &b| found | STAGE_SYNTAX[usize::from(b)])
     } else {
-        memchr::memchr3(b'<', b'[', b'\n', delta).is_some()
+        let tag_or_bracket = memchr::memchr2(b'<', b'[', delta).is_some();
+        let line_break = memchr::memchr(b'\n', delta).is_some();
+        u8::from(tag_or_bracket) * TAG_OR_BRACKET | u8::from(line_break) * LINE_BREAK
     }
 }
 

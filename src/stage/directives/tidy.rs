@@ -159,6 +159,54 @@ impl LineTidy {
         Some(start - held..body_end)
     }
 
+    /// [`LineTidy::text`] and [`LineTidy::newline`] for the lines of `b`, text whose last
+    /// line break is at `last_nl`, when nothing was removed on the current line or since
+    /// the last blank line that a removal squeezed, and no spaces are held. Then every line
+    /// break goes out as written, with the spaces before it: what is released is `b`
+    /// without the spaces (and tabs, CRs) at its end after `last_nl`, which are held; this
+    /// returns its length. `None`, with nothing changed, when that is not so.
+    #[inline]
+    pub(super) fn pass_lines(&mut self, b: &[u8], last_nl: usize) -> Option<usize> {
+        if self.removed_since_text
+            || self.line_had_removal
+            || self.squeeze_blank
+            || !self.pending_ws.is_empty()
+        {
+            return None;
+        }
+        let is_space = |c: u8| matches!(c, b' ' | b'\t' | b'\r');
+        let has_body = |seg: &[u8]| seg.iter().any(|&c| c != b'\n' && !is_space(c));
+        // The line the last break ends: from the break before it, or from before `b`.
+        let line_start = b[..last_nl].iter().rposition(|&c| c == b'\n');
+        let line_text = match line_start {
+            Some(p) => has_body(&b[p + 1..last_nl]),
+            None => self.line_has_text || has_body(&b[..last_nl]),
+        };
+        // Every break released the line before it: the last one says whether it was blank.
+        self.prev_line_blank = !line_text;
+        self.released_text |= has_body(&b[..last_nl]);
+        let tail = &b[last_nl + 1..];
+        let released = match tail.iter().rposition(|&c| !is_space(c)) {
+            Some(e) => {
+                self.line_has_text = true;
+                self.released_text = true;
+                last_nl + 1 + e + 1
+            }
+            None => {
+                self.line_has_text = false;
+                last_nl + 1
+            }
+        };
+        Some(released)
+    }
+
+    /// The spaces [`LineTidy::pass_lines`] held: the end of the text it was given, from
+    /// `released` on (empty when nothing is held).
+    #[inline]
+    pub(super) fn hold_spaces(&mut self, spaces: &str) {
+        self.pending_ws.push_str(spaces);
+    }
+
     /// Whether text other than spaces was released since the start.
     #[inline]
     pub(super) fn released_text(&self) -> bool {

@@ -280,9 +280,14 @@ pub(crate) fn stage_syntax(delta: &[u8]) -> u8 {
             .iter()
             .fold(0, |found, &b| found | STAGE_SYNTAX[usize::from(b)])
     } else {
-        let tag_or_bracket = memchr::memchr2(b'<', b'[', delta).is_some();
-        let line_break = memchr::memchr(b'\n', delta).is_some();
-        u8::from(tag_or_bracket) * TAG_OR_BRACKET | u8::from(line_break) * LINE_BREAK
+        let mut found = 0;
+        if memchr::memchr2(b'<', b'[', delta).is_some() {
+            found |= TAG_OR_BRACKET;
+        }
+        if memchr::memchr(b'\n', delta).is_some() {
+            found |= LINE_BREAK;
+        }
+        found
     }
 }
 

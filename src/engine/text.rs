@@ -10,7 +10,7 @@ use crate::payload::{Lane, Payload};
 use crate::stage::coalescer::{BlockMeta, CoalescedText, is_code_indent, reopened_then_closed};
 use crate::stage::directives::{DirectiveEvent, PlainRelease};
 use crate::stage::ledger::SourceSpan;
-use crate::stage::{LINE_BREAK, TAG_OR_BRACKET, stage_syntax};
+use crate::stage::{LINE_BREAK, SETTLE_BATCH, TAG_OR_BRACKET, stage_syntax};
 use crate::text::block::Block;
 use crate::text::dedent::source_position;
 use crate::text::markdown::FenceMarker;
@@ -50,6 +50,7 @@ impl Engine {
         {
             return;
         }
+        self.catch_up_tags();
         let pause = raw.is_some() && self.pauses_at_thinking;
         let mut raw = raw;
         loop {
@@ -81,23 +82,29 @@ impl Engine {
             return false;
         }
         debug_assert!(self.directive_out.is_empty() && self.directive_out.text.is_empty());
+        // The tag filter's copy of the delta is the directive parser's: the filter owes it
+        // (see `TagFilter::owe`) while the parser keeps every byte (below a settle batch),
+        // and takes the bytes it owes in one copy before the parser may drop any.
+        let owe = self.directives.buffered() + raw.len() < SETTLE_BATCH;
+        if !owe {
+            self.catch_up_tags();
+        }
         let released = if syntax & LINE_BREAK != 0 {
             // Rare enough (a line break per line) to take one more look for it.
             let last_nl = raw.rfind('\n').expect("a line break");
             let Some(n) = self.directives.push_lines(raw, last_nl) else {
                 return false;
             };
-            self.tags.pass_plain(raw);
             &raw[..n]
         } else {
             if !self.directives.takes_plain(raw) {
                 return false;
             }
-            self.tags.pass_plain(raw);
             match self.directives.push_plain(raw, &mut self.directive_out) {
                 PlainRelease::Whole => raw,
                 PlainRelease::Stretch(range) => self.directives.released(range),
                 PlainRelease::Out => {
+                    self.tags.pass_or_owe(raw, owe);
                     if !self.directive_out.is_empty() {
                         self.apply_directive_events(now);
                     }
@@ -105,6 +112,7 @@ impl Engine {
                 }
             }
         };
+        self.tags.pass_or_owe(raw, owe);
         let msg = self.messages.last_mut().expect("a message is open");
         let before = msg.text.len();
         self.tokens.push(released, &mut msg.text);
@@ -112,6 +120,18 @@ impl Engine {
             self.feed_new_clean(now);
         }
         true
+    }
+
+    /// The tag filter takes in the bytes it owes ([`TagFilter::owe`]), the end of the
+    /// directive parser's buffer: before anything else reads or feeds it.
+    ///
+    /// [`TagFilter::owe`]: crate::stage::tags::TagFilter::owe
+    #[inline]
+    pub(super) fn catch_up_tags(&mut self) {
+        let owed = self.tags.owed();
+        if owed > 0 {
+            self.tags.catch_up(self.directives.recent(owed));
+        }
     }
 
     /// One pass of [`Engine::filter_model_text`]; whether the tag filter paused.

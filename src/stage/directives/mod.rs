@@ -349,6 +349,20 @@ impl DirectiveParser {
         Some(released)
     }
 
+    /// How many bytes the parser's buffer holds: while below [`SETTLE_BATCH`], none is
+    /// dropped from it.
+    #[inline]
+    pub(crate) fn buffered(&self) -> usize {
+        self.input.text.len()
+    }
+
+    /// The last `n` bytes pushed (they must still be buffered: see
+    /// [`DirectiveParser::buffered`]).
+    #[inline]
+    pub(crate) fn recent(&self, n: usize) -> &str {
+        &self.input.text[self.input.text.len() - n..]
+    }
+
     /// Bytes `range` of the parser's buffer: text that [`DirectiveParser::push_with_plain`]
     /// released.
     #[inline]

@@ -339,3 +339,44 @@ fn a_stray_backtick_stops_at_its_block_so_later_tags_still_hide() {
         }
     }
 }
+
+/// The answer and the reasoning sent for `text` pushed in deltas of `size` bytes (on char
+/// boundaries), reasoning `on`.
+fn sent_in_deltas(text: &str, size: usize) -> Vec<(Lane, String)> {
+    let mut deltas = Vec::new();
+    let mut at = 0;
+    while at < text.len() {
+        let mut end = (at + size).min(text.len());
+        while !text.is_char_boundary(end) {
+            end += 1;
+        }
+        deltas.push(&text[at..end]);
+        at = end;
+    }
+    sent_with_reasoning(&config("generic"), &deltas)
+}
+
+/// Plain text in small deltas takes the engine's plain path, where the tag filter reads the
+/// text only later, in a batch: a tag after a long run of it (across the 256-byte batches in
+/// which the stages drop decided text) is still read with all the text before it, so a tag
+/// inside a code span that opened in that run stays text, and one outside it still hides.
+#[test]
+fn tags_after_long_plain_runs_read_the_whole_run() {
+    let prose = "Plain words, one line after another, with nothing to act on. ".repeat(5);
+    let text = format!(
+        "{prose}Use `a {prose} <think>in code</think>` here.\n\n{prose}<think>secret é</think>Done é."
+    );
+    let whole = sent_in_deltas(&text, text.len());
+    for size in [1, 3, 4, 7, 64] {
+        assert_eq!(sent_in_deltas(&text, size), whole, "deltas of {size}");
+    }
+    let answer: String = whole
+        .iter()
+        .filter(|(lane, _)| *lane == Lane::Answer)
+        .map(|(_, t)| t.as_str())
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    assert!(answer.contains("<think>in code</think>"), "{answer:?}");
+    assert!(!answer.contains("secret"), "{answer:?}");
+    assert!(answer.ends_with("Done é."), "{answer:?}");
+}

@@ -595,6 +595,7 @@ impl Engine {
             return;
         }
         // Release held-back text from tags, directives and tokens, in pipeline order.
+        self.catch_up_tags();
         self.answer_scratch.clear();
         self.reasoning_scratch.clear();
         let events = self

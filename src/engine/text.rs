@@ -8,8 +8,9 @@ use super::finals::ContentMap;
 use crate::config::BreakMode;
 use crate::payload::{Lane, Payload};
 use crate::stage::coalescer::{BlockMeta, CoalescedText, is_code_indent, reopened_then_closed};
-use crate::stage::directives::DirectiveEvent;
+use crate::stage::directives::{DirectiveEvent, PlainRelease};
 use crate::stage::ledger::SourceSpan;
+use crate::stage::{LINE_BREAK, SETTLE_BATCH, TAG_OR_BRACKET, stage_syntax};
 use crate::text::block::Block;
 use crate::text::dedent::source_position;
 use crate::text::markdown::FenceMarker;
@@ -44,6 +45,12 @@ impl Engine {
     /// reasoning block can go out between the answer before it and the answer after it
     /// (see [`Engine::send_reasoning_before`]). The output is the same either way.
     fn filter_model_text(&mut self, raw: Option<&str>, now: Time) {
+        if let Some(raw) = raw
+            && self.pass_plain(raw, now)
+        {
+            return;
+        }
+        self.catch_up_tags();
         let pause = raw.is_some() && self.pauses_at_thinking;
         let mut raw = raw;
         loop {
@@ -53,6 +60,77 @@ impl Engine {
             // Paused after a thinking opener: the rest of the delta is still in the tag
             // filter, read by an empty push.
             raw = Some("");
+        }
+    }
+
+    /// The common case of [`Engine::filter_model_text`] for `raw`, taken when it applies
+    /// (whether it did): a delta with no byte that the tag filter or the directive parser
+    /// acts on (`<`, `[`), while neither holds anything back and no thinking block is open,
+    /// passes both unchanged (but for spaces the directive tidy holds at its end), as long
+    /// as no `MEDIA:` line may start in it and, where it breaks a line, nothing was removed
+    /// that the tidy would close the gap of. One search of the delta for all those bytes
+    /// instead of one per stage, and the same output as the general path: the tag filter's
+    /// answer is the delta itself (no reasoning, no pause, no event), which the directive
+    /// parser takes as plain text.
+    #[inline]
+    fn pass_plain(&mut self, raw: &str, now: Time) -> bool {
+        if raw.is_empty() || !self.tags.passes_plain() {
+            return false;
+        }
+        let syntax = stage_syntax(raw.as_bytes());
+        if syntax & TAG_OR_BRACKET != 0 {
+            return false;
+        }
+        debug_assert!(self.directive_out.is_empty() && self.directive_out.text.is_empty());
+        // The tag filter's copy of the delta is the directive parser's: the filter owes it
+        // (see `TagFilter::owe`) while the parser keeps every byte (below a settle batch),
+        // and takes the bytes it owes in one copy before the parser may drop any.
+        let owe = self.directives.buffered() + raw.len() < SETTLE_BATCH;
+        if !owe {
+            self.catch_up_tags();
+        }
+        let released = if syntax & LINE_BREAK != 0 {
+            // Rare enough (a line break per line) to take one more look for it.
+            let last_nl = raw.rfind('\n').expect("a line break");
+            let Some(n) = self.directives.push_lines(raw, last_nl) else {
+                return false;
+            };
+            &raw[..n]
+        } else {
+            if !self.directives.takes_plain(raw) {
+                return false;
+            }
+            match self.directives.push_plain(raw, &mut self.directive_out) {
+                PlainRelease::Whole => raw,
+                PlainRelease::Stretch(range) => self.directives.released(range),
+                PlainRelease::Out => {
+                    self.tags.pass_or_owe(raw, owe);
+                    if !self.directive_out.is_empty() {
+                        self.apply_directive_events(now);
+                    }
+                    return true;
+                }
+            }
+        };
+        self.tags.pass_or_owe(raw, owe);
+        let msg = self.messages.last_mut().expect("a message is open");
+        let before = msg.text.len();
+        self.tokens.push(released, &mut msg.text);
+        if msg.text.len() > before {
+            self.feed_new_clean(now);
+        }
+        true
+    }
+
+    /// The tag filter takes in the bytes it owes ([`TagFilter::owe`]), the end of the
+    /// directive parser's buffer: before anything else reads or feeds it.
+    ///
+    /// [`TagFilter::owe`]: crate::stage::tags::TagFilter::owe
+    #[inline]
+    pub(super) fn catch_up_tags(&mut self) {
+        let owed = self.tags.owed();
+        if owed > 0 {
+            self.tags.catch_up(self.directives.recent(owed));
         }
     }
 

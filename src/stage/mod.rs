@@ -253,6 +253,44 @@ pub(crate) fn find_byte2(a: u8, b: u8, hay: &[u8]) -> Option<usize> {
     }
 }
 
+/// [`stage_syntax`]: the delta holds a `<` (a tag, [`tags`]) or a `[` (a bracket
+/// directive, [`directives`]).
+pub(crate) const TAG_OR_BRACKET: u8 = 1;
+/// [`stage_syntax`]: the delta holds a line break (a `MEDIA:` line may start after it, and
+/// the [`directives`]' tidy reads line ends).
+pub(crate) const LINE_BREAK: u8 = 2;
+
+/// The [`stage_syntax`] class of each byte. The [`tokens`] gate reads a delta's end
+/// instead, whatever its bytes.
+const STAGE_SYNTAX: [u8; 256] = {
+    let mut set = [0; 256];
+    set[b'<' as usize] = TAG_OR_BRACKET;
+    set[b'[' as usize] = TAG_OR_BRACKET;
+    set[b'\n' as usize] = LINE_BREAK;
+    set
+};
+
+/// Which bytes that the tag filter or the directive parser acts on `delta` holds:
+/// [`TAG_OR_BRACKET`] and [`LINE_BREAK`], or 0 for text that is plain for both. One pass
+/// for both stages, whose own searches can then be skipped.
+#[inline]
+pub(crate) fn stage_syntax(delta: &[u8]) -> u8 {
+    if delta.len() < SHORT_SEARCH {
+        delta
+            .iter()
+            .fold(0, |found, &b| found | STAGE_SYNTAX[usize::from(b)])
+    } else {
+        let mut found = 0;
+        if memchr::memchr2(b'<', b'[', delta).is_some() {
+            found |= TAG_OR_BRACKET;
+        }
+        if memchr::memchr(b'\n', delta).is_some() {
+            found |= LINE_BREAK;
+        }
+        found
+    }
+}
+
 /// ASCII whitespace as the stages understand it: space, tab, line feed, carriage return,
 /// form feed.
 #[inline]

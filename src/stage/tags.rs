@@ -119,6 +119,10 @@ pub(crate) struct TagFilter {
     router: Router,
     input: CodeTracker,
     require_final_tag: bool,
+    /// Bytes of answer the filter passed but has not copied into `input` yet
+    /// ([`TagFilter::owe`]): they are the end of the caller's copy until
+    /// [`TagFilter::catch_up`]. (In the padding after the flag: the struct does not grow.)
+    owed: u32,
 }
 
 /// Where decided text goes, and the small amount of state that tidies it.
@@ -157,6 +161,7 @@ impl TagFilter {
                 require_final_tag,
                 ..Router::default()
             },
+            owed: 0,
         }
     }
 
@@ -208,6 +213,70 @@ impl TagFilter {
         events
     }
 
+    /// Whether a delta without `<` passes through this filter unchanged, straight into the
+    /// answer: nothing is held, no thinking block is open, no tidy run follows a removed tag,
+    /// and answer text is not being dropped (`require_final_tag` outside `<final>`). Then
+    /// [`TagFilter::pass_plain`] is exactly [`TagFilter::push_pausing`] for such a delta.
+    #[inline]
+    pub(crate) fn passes_plain(&self) -> bool {
+        let r = &self.router;
+        self.done == self.input.text.len()
+            && r.depth == 0
+            && !r.tidy
+            && (!r.require_final_tag || r.in_final)
+    }
+
+    /// [`TagFilter::push_pausing`] for a `delta` without `<` when
+    /// [`TagFilter::passes_plain`]: the caller appends `delta` to the answer itself (what
+    /// the router would append), this keeps the filter's own record of it.
+    #[inline]
+    pub(crate) fn pass_plain(&mut self, delta: &str) {
+        debug_assert!(self.passes_plain() && self.owed == 0);
+        debug_assert!(!delta.as_bytes().contains(&b'<'));
+        self.input.text.push_str(delta);
+        self.router.note_answer(delta.as_bytes());
+        self.done = self.input.text.len();
+        self.done -= self.input.settle(self.done);
+    }
+
+    /// [`TagFilter::pass_plain`] of `len` bytes, deferred: the caller has the delta at the
+    /// end of its own copy of the answer and keeps it there, with the other owed bytes
+    /// after the filter's last [`TagFilter::catch_up`], until it calls that, which it must
+    /// before any other call. The filter stays [`TagFilter::passes_plain`] meanwhile. Saves
+    /// a copy per delta: one copy of a batch instead.
+    #[inline]
+    pub(crate) fn owe(&mut self, len: usize) {
+        debug_assert!(self.passes_plain());
+        self.owed += u32::try_from(len).expect("an owed batch is short");
+    }
+
+    /// [`TagFilter::owe`] the delta when `owe`, else [`TagFilter::pass_plain`] it. (The
+    /// filter reads nothing of the caller's copy but the bytes it owes, so this may come
+    /// after the caller has handed the delta on.)
+    #[inline]
+    pub(crate) fn pass_or_owe(&mut self, delta: &str, owe: bool) {
+        if owe {
+            self.owe(delta.len());
+        } else {
+            self.pass_plain(delta);
+        }
+    }
+
+    /// How many bytes [`TagFilter::catch_up`] wants: the end of the caller's copy.
+    #[inline]
+    pub(crate) fn owed(&self) -> usize {
+        self.owed as usize
+    }
+
+    /// Takes in the bytes owed (`text`, [`TagFilter::owed`] long): exactly
+    /// [`TagFilter::pass_plain`] of them, as one delta (the filter gives the same output
+    /// however its input is split).
+    pub(crate) fn catch_up(&mut self, text: &str) {
+        debug_assert_eq!(text.len(), self.owed());
+        self.owed = 0;
+        self.pass_plain(text);
+    }
+
     /// A text boundary inside the message (`TextEnd`, a tool call, media): held-back text is
     /// decided as if nothing followed (a possible tag start such as `</t` is text), so it
     /// goes out before the boundary. Open thinking blocks stay open.
@@ -233,6 +302,7 @@ impl TagFilter {
     pub(crate) fn reset(&mut self) {
         self.input.reset();
         self.done = 0;
+        self.owed = 0;
         let mut ws = std::mem::take(&mut self.router.reasoning_ws);
         ws.clear();
         self.router = Router {
@@ -321,7 +391,12 @@ impl Router {
             }
         }
         answer.push_str(text);
-        let bytes = text.as_bytes();
+        self.note_answer(text.as_bytes());
+    }
+
+    /// `bytes` were just given to the answer: remember its last two bytes.
+    #[inline]
+    fn note_answer(&mut self, bytes: &[u8]) {
         self.answer_tail = match bytes {
             [.., a, b] => [*a, *b],
             [b] => [self.answer_tail[1], *b],

@@ -243,7 +243,7 @@ impl TokenGate {
     }
 
     /// Text after the decided head: release all but the trailing candidate.
-    #[inline]
+    #[inline(always)]
     fn feed_tail(&mut self, chunk: &str, out: &mut String) {
         if chunk.is_empty() {
             return;
@@ -251,10 +251,11 @@ impl TokenGate {
         let bytes = chunk.as_bytes();
         if self.tail.is_empty()
             && (!self.tokens.sets.alphabet.contains(bytes[bytes.len() - 1])
-                || (self.released_any && !self.tokens.may_end_run(bytes)))
+                || (self.released_any && self.tokens.no_run_after_text(bytes)))
         {
-            // The two common cases with nothing held, exactly what the general path below
-            // does for them: `chunk` is released whole (see the comments there).
+            // The common cases with nothing held, exactly what the general path below does
+            // for them: `chunk` is released whole (see the comments there and at
+            // `Tokens::no_run_after_text`).
             out.push_str(chunk);
             self.released_any = true;
             return;
@@ -557,7 +558,7 @@ impl Tokens {
     /// Whether a trailing run could end with `s`'s last word (the bytes after its last
     /// whitespace): false when that word is not empty, cannot start a token word and holds
     /// no `*`.
-    #[inline]
+    #[inline(always)]
     fn may_end_run(&self, s: &[u8]) -> bool {
         // One backward pass over the last word (deltas are short; no SIMD set-up).
         let mut first = None;
@@ -571,6 +572,28 @@ impl Tokens {
             first = Some(b);
         }
         first.is_none_or(|b| self.sets.word_first.contains(b))
+    }
+
+    /// Whether no trailing run can start in `s`, text that follows released text (so a run
+    /// can start neither before `s`, nor at its first byte as the message's start): either
+    /// `s`'s last word can neither be (the start of) a token word nor hold a glued `*`
+    /// (`!may_end_run`), or `s` holds no whitespace and no `*` at all: a piece of a word
+    /// that began in released text, where no run starts ([`Tokens::candidate_start`]
+    /// finds none: a run starts at whitespace, at a `*` or at the message's start). One
+    /// backward pass over the last word.
+    #[inline(always)]
+    fn no_run_after_text(&self, s: &[u8]) -> bool {
+        let mut first = None;
+        for &b in s.iter().rev() {
+            if is_ascii_ws(b) {
+                return first.is_some_and(|f| !self.sets.word_first.contains(f));
+            }
+            if b == b'*' {
+                return false;
+            }
+            first = Some(b);
+        }
+        true
     }
 
     fn silent_at(&self, s: &[u8], i: usize) -> Match {
@@ -1230,6 +1253,35 @@ mod tests {
         // Plain prose flows through except trailing whitespace.
         gate.push("Hello there, ", &mut out);
         assert_eq!(out, "NO way NO_REPLY reallyHello there,");
+    }
+
+    /// A piece of a word that began in released text goes out at once, even when it starts
+    /// with a token's first letter (`hen`, `nect`): no run can start inside it. A piece
+    /// with a glued `*`, or a token word after whitespace, is still held.
+    #[test]
+    fn word_pieces_after_released_text_are_not_held() {
+        let mut gate = TokenGate::new(&TokenConfig::default());
+        let mut out = String::new();
+        for piece in ["Conn", "ection", " t", "hen", " NO", "t", "he", "NO_REPLY"] {
+            gate.push(piece, &mut out);
+        }
+        assert_eq!(out, "Connection then NOtheNO_REPLY");
+        assert_eq!(gate.held_tail(), "");
+        gate.push("**", &mut out);
+        assert_eq!(gate.held_tail(), "**", "a `*` run may glue a silent token");
+        gate.push("NO_REPLY", &mut out);
+        assert_eq!(out, "Connection then NOtheNO_REPLY");
+        assert_eq!(gate.held_tail(), "**NO_REPLY");
+        gate.finish(&mut out);
+        assert_eq!(
+            out, "Connection then NOtheNO_REPLY",
+            "a glued silent token at the end"
+        );
+        check(
+            "Connection then NOtheNO_REPLY",
+            "Connection then NOtheNO_REPLY",
+        );
+        check("say then NO_REPLY", "say then");
     }
 
     #[test]

@@ -122,6 +122,17 @@ impl DirectiveOutput {
     }
 }
 
+/// What [`DirectiveParser::push_plain`] released.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum PlainRelease {
+    /// The text pushed, as it is.
+    Whole,
+    /// This stretch of the parser's buffer ([`DirectiveParser::released`]).
+    Stretch(Range<usize>),
+    /// What is in the output, if anything.
+    Out,
+}
+
 /// Streaming directive parser. One per stream; [`DirectiveParser::reset`] at each new
 /// assistant message. See the module docs for the rules.
 ///
@@ -243,23 +254,113 @@ impl DirectiveParser {
             && !self.at_line_start
             && find_byte2(b'[', b'\n', &self.input.text.as_bytes()[before..]).is_none()
         {
-            // Plain text after decided text, mid-line: exactly the first and only round of
-            // `run`'s loop for it (no line start to look at, no `[` or line break to stop
-            // at), without the call.
+            return (result, self.plain_appended(before, out));
+        }
+        self.run(false, out);
+        (result, None)
+    }
+
+    /// Whether `text` (not empty), without `[` or a line break, is plain for this parser:
+    /// all text so far is decided, and `text` goes on in the middle of a line or starts a
+    /// line that cannot be a `MEDIA:` line (its first byte is neither the marker's `M` nor
+    /// a space that may indent it).
+    #[inline]
+    pub(crate) fn takes_plain(&self, text: &str) -> bool {
+        self.done == self.input.text.len()
+            && (!self.at_line_start || !matches!(text.as_bytes()[0], b'M' | b' '))
+    }
+
+    /// [`DirectiveParser::push_with_plain`] of non-empty `text` without `[` or a line break,
+    /// when [`DirectiveParser::takes_plain`]: the same output, without looking for them.
+    /// When it releases `text` itself, whole and with nothing held after it, that is said
+    /// ([`PlainRelease::Whole`]) and `out` is left as it is.
+    #[inline(always)]
+    pub(crate) fn push_plain(&mut self, text: &str, out: &mut DirectiveOutput) -> PlainRelease {
+        debug_assert!(self.takes_plain(text));
+        debug_assert!(find_byte2(b'[', b'\n', text.as_bytes()).is_none());
+        // A line start was decided: no `MEDIA:` line (what `run` finds there first).
+        self.at_line_start = false;
+        let before = self.input.text.len();
+        self.input.text.push_str(text);
+        if self.tidy.passes_whole(text) {
+            // What `plain_appended` does then, whether it hands back the stretch or, at a
+            // settle batch, copies `text` into `out`: `text` is released as it is.
+            self.tidy.passed_whole();
+            let len = self.input.text.len();
             self.prev_byte = Some(self.input.text.as_bytes()[len - 1]);
             self.done = len;
-            // Below a settle batch nothing is dropped, so the stretch stays where it is.
-            if len < SETTLE_BATCH
-                && let Some(range) = self.tidy.plain(&self.input.text, before, len)
-            {
-                return (result, Some(range));
-            }
-            self.tidy.text(&self.input.text[before..len], out);
             self.done -= self.input.settle(len);
-        } else {
-            self.run(false, out);
+            return PlainRelease::Whole;
         }
-        (result, None)
+        match self.plain_appended(before, out) {
+            Some(range) => PlainRelease::Stretch(range),
+            None => PlainRelease::Out,
+        }
+    }
+
+    /// Plain text was appended at `before`, after decided text, mid-line: what `run` does
+    /// with it (its first and only round: no line start to look at, no `[` or line break to
+    /// stop at), without the call. See [`DirectiveParser::push_with_plain`] for the return.
+    #[inline(always)]
+    fn plain_appended(&mut self, before: usize, out: &mut DirectiveOutput) -> Option<Range<usize>> {
+        let len = self.input.text.len();
+        self.prev_byte = Some(self.input.text.as_bytes()[len - 1]);
+        self.done = len;
+        // Below a settle batch nothing is dropped, so the stretch stays where it is.
+        if len < SETTLE_BATCH
+            && let Some(range) = self.tidy.plain(&self.input.text, before, len)
+        {
+            return Some(range);
+        }
+        self.tidy.text(&self.input.text[before..len], out);
+        self.done -= self.input.settle(len);
+        None
+    }
+
+    /// [`DirectiveParser::push`] of `text` (not empty) without `[` whose line breaks come at
+    /// `last_nl` at the latest, when all text so far is decided, nothing was removed where
+    /// the tidy would close the gap ([`LineTidy::pass_lines`]) and no line that starts in
+    /// `text` (nor `text` at a line start) begins like a `MEDIA:` line (with `M` or a space
+    /// that may indent it). Then `text` goes out as written but for the spaces at its end
+    /// after its last line break, which are held: returns how many of its bytes go out.
+    /// `None`, with nothing changed, when that is not so.
+    #[inline]
+    pub(crate) fn push_lines(&mut self, text: &str, last_nl: usize) -> Option<usize> {
+        let b = text.as_bytes();
+        debug_assert!(b[last_nl] == b'\n' && !b.contains(&b'['));
+        let media_may_start = |i: usize| matches!(b.get(i), Some(b'M' | b' '));
+        if self.done != self.input.text.len()
+            || (self.at_line_start && media_may_start(0))
+            || b[..=last_nl]
+                .iter()
+                .enumerate()
+                .any(|(i, &c)| c == b'\n' && media_may_start(i + 1))
+        {
+            return None;
+        }
+        let released = self.tidy.pass_lines(b, last_nl)?;
+        self.tidy.hold_spaces(&text[released..]);
+        self.input.text.push_str(text);
+        let len = self.input.text.len();
+        self.at_line_start = last_nl + 1 == b.len();
+        self.prev_byte = Some(b[b.len() - 1]);
+        self.done = len;
+        self.done -= self.input.settle(len);
+        Some(released)
+    }
+
+    /// How many bytes the parser's buffer holds: while below [`SETTLE_BATCH`], none is
+    /// dropped from it.
+    #[inline]
+    pub(crate) fn buffered(&self) -> usize {
+        self.input.text.len()
+    }
+
+    /// The last `n` bytes pushed (they must still be buffered: see
+    /// [`DirectiveParser::buffered`]).
+    #[inline]
+    pub(crate) fn recent(&self, n: usize) -> &str {
+        &self.input.text[self.input.text.len() - n..]
     }
 
     /// Bytes `range` of the parser's buffer: text that [`DirectiveParser::push_with_plain`]
@@ -718,6 +819,97 @@ mod tests {
         run_split(text, &[])
     }
 
+    /// [`run_split`] as the engine feeds the parser: each piece without `[` through the
+    /// plain paths where they take it ([`DirectiveParser::push_plain`] for a piece without
+    /// a line break, [`DirectiveParser::push_lines`] for one with), through `push` where
+    /// not.
+    fn run_split_fast(text: &str, cuts: &[usize]) -> Vec<Ev> {
+        let mut p = DirectiveParser::with_policy(test_policy());
+        let mut out = DirectiveOutput::new();
+        let mut evs: Vec<Ev> = Vec::new();
+        let add_text = |evs: &mut Vec<Ev>, s: &str| match evs.last_mut() {
+            _ if s.is_empty() => {}
+            Some(Ev::T(prev)) => prev.push_str(s),
+            _ => evs.push(Ev::T(s.to_string())),
+        };
+        let take = |out: &mut DirectiveOutput, evs: &mut Vec<Ev>| {
+            for e in &out.events {
+                match e {
+                    DirectiveEvent::Text(r) => add_text(evs, &out.text[r.clone()]),
+                    DirectiveEvent::Media(m) => evs.push(Ev::M(m.clone())),
+                    DirectiveEvent::ReplyTo(t) => evs.push(Ev::R(t.clone())),
+                    DirectiveEvent::AudioAsVoice => evs.push(Ev::V),
+                }
+            }
+            out.clear();
+        };
+        let mut bounds: Vec<usize> = cuts.to_vec();
+        bounds.push(text.len());
+        let mut start = 0;
+        for end in bounds {
+            let piece = &text[start..end];
+            start = end;
+            if piece.is_empty() || piece.contains('[') {
+                p.push(piece, &mut out);
+            } else if let Some(last_nl) = piece.rfind('\n') {
+                match p.push_lines(piece, last_nl) {
+                    Some(n) => add_text(&mut evs, &piece[..n]),
+                    None => p.push(piece, &mut out),
+                }
+            } else if p.takes_plain(piece) {
+                match p.push_plain(piece, &mut out) {
+                    PlainRelease::Whole => add_text(&mut evs, piece),
+                    PlainRelease::Stretch(r) => add_text(&mut evs, p.released(r)),
+                    PlainRelease::Out => {}
+                }
+            } else {
+                p.push(piece, &mut out);
+            }
+            take(&mut out, &mut evs);
+        }
+        p.finish(&mut out);
+        take(&mut out, &mut evs);
+        evs
+    }
+
+    /// The plain paths give what `push` gives: whole texts, a char at a time, and lines
+    /// after removals, blank lines, CRLF, held spaces and `MEDIA:` lines, at every split.
+    #[test]
+    fn plain_paths_match_push() {
+        let texts = [
+            "a line\nand another  \n\n\nthird\r\nlast \t",
+            "[[audio_as_voice]]\n\n\ntext after a removed line\n  \nx",
+            "one [[reply_to_current]] two  \nthree\n\nMEDIA: https://example.com/a.png\nfour",
+            "Mind the gap\n MEDIA: https://example.com/b.png\nM\n  \t\n\nend",
+            "   \n\t\nword\n",
+            "a\n\n[[audio_as_voice]]\n\nb\nc\n[[audio_as_voice]]\n\nd",
+        ];
+        for text in texts {
+            let expected = run(text);
+            let chars: Vec<usize> = text.char_indices().map(|(i, _)| i).skip(1).collect();
+            assert_eq!(
+                run_split_fast(text, &chars),
+                expected,
+                "char by char {text:?}"
+            );
+            assert_eq!(run_split_fast(text, &[]), expected, "whole {text:?}");
+            for (i, _) in text.char_indices().skip(1) {
+                assert_eq!(
+                    run_split_fast(text, &[i]),
+                    expected,
+                    "split at {i} of {text:?}"
+                );
+                for (j, _) in text.char_indices().skip(i + 1) {
+                    assert_eq!(
+                        run_split_fast(text, &[i, j]),
+                        expected,
+                        "split at {i}, {j} of {text:?}"
+                    );
+                }
+            }
+        }
+    }
+
     fn run_chars(text: &str) -> Vec<Ev> {
         let cuts: Vec<usize> = text.char_indices().map(|(i, _)| i).skip(1).collect();
         run_split(text, &cuts)
@@ -1111,6 +1303,12 @@ mod tests {
         fn random_splits_invariant(text in directive_text(), cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..6)) {
             let cuts = crate::stage::tests::cuts_in(&text, &cuts);
             prop_assert_eq!(run_split(&text, &cuts), run(&text));
+        }
+
+        #[test]
+        fn plain_paths_match_push_on_random_splits(text in directive_text(), cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..12)) {
+            let cuts = crate::stage::tests::cuts_in(&text, &cuts);
+            prop_assert_eq!(run_split_fast(&text, &cuts), run(&text));
         }
 
         #[test]

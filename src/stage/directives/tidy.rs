@@ -60,25 +60,36 @@ impl LineTidy {
     /// Text without a line break.
     #[inline]
     pub(super) fn text(&mut self, seg: &str, out: &mut DirectiveOutput) {
+        // Plain text (the common case) first, exactly what the general path does with it.
+        if self.passes_whole(seg) {
+            out.push_text(seg);
+            self.passed_whole();
+            return;
+        }
+        self.text_with_spaces(seg, out);
+    }
+
+    /// Whether [`LineTidy::text`] releases `seg` whole and holds nothing after it: nothing
+    /// was removed since the last released text, no spaces are held, and `seg` ends in
+    /// text. Then [`LineTidy::passed_whole`] is what it does besides releasing `seg`.
+    #[inline(always)]
+    pub(super) fn passes_whole(&self, seg: &str) -> bool {
         // A CR counts as trailing space so that a CRLF directive-only line disappears whole.
         // The spaces are ASCII bytes, which never occur inside a multi-byte char, so
         // trimming bytes cuts `seg` exactly where trimming chars would.
         let is_space = |b: &u8| matches!(b, b' ' | b'\t' | b'\r');
-        let bytes = seg.as_bytes();
-        if !self.removed_since_text
+        !self.removed_since_text
             && self.pending_ws.is_empty()
-            && bytes.last().is_some_and(|b| !is_space(b))
-        {
-            // Fast path for plain text, exactly what the general path below does here: no
-            // spaces are held and the segment ends in text, so it is released whole and
-            // nothing is held after it.
-            out.push_text(seg);
-            self.line_has_text = true;
-            self.squeeze_blank = false;
-            self.released_text = true;
-            return;
-        }
-        self.text_with_spaces(seg, out);
+            && seg.as_bytes().last().is_some_and(|b| !is_space(b))
+    }
+
+    /// What [`LineTidy::text`] notes after releasing a segment whole (see
+    /// [`LineTidy::passes_whole`]).
+    #[inline(always)]
+    pub(super) fn passed_whole(&mut self) {
+        self.line_has_text = true;
+        self.squeeze_blank = false;
+        self.released_text = true;
     }
 
     /// [`LineTidy::text`] when spaces are held or the segment ends in one, or something was
@@ -124,7 +135,7 @@ impl LineTidy {
     /// spaces and the segment up to its trailing spaces, whose range this returns (the
     /// trailing spaces are held, as `text` holds them). `None`, with nothing changed, when
     /// that is not so or the segment is only spaces: call [`LineTidy::text`].
-    #[inline]
+    #[inline(always)]
     pub(super) fn plain(&mut self, text: &str, start: usize, end: usize) -> Option<Range<usize>> {
         if self.removed_since_text {
             return None;
@@ -146,6 +157,54 @@ impl LineTidy {
         self.squeeze_blank = false;
         self.released_text = true;
         Some(start - held..body_end)
+    }
+
+    /// [`LineTidy::text`] and [`LineTidy::newline`] for the lines of `b`, text whose last
+    /// line break is at `last_nl`, when nothing was removed on the current line or since
+    /// the last blank line that a removal squeezed, and no spaces are held. Then every line
+    /// break goes out as written, with the spaces before it: what is released is `b`
+    /// without the spaces (and tabs, CRs) at its end after `last_nl`, which are held; this
+    /// returns its length. `None`, with nothing changed, when that is not so.
+    #[inline]
+    pub(super) fn pass_lines(&mut self, b: &[u8], last_nl: usize) -> Option<usize> {
+        if self.removed_since_text
+            || self.line_had_removal
+            || self.squeeze_blank
+            || !self.pending_ws.is_empty()
+        {
+            return None;
+        }
+        let is_space = |c: u8| matches!(c, b' ' | b'\t' | b'\r');
+        let has_body = |seg: &[u8]| seg.iter().any(|&c| c != b'\n' && !is_space(c));
+        // The line the last break ends: from the break before it, or from before `b`.
+        let line_start = b[..last_nl].iter().rposition(|&c| c == b'\n');
+        let line_text = match line_start {
+            Some(p) => has_body(&b[p + 1..last_nl]),
+            None => self.line_has_text || has_body(&b[..last_nl]),
+        };
+        // Every break released the line before it: the last one says whether it was blank.
+        self.prev_line_blank = !line_text;
+        self.released_text |= has_body(&b[..last_nl]);
+        let tail = &b[last_nl + 1..];
+        let released = match tail.iter().rposition(|&c| !is_space(c)) {
+            Some(e) => {
+                self.line_has_text = true;
+                self.released_text = true;
+                last_nl + 1 + e + 1
+            }
+            None => {
+                self.line_has_text = false;
+                last_nl + 1
+            }
+        };
+        Some(released)
+    }
+
+    /// The spaces [`LineTidy::pass_lines`] held: the end of the text it was given, from
+    /// `released` on (empty when nothing is held).
+    #[inline]
+    pub(super) fn hold_spaces(&mut self, spaces: &str) {
+        self.pending_ws.push_str(spaces);
     }
 
     /// Whether text other than spaces was released since the start.

@@ -86,3 +86,41 @@ pub(crate) fn wired(pieces: &[&str]) -> Wired {
     feed(&answer, &mut directed, &mut result, true);
     result
 }
+
+/// The one search for the bytes the tag filter and the directive parser act on finds what
+/// a byte-by-byte reading finds, in short deltas (a plain loop) and long ones (`memchr`),
+/// wherever the byte sits.
+#[test]
+fn stage_syntax_finds_tags_brackets_and_line_breaks() {
+    use crate::stage::{LINE_BREAK, TAG_OR_BRACKET, stage_syntax};
+    let naive = |s: &[u8]| {
+        let mut found = 0;
+        if s.iter().any(|&b| b == b'<' || b == b'[') {
+            found |= TAG_OR_BRACKET;
+        }
+        if s.contains(&b'\n') {
+            found |= LINE_BREAK;
+        }
+        found
+    };
+    for len in [0, 1, 4, 15, 16, 17, 40] {
+        let plain = "é]>M \t\r*".repeat(len).into_bytes();
+        let plain = &plain[..len];
+        assert_eq!(stage_syntax(plain), 0, "{plain:?}");
+        for at in 0..len {
+            for (b, class) in [
+                (b'<', TAG_OR_BRACKET),
+                (b'[', TAG_OR_BRACKET),
+                (b'\n', LINE_BREAK),
+            ] {
+                let mut s = plain.to_vec();
+                s[at] = b;
+                assert_eq!(stage_syntax(&s), class, "{s:?}");
+                assert_eq!(stage_syntax(&s), naive(&s));
+                let other = if b == b'\n' { b'<' } else { b'\n' };
+                s[len - 1 - at] = other;
+                assert_eq!(stage_syntax(&s), naive(&s), "{s:?}");
+            }
+        }
+    }
+}

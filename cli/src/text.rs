@@ -160,7 +160,8 @@ Output: one JSON object per line, one per block (chunk) or piece (split):
   len             the length of text in the metric
   start, end      the byte range of FILE that text shows (synthetic lines excluded)
   fence_reopened  text starts with a synthetic fence opening line
-  indent_reopened text starts with 4 synthetic spaces (an indented code line goes on)
+  indent_reopened text starts with 4 synthetic spaces (an indented code line goes on;
+                  in a quote after its `>` markers and a space, within head_len)
   fence_closed    text ends with a synthetic fence closing line
   table_header_repeated
                   text starts with a table's header and delimiter rows again (the

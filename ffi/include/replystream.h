@@ -1124,7 +1124,7 @@ typedef struct replystream_block {
     struct replystream_str lead;
     /**
      * The piece starts with 4 synthetic spaces: it continues an indented code line cut in
-     * its middle.
+     * its middle (in a block quote, after the quote's `>` markers and a space).
      */
     bool indent_reopened;
     /**

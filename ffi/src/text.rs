@@ -42,7 +42,7 @@ pub struct replystream_block {
     /// empty.
     pub lead: replystream_str,
     /// The piece starts with 4 synthetic spaces: it continues an indented code line cut in
-    /// its middle.
+    /// its middle (in a block quote, after the quote's `>` markers and a space).
     pub indent_reopened: bool,
     /// The byte offset in `text` where the piece's source text starts (after a synthetic
     /// reopening fence line or the 4 synthetic spaces).

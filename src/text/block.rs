@@ -10,7 +10,8 @@ use std::ops::Range;
 /// opening fence line and `"\n"` (`fence_reopened`; when the cut fell in the middle of the
 /// fence's opening line, a long info string, only the bare marker, with the rest of that
 /// line right after it); a piece that continues an indented code
-/// line cut in its middle starts with 4 synthetic spaces (`indent_reopened`).
+/// line cut in its middle starts with 4 synthetic spaces (`indent_reopened`; in a block quote,
+/// after the quote's markers and a space).
 ///
 /// Whatever the repair, the synthetic text sits only at the two edges of `text`, and its
 /// extent is stated exactly: `text[..head_len]` is synthetic (a reopened fence line, an
@@ -41,7 +42,9 @@ pub struct Block {
     /// source starts in the middle of the fence's opening line, with the bare marker.
     pub fence_reopened: bool,
     /// `text` starts with 4 synthetic spaces: an indented code line cut in its middle goes
-    /// on here.
+    /// on here. In a block quote the quote's markers (through the last `>`, list markers
+    /// between them shown as spaces) and a space come before them (`>     `, `>   >     `),
+    /// so the rest of the line is still code in the quote; `head_len` covers them.
     pub indent_reopened: bool,
     /// `text` ends with a `"\n"` and a synthetic closing fence line.
     pub fence_closed: bool,

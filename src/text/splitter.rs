@@ -502,7 +502,7 @@ impl<'a> SplitRun<'a, '_> {
                 self.reopen,
                 Some(Reopen::Fence { .. } | Reopen::Marker { .. })
             ),
-            indent_reopened: matches!(self.reopen, Some(Reopen::Indent)),
+            indent_reopened: matches!(self.reopen, Some(Reopen::Indent { .. })),
             fence_closed: close.is_some(),
             table_header_repeated: matches!(self.reopen, Some(Reopen::Table { .. })),
             head_len,

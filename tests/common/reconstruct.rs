@@ -226,6 +226,8 @@ pub(crate) struct Source {
     /// (0 for a line in a quote or outside containers), as the tests' container reader
     /// reads them.
     item_columns: Vec<(usize, usize)>,
+    /// Each line's start and where its content starts past its container prefixes.
+    contents: Vec<(usize, usize)>,
     /// Where the host pushed `TextEnd` while streaming: the configured joiner may stand there.
     pub(crate) boundaries: Vec<usize>,
     /// Grapheme cluster boundaries.
@@ -246,8 +248,9 @@ impl Source {
     ) -> Source {
         let mut graphemes: HashSet<usize> = text.grapheme_indices(true).map(|(i, _)| i).collect();
         graphemes.insert(text.len());
-        let item_columns = super::containers::read(text, line_ends)
-            .0
+        let lines = super::containers::read(text, line_ends).0;
+        let contents = lines.iter().map(|l| (l.start, l.content)).collect();
+        let item_columns = lines
             .iter()
             .map(|l| {
                 let prefix = &text[l.start..l.content];
@@ -267,6 +270,7 @@ impl Source {
             text: text.to_owned(),
             fences: fences(text, line_ends),
             item_columns,
+            contents,
             boundaries,
             graphemes,
         }
@@ -359,6 +363,28 @@ impl Source {
     fn item_column(&self, p: usize) -> Option<usize> {
         let i = self.item_columns.partition_point(|&(start, _)| start <= p);
         Some(self.item_columns.get(i.checked_sub(1)?)?.1)
+    }
+
+    /// The quote markers of the container prefix of the line holding `p` when that line's
+    /// content, past its prefixes, is indented 4 columns or more and `p` lies after that
+    /// indentation: what a send going on in the middle of that (indented code) line repeats
+    /// before its 4 spaces, as a synthetic line shows a prefix (through its last `>`, list
+    /// markers and digits as spaces), with the space after it.
+    fn quoted_code_line_prefix(&self, p: usize) -> Option<String> {
+        let i = self.contents.partition_point(|&(start, _)| start <= p);
+        let (start, content) = *self.contents.get(i.checked_sub(1)?)?;
+        let prefix = &self.text[start..content];
+        let last = prefix.rfind('>')?;
+        let rest = &self.text[content..];
+        let indent = rest.len() - rest.trim_start_matches([' ', '\t']).len();
+        if columns(&rest[..indent]) < 4 || p <= content + indent {
+            return None;
+        }
+        let shown: String = prefix[..=last]
+            .chars()
+            .map(|c| if c == '>' || c == '\t' { c } else { ' ' })
+            .collect();
+        Some(format!("{shown} "))
     }
 
     fn next_non_sep(&self, from: usize) -> usize {
@@ -1004,8 +1030,17 @@ fn walk_body(
     let line = &src.text[line_start..];
     let indent = line.len() - line.trim_start_matches([' ', '\t']).len();
     let mid_code_line = !reopened && columns(&line[..indent]) >= 4 && n > line_start + indent;
-    let (body, continued) = match body.strip_prefix("    ") {
-        Some(rest) if mid_code_line => (rest, true),
+    // In a block quote, the quote's markers and a space come first, where the limit leaves
+    // room for them and a cluster after the 4 spaces (else the 4 spaces alone: the line
+    // leaves the quote, a known limit at the smallest limits).
+    let quoted = (!reopened)
+        .then(|| src.quoted_code_line_prefix(n))
+        .flatten()
+        .and_then(|q| body.strip_prefix(q.as_str()))
+        .and_then(|rest| rest.strip_prefix("    "));
+    let (body, continued) = match (quoted, body.strip_prefix("    ")) {
+        (Some(rest), _) => (rest, true),
+        (None, Some(rest)) if mid_code_line => (rest, true),
         _ => (body, false),
     };
     // After a reopened fence line, leading whitespace (blank lines included) is code.

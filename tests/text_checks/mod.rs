@@ -432,10 +432,19 @@ fn synthetic_start(text: &str, b: &Block) -> Result<usize, String> {
             .ok_or_else(|| format!("bad reopened line {:?}", &b.text[..nl]))?;
         Ok(nl + 1)
     } else if b.indent_reopened {
-        if !b.text.starts_with("    ") {
-            return Err("no reopened indentation".into());
+        if b.text.starts_with("    ") {
+            return Ok(4);
         }
-        Ok(4)
+        // In a block quote: the quote markers of the line the code goes on in (through its
+        // last `>`, list markers and digits shown as spaces), a space, then the 4 spaces.
+        let line = &text[text[..b.source.start].rfind('\n').map_or(0, |i| i + 1)..];
+        let blank = |c: char| if c == '>' || c == '\t' { c } else { ' ' };
+        let quoted = b.text.find(">     ").and_then(|q| {
+            let (shown, source) = (&b.text[..=q], line.get(..=q)?);
+            let same = shown.chars().eq(source.chars().map(blank));
+            (same && source.ends_with('>')).then_some(q + 6)
+        });
+        quoted.ok_or_else(|| "no reopened indentation".into())
     } else if b.table_header_repeated {
         // Two lines, the second a delimiter row, that stand in the text before the source.
         let mut lines = b.text.splitn(3, '\n');

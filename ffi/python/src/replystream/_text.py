@@ -17,7 +17,7 @@ class Block:
 
     ``text`` is what to display: the piece's source text, plus synthetic text where code was
     cut (a fence line, see ``fence_reopened`` and ``fence_closed``; 4 spaces continuing an
-    indented code line, see ``indent_reopened``; a table's header and delimiter rows
+    indented code line, after a quote's ``>`` markers in a quote, see ``indent_reopened``; a table's header and delimiter rows
     repeated, see ``table_header_repeated``; inline delimiters closing and reopening an
     emphasis or code span cut in its middle, see ``spans_closed`` and ``spans_reopened``). ``source_in_text`` is the ``(start, end)``
     of the source within ``text`` (character indices; :attr:`source_text` is that part).

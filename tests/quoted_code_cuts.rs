@@ -7,6 +7,12 @@
 //!   `render_props` (`engine_keeps_the_exact_invariants_with_fences_in_containers`,
 //!   `PROPS_CASES=200`, `PROPS_SEED=6` and `7`, a text limit of 30).
 //!
+//! - A piece that starts inside a fence of a list item in a quote whose lines sit 4 columns
+//!   past the `>` is de-indented after the `>` (`Block::dedent_quotes`). Before, it showed
+//!   the quote's indented code, the fence lines as code text. Found by `render_props`
+//!   (`splitter_pieces_render_as_the_reply`, `PROPS_CASES=128`, the default seed and
+//!   `PROPS_SEED=10`; kept as `a_piece_inside_a_quoted_items_deep_fence_shows_the_code`).
+//!
 //! Through the public API: the chunker (whole text and 1-byte deltas), the engine on a
 //! simulated chat, the platform splitter. Judged by the exact rebuild and the rendering judge
 //! (pulldown-cmark), never by the library's scanner.
@@ -153,6 +159,71 @@ fn an_indented_code_line_cut_in_a_quote_in_items_in_a_quote_keeps_both_quotes() 
             "deltas of {delta}"
         );
         if let Err(e) = check_messages(NESTED_QUOTED_CODE, &messages, &Allow::default()) {
+            panic!("deltas of {delta}: {e}\n{messages:#?}");
+        }
+    }
+}
+
+/// A list item in a quote whose fence sits 4 columns past the `>` (1 space into the item's
+/// content under `> 1) `): read alone, without the item, those lines are the quote's
+/// indented code. A piece that starts inside the fence (or at its opening line) is shown as
+/// the item's content reads in the quote: the item's 3 columns taken off after each line's
+/// `> ` (`dedent` 3 after `dedent_quotes` 1), its reopening and closing lines too.
+const QUOTED_ITEM_FENCE: &str = "> 1) Run:\n>     ```\n>     let first = 65;\n>     cargo build \
+                                 --release\n>\n>     print(1)\n>     ```\n>\n> 2) Ship it.";
+
+#[test]
+fn a_piece_inside_a_quoted_items_deep_fence_is_de_indented_after_the_quote_marker() {
+    // A 5-line cap: the fence cannot go whole with its item.
+    let pieces = split(QUOTED_ITEM_FENCE, 300, Some(5));
+    assert_eq!(
+        texts(&pieces),
+        [
+            "> 1) Run:\n>     ```\n>     let first = 65;\n>     ```",
+            ">  ```\n>  cargo build --release\n>\n>  print(1)\n>  ```",
+            ">\n> 2) Ship it.",
+        ]
+    );
+    let b = &pieces[1];
+    assert_eq!((b.dedent, b.dedent_quotes), (3, 1), "{b:#?}");
+    assert!(b.fence_reopened && b.head_len == ">  ```\n".len());
+    assert_eq!(
+        &QUOTED_ITEM_FENCE[b.source.clone()],
+        ">     cargo build --release\n>\n>     print(1)\n>     ```"
+    );
+    common::blocks_hold(QUOTED_ITEM_FENCE, &pieces, "splitter, limit 300, 5 lines");
+    let shown: Vec<String> = pieces.iter().map(|b| b.text.clone()).collect();
+    if let Err(e) = check_messages(QUOTED_ITEM_FENCE, &shown, &Allow::default()) {
+        panic!("{e}\n{shown:#?}");
+    }
+}
+
+#[test]
+fn blocks_and_messages_inside_a_quoted_items_deep_fence_show_it_as_code() {
+    let blocks = chunked(QUOTED_ITEM_FENCE, 40);
+    assert_eq!(
+        texts(&blocks),
+        [
+            "> 1) Run:\n>     ```\n>     let \n>     ```",
+            // The quoted prefix after the reopening line goes on in the middle of the
+            // code line: `>` and its space, then the rest (the item's columns off).
+            ">  ```\n> first = 65;\n>  ```",
+            ">  ```\n>  cargo build --\n>  ```",
+            ">  ```\n> release\n>\n>  ```",
+            ">  ```\n>  print(1)\n>  ```\n>",
+            "> 2) Ship it.",
+        ]
+    );
+    assert!(
+        blocks[1..5]
+            .iter()
+            .all(|b| (b.dedent, b.dedent_quotes) == (3, 1))
+    );
+    common::blocks_hold(QUOTED_ITEM_FENCE, &blocks, "chunker, max 40");
+    for delta in [1, 7, QUOTED_ITEM_FENCE.len()] {
+        let messages = engine_messages(QUOTED_ITEM_FENCE, 40, delta);
+        assert_eq!(messages, texts(&blocks), "deltas of {delta}");
+        if let Err(e) = check_messages(QUOTED_ITEM_FENCE, &messages, &Allow::default()) {
             panic!("deltas of {delta}: {e}\n{messages:#?}");
         }
     }

@@ -990,11 +990,10 @@ fn a_table_after_a_cut_in_its_items_text_shows_as_a_table() {
 /// A block quote holding a list item whose fence sits 4 columns past the quote's `>` (1
 /// space under `1) `), longer than a 5-line cap: some piece starts inside the code, and
 /// alone (the item lost) its lines, the reopened fence line among them, read as the quote's
-/// indented code, the fence lines shown as code text. Only taking the item's columns off
-/// after the `>` (a de-indentation inside the quote, which `Block::dedent` cannot say)
-/// would show it as the reply does.
+/// indented code, the fence lines shown as code text. Such a piece takes the item's columns
+/// off after the `>` (`Block::dedent` after `Block::dedent_quotes` markers), so it shows
+/// the code as the reply does.
 #[test]
-#[ignore = "needs a de-indentation after a quote's `>` (Block::dedent takes leading columns only)"]
 fn a_piece_inside_a_quoted_items_deep_fence_shows_the_code() {
     let text = "> 1) naïve a when.\n>     ```\n>     let first = 65;\n>     cargo build \
                 --release\n>\n>     print('日本語')\n>     x = [1, 2, 3]\n>     x = [1, 2, 3]\n>     \

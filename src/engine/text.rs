@@ -11,7 +11,7 @@ use crate::stage::coalescer::{BlockMeta, CoalescedText, is_code_indent, reopened
 use crate::stage::directives::DirectiveEvent;
 use crate::stage::ledger::SourceSpan;
 use crate::text::block::Block;
-use crate::text::dedent::source_position;
+use crate::text::dedent::{Dedent, quoted_source_position};
 use crate::text::markdown::FenceMarker;
 use crate::text::markdown::is_indented_code_line;
 use crate::time::Time;
@@ -424,8 +424,12 @@ fn line_cap_pieces<'a>(
         let rel = at.clamp(content.start, content.end) - content.start;
         match de_indented {
             Some((source, line_start)) => {
-                let (p, cols) = source_position(source, block.dedent, line_start, rel);
-                (block.source.start + p, cols)
+                let d = Dedent {
+                    cols: block.dedent,
+                    quotes: block.dedent_quotes,
+                };
+                let (p, d) = quoted_source_position(source, d, line_start, rel);
+                (block.source.start + p, d.cols)
             }
             None => (block.source.start + rel, block.dedent),
         }
@@ -476,6 +480,8 @@ fn line_cap_pieces<'a>(
             // Both de-indentations apply, one after the other: the block's as it stands
             // where the piece starts, then the splitter's.
             dedent: cols + piece.dedent,
+            // (After the block's quote markers when it was de-indented after them.)
+            dedent_quotes: block.dedent_quotes.max(piece.dedent_quotes),
             continues_list: block.continues_list && i == 0,
             // The block's first row, without the splitter's repairs: the header the block
             // would show before it suits the piece as well.

@@ -86,6 +86,16 @@ pub struct Block {
     /// `dedent > 0`, `text` between its head and tail is `source` de-indented, not `source`
     /// byte for byte; `lead + source + sep` still rebuilds the input exactly.
     pub dedent: usize,
+    /// Quote markers kept at the start of each line before the `dedent` columns are taken
+    /// off (0: the columns are a line's leading ones). Set on a piece that starts inside a
+    /// fence of a list item in a block quote whose lines sit 4 or more columns past the
+    /// `>` (`> 1)     ```` under `> 1) `): alone, without the item, they would read as the
+    /// quote's indented code, so the piece is shown as the item's content reads in the
+    /// quote, every line's first `dedent_quotes` markers (each after at most 3 spaces,
+    /// with the one space after it) kept and up to `dedent` columns taken off after them;
+    /// a line that does not carry them has left the quote, and from it on nothing is taken
+    /// off. The synthetic head and tail are de-indented alike.
+    pub dedent_quotes: usize,
     /// The piece starts with a list item that goes on with a list begun before the piece,
     /// right after paragraph text, and that could not start a list there (an ordered item
     /// not numbered 1, an empty item): joined after text that does not show that list's

@@ -509,7 +509,8 @@ impl<'a> SplitRun<'a, '_> {
             tail_len: tail_len + delims.len(),
             spans_reopened: matches!(self.reopen, Some(Reopen::Delims(_))),
             spans_closed: !delims.is_empty(),
-            dedent,
+            dedent: dedent.cols,
+            dedent_quotes: dedent.quotes,
             continues_list: self.reopen.is_none() && self.scanner.continues_list_at(start),
             table_head: None,
         });

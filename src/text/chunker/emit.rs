@@ -175,7 +175,7 @@ impl BlockChunker {
         );
         delims.push_close(&mut text);
         let table_head = match reopen.is_none() && self.starts_whole_row(sep_end) {
-            true => self.table_head_shown(dedent),
+            true => self.table_head_shown(dedent.cols),
             false => None,
         };
         out.push(Block {
@@ -191,7 +191,8 @@ impl BlockChunker {
             tail_len: tail_len + delims.len(),
             spans_reopened: matches!(reopen, Some(Reopen::Delims(_))),
             spans_closed: !delims.is_empty(),
-            dedent,
+            dedent: dedent.cols,
+            dedent_quotes: dedent.quotes,
             continues_list: reopen.is_none() && self.scanner.continues_list_at(self.start),
             table_head,
         });

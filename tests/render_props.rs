@@ -1015,3 +1015,47 @@ fn a_piece_inside_a_quoted_items_deep_fence_shows_the_code() {
         panic!("{e}\npieces: {pieces:#?}");
     }
 }
+
+/// A fence whose last code line is followed by blank code lines and the closing line, in
+/// newline mode under a 5-line cap: that line and what follows it, with the line that would
+/// reopen the fence, are more lines than the cap. Before, the piece was cut in the middle of
+/// the code line (`451` | `;`) and the rest went on until a piece held only the reopened
+/// fence and its closing line (`"   ```bash\n   ```"`, showing nothing); now the fence goes
+/// whole over the cap, in a piece of its own (README, "What the text core guarantees",
+/// item 1). Found by `splitter_pieces_render_as_the_reply` (`PROPS_CASES=128`,
+/// `PROPS_SEED=10`).
+#[test]
+fn code_ending_in_blank_lines_goes_whole_over_a_line_cap() {
+    for (text, want) in [
+        (
+            "- Run it.\n   ```bash\n   let first = 451;\n\n\n\n   ```\n\n- Next.",
+            [
+                "- Run it.",
+                "   ```bash\n   let first = 451;\n\n\n\n   ```",
+                "- Next.",
+            ],
+        ),
+        (
+            "Run it.\n```bash\nlet first = 451;\n\n\n\n```\n\nNext.",
+            ["Run it.", "```bash\nlet first = 451;\n\n\n\n```", "Next."],
+        ),
+    ] {
+        let config = SplitConfig {
+            limit: 300,
+            metric: LengthMetric::Chars,
+            mode: SplitMode::Newline,
+            max_lines: Some(5),
+            ..SplitConfig::default()
+        };
+        let pieces: Vec<String> = PlatformSplitter::new(config)
+            .expect("valid config")
+            .split(text)
+            .into_iter()
+            .map(|b| b.text)
+            .collect();
+        assert_eq!(pieces, want);
+        if let Err(e) = check_messages(text, &pieces, &Allow::default()) {
+            panic!("{e}\npieces: {pieces:#?}");
+        }
+    }
+}

@@ -397,7 +397,7 @@ impl Engine {
 ///
 /// `message` is the message's text that `block.source` indexes (`None` on lanes that keep
 /// none): a de-indented block's text ([`Block::dedent`]) is mapped back through it line by
-/// line ([`source_position`]), and each piece carries the columns in force where it starts.
+/// line ([`quoted_source_position`]), and each piece carries the columns in force where it starts.
 /// Without it such a block's text is taken as its source, clamped to it.
 fn line_cap_pieces<'a>(
     block: &'a Block,

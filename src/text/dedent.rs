@@ -462,12 +462,7 @@ fn line_cut(line: &str, mut cols: usize) -> (usize, usize, usize) {
     (cols, i, pad)
 }
 
-/// Where byte `at` of `source` de-indented by [`dedent_into`] (`cols`, `at_line_start`)
-/// lies in `source`, and the columns of de-indentation in force there: (byte of `source`,
-/// columns). A position at a line's start maps to the start of the source line (its
-/// indentation goes with what follows), one in a line's text to the same text in the
-/// source. So a stretch of the de-indented text that starts and ends at such positions
-/// shows the source between them de-indented by the columns in force at its start.
+/// [`quoted_source_position`] for leading columns (the unit tests' shorthand).
 #[cfg(test)]
 pub(crate) fn source_position(
     source: &str,
@@ -479,7 +474,13 @@ pub(crate) fn source_position(
     (p, d.cols)
 }
 
-/// [`source_position`] for a de-indentation after quote markers ([`dedent_lines_into`]).
+/// Where byte `at` of `source` de-indented by [`dedent_lines_into`] (`d`, `at_line_start`)
+/// lies in `source`, and the de-indentation in force there: (byte of `source`, what is in
+/// force). A position at a line's start maps to the start of the source line (its
+/// indentation goes with what follows), one in the quote markers a line keeps to the same
+/// marker, one in a line's text to the same text in the source. So a stretch of the
+/// de-indented text that starts and ends at such positions shows the source between them
+/// de-indented by what is in force at its start.
 pub(crate) fn quoted_source_position(
     source: &str,
     mut d: Dedent,

@@ -594,9 +594,9 @@ proptest! {
     /// a reopening line at the top level, whose code lines (still indented or quoted) leave
     /// the fence open by CommonMark's reading.
     ///
-    /// (With `PROPS_CASES=200`, `PROPS_SEED=3`, `4` and `9` pass; `6` and `7` still find
-    /// the README's known limit at the smallest limits (item 12): an indented code line in
-    /// a quote cut in its middle goes on after 4 spaces without the quote's `>`.)
+    /// (With `PROPS_CASES=200`, `PROPS_SEED=6` and `7` found an indented code line in a
+    /// quote cut in its middle going on after 4 spaces without the quote's `>`: see
+    /// `tests/quoted_code_cuts.rs`.)
     #[test]
     fn engine_keeps_the_exact_invariants_with_fences_in_containers(
         seed in any::<u64>(),
@@ -990,11 +990,10 @@ fn a_table_after_a_cut_in_its_items_text_shows_as_a_table() {
 /// A block quote holding a list item whose fence sits 4 columns past the quote's `>` (1
 /// space under `1) `), longer than a 5-line cap: some piece starts inside the code, and
 /// alone (the item lost) its lines, the reopened fence line among them, read as the quote's
-/// indented code, the fence lines shown as code text. Only taking the item's columns off
-/// after the `>` (a de-indentation inside the quote, which `Block::dedent` cannot say)
-/// would show it as the reply does.
+/// indented code, the fence lines shown as code text. Such a piece takes the item's columns
+/// off after the `>` (`Block::dedent` after `Block::dedent_quotes` markers), so it shows
+/// the code as the reply does.
 #[test]
-#[ignore = "needs a de-indentation after a quote's `>` (Block::dedent takes leading columns only)"]
 fn a_piece_inside_a_quoted_items_deep_fence_shows_the_code() {
     let text = "> 1) naïve a when.\n>     ```\n>     let first = 65;\n>     cargo build \
                 --release\n>\n>     print('日本語')\n>     x = [1, 2, 3]\n>     x = [1, 2, 3]\n>     \
@@ -1014,5 +1013,49 @@ fn a_piece_inside_a_quoted_items_deep_fence_shows_the_code() {
         .collect();
     if let Err(e) = check_messages(text, &pieces, &Allow::default()) {
         panic!("{e}\npieces: {pieces:#?}");
+    }
+}
+
+/// A fence whose last code line is followed by blank code lines and the closing line, in
+/// newline mode under a 5-line cap: that line and what follows it, with the line that would
+/// reopen the fence, are more lines than the cap. Before, the piece was cut in the middle of
+/// the code line (`451` | `;`) and the rest went on until a piece held only the reopened
+/// fence and its closing line (`"   ```bash\n   ```"`, showing nothing); now the fence goes
+/// whole over the cap, in a piece of its own (README, "What the text core guarantees",
+/// item 1). Found by `splitter_pieces_render_as_the_reply` (`PROPS_CASES=128`,
+/// `PROPS_SEED=10`).
+#[test]
+fn code_ending_in_blank_lines_goes_whole_over_a_line_cap() {
+    for (text, want) in [
+        (
+            "- Run it.\n   ```bash\n   let first = 451;\n\n\n\n   ```\n\n- Next.",
+            [
+                "- Run it.",
+                "   ```bash\n   let first = 451;\n\n\n\n   ```",
+                "- Next.",
+            ],
+        ),
+        (
+            "Run it.\n```bash\nlet first = 451;\n\n\n\n```\n\nNext.",
+            ["Run it.", "```bash\nlet first = 451;\n\n\n\n```", "Next."],
+        ),
+    ] {
+        let config = SplitConfig {
+            limit: 300,
+            metric: LengthMetric::Chars,
+            mode: SplitMode::Newline,
+            max_lines: Some(5),
+            ..SplitConfig::default()
+        };
+        let pieces: Vec<String> = PlatformSplitter::new(config)
+            .expect("valid config")
+            .split(text)
+            .into_iter()
+            .map(|b| b.text)
+            .collect();
+        assert_eq!(pieces, want);
+        if let Err(e) = check_messages(text, &pieces, &Allow::default()) {
+            panic!("{e}\npieces: {pieces:#?}");
+        }
     }
 }

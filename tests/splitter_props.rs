@@ -117,3 +117,25 @@ proptest! {
         }
     }
 }
+
+/// A table in a fence whose last row, blank code line and closing line, with the line that
+/// reopens the fence, are more lines than a cap of 3: the rest of the fence goes out whole
+/// (its lines through that row within the cap), never as a piece of fence lines only. Found
+/// by `random_markdown_holds_the_invariants` once the reopening line counted in that rule.
+#[test]
+fn a_fence_tail_over_a_small_line_cap_holds_the_invariants() {
+    let text = "\n``` x\n\n| a \\| b |\r\n| - |\r\n\n```\r\n\n- item ";
+    let config = SplitConfig {
+        limit: LengthMetric::Utf16.min_limit(),
+        metric: LengthMetric::Utf16,
+        mode: SplitMode::Newline,
+        max_lines: Some(3),
+        ..SplitConfig::default()
+    };
+    let pieces = check(text, config).unwrap_or_else(|e| panic!("{e}"));
+    let texts: Vec<&str> = pieces.iter().map(|b| b.text.as_str()).collect();
+    assert_eq!(
+        texts,
+        ["``` x\n```", "```\n| a \\| b |\r\n| - |\r\n\n```", "- item"]
+    );
+}

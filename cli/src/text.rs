@@ -33,6 +33,9 @@ struct Record<'a> {
     spans_closed: bool,
     /// Columns taken off the lines of `text` (a piece starting inside deep list-item code).
     dedent: usize,
+    /// Quote markers kept at each line's start before the `dedent` columns are taken off
+    /// (a piece starting inside a list item's deep fence in a block quote).
+    dedent_quotes: usize,
     #[serde(skip_serializing_if = "Option::is_none")]
     flushed: Option<bool>,
     /// (split with --format) the format `text` is in, and the Markdown piece it came from.
@@ -88,6 +91,7 @@ impl<W: Write> JsonLines<W> {
             spans_reopened: block.spans_reopened,
             spans_closed: block.spans_closed,
             dedent: block.dedent,
+            dedent_quotes: block.dedent_quotes,
             flushed,
             format: format.map(|(f, _)| f.name()),
             markdown: format.map(|_| block.text.as_str()),
@@ -160,7 +164,8 @@ Output: one JSON object per line, one per block (chunk) or piece (split):
   len             the length of text in the metric
   start, end      the byte range of FILE that text shows (synthetic lines excluded)
   fence_reopened  text starts with a synthetic fence opening line
-  indent_reopened text starts with 4 synthetic spaces (an indented code line goes on)
+  indent_reopened text starts with 4 synthetic spaces (an indented code line goes on;
+                  in a quote after its `>` markers and a space, within head_len)
   fence_closed    text ends with a synthetic fence closing line
   table_header_repeated
                   text starts with a table's header and delimiter rows again (the
@@ -172,6 +177,10 @@ Output: one JSON object per line, one per block (chunk) or piece (split):
   spans_reopened  text starts with inline delimiters reopened (emphasis, a code span's
                   backticks) that the piece before closed at a cut inside them
   spans_closed    text ends with inline delimiters closing what a cut fell inside
+  dedent          columns taken off each line of text (a piece that starts inside code
+                  4 or more columns deep in a list item, shown as the item reads)
+  dedent_quotes   quote markers kept at each line's start before the dedent columns
+                  (a list item's deep fence in a block quote; 0: leading columns)
   flushed         (chunk) the block came from the final forced drain
   format          (split --format) the format text is rendered in
   markdown        (split --format) the Markdown piece text was rendered from

@@ -60,6 +60,8 @@ struct Piece {
     spans_closed: bool,
     /// Columns taken off the lines (a piece starting inside deep list-item code).
     dedent: usize,
+    /// Quote markers kept before those columns (a deep fence of an item in a quote).
+    dedent_quotes: usize,
 }
 
 impl Piece {
@@ -86,6 +88,7 @@ impl Piece {
             spans_reopened: b("spans_reopened"),
             spans_closed: b("spans_closed"),
             dedent: n("dedent"),
+            dedent_quotes: n("dedent_quotes"),
         }
     }
 }
@@ -233,7 +236,11 @@ fn check(expect: &Expect<'_>, pieces: &[Piece]) {
         // A piece starting inside deep list-item code shows its source de-indented.
         let first_line = (p.start == 0 || source.as_bytes()[p.start - 1] == b'\n')
             && (p.head_len == 0 || p.text[..p.head_len].ends_with('\n'));
-        let shown = containers::dedent_lines(&source[p.start..p.end], p.dedent, first_line);
+        let d = containers::Dedent {
+            cols: p.dedent,
+            quotes: p.dedent_quotes,
+        };
+        let shown = containers::dedent_view(&source[p.start..p.end], d, first_line);
         assert_eq!(body, shown, "{at}: text vs source range");
         // The synthetic edges are stated exactly.
         assert_eq!(
@@ -791,6 +798,7 @@ mod checker {
             spans_reopened: false,
             spans_closed: false,
             dedent: 0,
+            dedent_quotes: 0,
         }
     }
 
@@ -2215,4 +2223,55 @@ show lists no toolchain, run this:\r\n    ```sh\r\n    rustup default stable\r\n
     );
     let texts: Vec<String> = got.into_iter().map(|g| g.0).collect();
     render_judge::check_messages(text, &texts, &render_judge::Allow::default()).unwrap();
+}
+
+#[test]
+fn cli_split_de_indents_a_piece_inside_a_quoted_items_fence_after_the_quote_marker() {
+    // A list item in a quote whose fence sits 4 columns past the `>`: the piece that starts
+    // inside it (a 5-line cap) takes the item's 3 columns off after each `> ` and says so.
+    let text = "> 1) Run:\n>     ```\n>     let first = 65;\n>     cargo build --release\n>\n>     \
+print(1)\n>     ```\n>\n> 2) Ship it.";
+    let mut child = Command::new(BIN)
+        .args(["split", "-", "--limit", "300", "--metric", "chars"])
+        .args(["--max-lines", "5"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(text.as_bytes()).unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got: Vec<(String, usize, usize, usize)> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(Piece::from_json)
+        .map(|p| (p.text, p.dedent, p.dedent_quotes, p.head_len))
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (
+                "> 1) Run:\n>     ```\n>     let first = 65;\n>     ```".to_owned(),
+                0,
+                0,
+                0
+            ),
+            (
+                ">  ```\n>  cargo build --release\n>\n>  print(1)\n>  ```".to_owned(),
+                3,
+                1,
+                7
+            ),
+            (">\n> 2) Ship it.".to_owned(), 0, 0, 0),
+        ]
+    );
 }

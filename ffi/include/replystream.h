@@ -1124,7 +1124,7 @@ typedef struct replystream_block {
     struct replystream_str lead;
     /**
      * The piece starts with 4 synthetic spaces: it continues an indented code line cut in
-     * its middle.
+     * its middle (in a block quote, after the quote's `>` markers and a space).
      */
     bool indent_reopened;
     /**
@@ -1162,6 +1162,14 @@ typedef struct replystream_block {
      * the lines after it lose at most its own indentation); the synthetic lines alike.
      */
     size_t dedent;
+    /**
+     * Quote markers kept at the start of each line before the `dedent` columns are taken
+     * off (0: they are a line's leading columns): the piece starts inside the fence of a
+     * list item in a block quote, 4 or more columns past the `>`, and is shown as the
+     * item's content reads in the quote. A line without those markers has left the quote,
+     * and from it on nothing is taken off.
+     */
+    size_t dedent_quotes;
 } replystream_block;
 
 #ifdef __cplusplus

@@ -336,6 +336,9 @@ export interface Block {
   /** Columns taken off the lines of `text` (0: none): a piece that starts inside a list
    * item's code (or text) 4+ columns deep is shown as the item's content reads. */
   readonly dedent: number;
+  /** Quote markers kept at each line's start before the `dedent` columns (0: leading
+   * columns): a piece inside a list item's fence in a block quote, 4+ columns past the `>`. */
+  readonly dedentQuotes: number;
   /** The UTF-16 range of `text` that is source (de-indented when `dedent` > 0). */
   readonly sourceInText: readonly [number, number];
   /** `text.slice(...sourceInText)`: where `dedent` is 0, the input's `start..end`; over all

@@ -42,7 +42,7 @@ pub struct replystream_block {
     /// empty.
     pub lead: replystream_str,
     /// The piece starts with 4 synthetic spaces: it continues an indented code line cut in
-    /// its middle.
+    /// its middle (in a block quote, after the quote's `>` markers and a space).
     pub indent_reopened: bool,
     /// The byte offset in `text` where the piece's source text starts (after a synthetic
     /// reopening fence line or the 4 synthetic spaces).
@@ -67,6 +67,12 @@ pub struct replystream_block {
     /// columns of spaces and tabs removed, fewer from a line that left the item on (it and
     /// the lines after it lose at most its own indentation); the synthetic lines alike.
     pub dedent: usize,
+    /// Quote markers kept at the start of each line before the `dedent` columns are taken
+    /// off (0: they are a line's leading columns): the piece starts inside the fence of a
+    /// list item in a block quote, 4 or more columns past the `>`, and is shown as the
+    /// item's content reads in the quote. A line without those markers has left the quote,
+    /// and from it on nothing is taken off.
+    pub dedent_quotes: usize,
 }
 
 /// The pieces of a text from `replystream_split` or `replystream_chunk`. Opaque; read with
@@ -108,6 +114,7 @@ impl replystream_blocks {
                 spans_reopened: b.spans_reopened,
                 spans_closed: b.spans_closed,
                 dedent: b.dedent,
+                dedent_quotes: b.dedent_quotes,
             })
             .collect();
         replystream_blocks { blocks, views }

@@ -12,7 +12,7 @@ use crate::stage::directives::{DirectiveEvent, PlainRelease};
 use crate::stage::ledger::SourceSpan;
 use crate::stage::{LINE_BREAK, SETTLE_BATCH, TAG_OR_BRACKET, stage_syntax};
 use crate::text::block::Block;
-use crate::text::dedent::source_position;
+use crate::text::dedent::{Dedent, quoted_source_position};
 use crate::text::markdown::FenceMarker;
 use crate::text::markdown::is_indented_code_line;
 use crate::time::Time;
@@ -475,7 +475,7 @@ impl Engine {
 ///
 /// `message` is the message's text that `block.source` indexes (`None` on lanes that keep
 /// none): a de-indented block's text ([`Block::dedent`]) is mapped back through it line by
-/// line ([`source_position`]), and each piece carries the columns in force where it starts.
+/// line ([`quoted_source_position`]), and each piece carries the columns in force where it starts.
 /// Without it such a block's text is taken as its source, clamped to it.
 fn line_cap_pieces<'a>(
     block: &'a Block,
@@ -502,8 +502,12 @@ fn line_cap_pieces<'a>(
         let rel = at.clamp(content.start, content.end) - content.start;
         match de_indented {
             Some((source, line_start)) => {
-                let (p, cols) = source_position(source, block.dedent, line_start, rel);
-                (block.source.start + p, cols)
+                let d = Dedent {
+                    cols: block.dedent,
+                    quotes: block.dedent_quotes,
+                };
+                let (p, d) = quoted_source_position(source, d, line_start, rel);
+                (block.source.start + p, d.cols)
             }
             None => (block.source.start + rel, block.dedent),
         }
@@ -554,6 +558,8 @@ fn line_cap_pieces<'a>(
             // Both de-indentations apply, one after the other: the block's as it stands
             // where the piece starts, then the splitter's.
             dedent: cols + piece.dedent,
+            // (After the block's quote markers when it was de-indented after them.)
+            dedent_quotes: block.dedent_quotes.max(piece.dedent_quotes),
             // The block's mark on its first piece; a later piece that the splitter started
             // at such an item (see `MarkdownScanner::list_cut`) carries the splitter's.
             continues_list: (block.continues_list && i == 0) || piece.continues_list,

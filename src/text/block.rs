@@ -10,7 +10,8 @@ use std::ops::Range;
 /// opening fence line and `"\n"` (`fence_reopened`; when the cut fell in the middle of the
 /// fence's opening line, a long info string, only the bare marker, with the rest of that
 /// line right after it); a piece that continues an indented code
-/// line cut in its middle starts with 4 synthetic spaces (`indent_reopened`).
+/// line cut in its middle starts with 4 synthetic spaces (`indent_reopened`; in a block quote,
+/// after the quote's markers and a space).
 ///
 /// Whatever the repair, the synthetic text sits only at the two edges of `text`, and its
 /// extent is stated exactly: `text[..head_len]` is synthetic (a reopened fence line, an
@@ -41,7 +42,9 @@ pub struct Block {
     /// source starts in the middle of the fence's opening line, with the bare marker.
     pub fence_reopened: bool,
     /// `text` starts with 4 synthetic spaces: an indented code line cut in its middle goes
-    /// on here.
+    /// on here. In a block quote the quote's markers (through the last `>`, list markers
+    /// between them shown as spaces) and a space come before them (`>     `, `>   >     `),
+    /// so the rest of the line is still code in the quote; `head_len` covers them.
     pub indent_reopened: bool,
     /// `text` ends with a `"\n"` and a synthetic closing fence line.
     pub fence_closed: bool,
@@ -83,6 +86,16 @@ pub struct Block {
     /// `dedent > 0`, `text` between its head and tail is `source` de-indented, not `source`
     /// byte for byte; `lead + source + sep` still rebuilds the input exactly.
     pub dedent: usize,
+    /// Quote markers kept at the start of each line before the `dedent` columns are taken
+    /// off (0: the columns are a line's leading ones). Set on a piece that starts inside a
+    /// fence of a list item in a block quote whose lines sit 4 or more columns past the
+    /// `>` (`> 1)     ```` under `> 1) `): alone, without the item, they would read as the
+    /// quote's indented code, so the piece is shown as the item's content reads in the
+    /// quote, every line's first `dedent_quotes` markers (each after at most 3 spaces,
+    /// with the one space after it) kept and up to `dedent` columns taken off after them;
+    /// a line that does not carry them has left the quote, and from it on nothing is taken
+    /// off. The synthetic head and tail are de-indented alike.
+    pub dedent_quotes: usize,
     /// The piece starts with a list item that goes on with a list begun before the piece,
     /// right after paragraph text, and that could not start a list there (an ordered item
     /// not numbered 1, an empty item): joined after text that does not show that list's

@@ -37,13 +37,48 @@ pub(crate) fn item_dedent(
     end: usize,
     line_start: bool,
     item: Option<impl FnOnce() -> usize>,
-) -> usize {
+) -> Dedent {
     let fence = scanner
         .fence_at(start)
         .or_else(|| scanner.fence_at(start + 1).filter(|f| f.start == start));
     if let Some(f) = fence {
-        return deep_prefix(&f.marker);
+        return match deep_prefix(&f.marker) {
+            0 => deep_after_quote(&f.marker),
+            cols => Dedent::cols(cols),
+        };
     }
+    Dedent::cols(item_text_dedent(
+        scanner, text, start, end, line_start, item,
+    ))
+}
+
+/// Columns to take off the lines of a piece, and after how many quote markers (see
+/// [`Block::dedent`](super::block::Block::dedent) and
+/// [`Block::dedent_quotes`](super::block::Block::dedent_quotes)).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Dedent {
+    /// Columns taken off each line (0: none).
+    pub cols: usize,
+    /// Quote markers kept before them at each line's start (0: from the line's start).
+    pub quotes: usize,
+}
+
+impl Dedent {
+    /// `cols` columns from each line's start.
+    pub(crate) fn cols(cols: usize) -> Dedent {
+        Dedent { cols, quotes: 0 }
+    }
+}
+
+/// [`item_dedent`] outside fences.
+fn item_text_dedent(
+    scanner: &MarkdownScanner,
+    text: &str,
+    start: usize,
+    end: usize,
+    line_start: bool,
+    item: Option<impl FnOnce() -> usize>,
+) -> usize {
     // Likewise in a table of list items 4 columns deep or more, or at its header row when
     // that line is indented only (not an item's first line: a piece starting there holds
     // the item).
@@ -233,6 +268,38 @@ pub(crate) fn deep_prefix(marker: &FenceMarker) -> usize {
     }
 }
 
+/// For a fence in list items in a block quote (`> 1)     ```` under `> 1) `), the list
+/// items' columns after the quote markers when they push the fence to 4 columns or more
+/// past the last `>` (alone, without the items, it would read as the quote's indented
+/// code): taken off after the quote markers, which stay. Only for a prefix with no list
+/// item before its first `>`, at most 3 spaces before each `>`, no tab.
+pub(crate) fn deep_after_quote(marker: &FenceMarker) -> Dedent {
+    let prefix = marker.prefix.as_str();
+    let none = Dedent::default();
+    if prefix.contains('\t') || !prefix.contains('>') {
+        return none;
+    }
+    // The quote markers, each after at most 3 spaces.
+    let mut rest = prefix;
+    let mut quotes = 0;
+    loop {
+        let lead = rest.len() - rest.trim_start_matches(' ').len();
+        match rest[lead..].strip_prefix('>') {
+            Some(after) if lead <= 3 => {
+                quotes += 1;
+                rest = after.strip_prefix(' ').unwrap_or(after);
+            }
+            _ => break,
+        }
+    }
+    // What is left: the items' columns (spaces only, the prefix being blanked).
+    let cols = rest.len();
+    match quotes > 0 && cols > 0 && !rest.contains('>') && cols + marker.indent >= 4 {
+        true => Dedent { cols, quotes },
+        false => none,
+    }
+}
+
 /// The text of a piece: `source` with `reopen` before it and `close` after it, de-indented
 /// by `dedent` columns (see [`build_dedented_piece`]); returns `(head_len, tail_len,
 /// dedent)` as built. A tab that the de-indentation splits turns into spaces, so a
@@ -245,18 +312,18 @@ pub(crate) fn build_piece_within(
     line_start: bool,
     reopen: Option<Reopen<'_>>,
     close: Option<FenceMarker>,
-    dedent: usize,
+    dedent: Dedent,
     limits: &Limits,
     extra: usize,
     out: &mut String,
-) -> (usize, usize, usize) {
+) -> (usize, usize, Dedent) {
     let plain = |out: &mut String| {
         build_piece(source, reopen, close, out);
         let head = reopen.map_or(0, |r| r.cost(LengthMetric::Bytes));
         let tail = close.map_or(0, |m| m.close_len() + 1);
-        (head, tail, 0)
+        (head, tail, Dedent::default())
     };
-    if dedent == 0 {
+    if dedent.cols == 0 {
         return plain(out);
     }
     let from = out.len();
@@ -278,25 +345,27 @@ pub(crate) fn build_dedented_piece(
     line_start: bool,
     reopen: Option<Reopen<'_>>,
     close: Option<FenceMarker>,
-    cols: usize,
+    d: Dedent,
     out: &mut String,
 ) -> (usize, usize) {
     let mut head = String::new();
     if let Some(r) = reopen {
         r.push_to(&mut head);
     }
-    dedent_into(&head, cols, true, out);
+    dedent_lines_into(&head, d, true, out);
     let head_len = out.len();
     let source_at_line_start = match head.is_empty() {
         true => line_start,
         false => line_start && head.ends_with('\n'),
     };
-    let cols = dedent_into(source, cols, source_at_line_start, out);
+    // (A quoted head's last line, the quote prefix before the rest of a code line, was
+    // de-indented above: the source goes on in that line.)
+    let d = dedent_lines_into(source, d, source_at_line_start, out);
     let before = out.len();
     if let Some(m) = close {
         let mut tail = String::from("\n");
         m.push_close(&mut tail);
-        dedent_into(&tail, cols, false, out);
+        dedent_lines_into(&tail, d, false, out);
     }
     (head_len, out.len() - before)
 }
@@ -308,23 +377,67 @@ pub(crate) fn build_dedented_piece(
 /// the item, for an outer one or the top level: from it on, `cols` is its indentation (it
 /// and the lines after it are shown relative to where it stands). Returns the columns in
 /// force at the end (for a synthetic closing line after `text`).
-pub(crate) fn dedent_into(
+pub(crate) fn dedent_into(text: &str, cols: usize, at_line_start: bool, out: &mut String) -> usize {
+    dedent_lines_into(text, Dedent::cols(cols), at_line_start, out).cols
+}
+
+/// [`dedent_into`] after `d.quotes` quote markers at each line's start (kept as written,
+/// each with the space after it): the columns are taken off after them. A line that does
+/// not carry them has left the quote (and the items in it): from it on nothing is taken.
+/// Returns what is in force at the end.
+pub(crate) fn dedent_lines_into(
     text: &str,
-    mut cols: usize,
+    mut d: Dedent,
     at_line_start: bool,
     out: &mut String,
-) -> usize {
+) -> Dedent {
     for (k, line) in text.split_inclusive('\n').enumerate() {
-        if cols == 0 || (k == 0 && !at_line_start) {
+        if d.cols == 0 || (k == 0 && !at_line_start) {
             out.push_str(line);
             continue;
         }
-        let (taken, pad);
-        (cols, taken, pad) = line_cut(line, cols);
+        let (keep, taken, pad);
+        (d, keep, taken, pad) = quoted_line_cut(line, d);
+        out.push_str(&line[..keep]);
         out.extend(std::iter::repeat_n(' ', pad));
-        out.push_str(&line[taken..]);
+        out.push_str(&line[keep + taken..]);
     }
-    cols
+    d
+}
+
+/// Bytes of `line`'s first `quotes` quote markers (each after at most 3 spaces, with one
+/// space after it), or `None` when it does not carry them all.
+fn quote_markers(line: &str, quotes: usize) -> Option<usize> {
+    let bytes = line.as_bytes();
+    let mut i = 0;
+    for _ in 0..quotes {
+        let lead = bytes[i..]
+            .iter()
+            .take(4)
+            .take_while(|&&b| b == b' ')
+            .count();
+        if lead > 3 || bytes.get(i + lead) != Some(&b'>') {
+            return None;
+        }
+        i += lead + 1;
+        if bytes.get(i) == Some(&b' ') {
+            i += 1;
+        }
+    }
+    Some(i)
+}
+
+/// How [`dedent_lines_into`] de-indents `line` (one that starts a line) with `d` in force:
+/// (what is in force from this line on, the bytes of quote markers kept, the bytes of
+/// indentation taken off after them, the spaces put back for a tab that crossed the
+/// columns).
+fn quoted_line_cut(line: &str, d: Dedent) -> (Dedent, usize, usize, usize) {
+    let Some(keep) = quote_markers(line, d.quotes) else {
+        // Out of the quote: shown as written from here on.
+        return (Dedent { cols: 0, ..d }, 0, 0, 0);
+    };
+    let (cols, taken, pad) = line_cut(&line[keep..], d.cols);
+    (Dedent { cols, ..d }, keep, taken, pad)
 }
 
 /// How [`dedent_into`] de-indents `line` (one that starts a line) with `cols` in force:
@@ -349,42 +462,66 @@ fn line_cut(line: &str, mut cols: usize) -> (usize, usize, usize) {
     (cols, i, pad)
 }
 
-/// Where byte `at` of `source` de-indented by [`dedent_into`] (`cols`, `at_line_start`)
-/// lies in `source`, and the columns of de-indentation in force there: (byte of `source`,
-/// columns). A position at a line's start maps to the start of the source line (its
-/// indentation goes with what follows), one in a line's text to the same text in the
-/// source. So a stretch of the de-indented text that starts and ends at such positions
-/// shows the source between them de-indented by the columns in force at its start.
+/// [`quoted_source_position`] for leading columns (the unit tests' shorthand).
+#[cfg(test)]
 pub(crate) fn source_position(
     source: &str,
-    mut cols: usize,
+    cols: usize,
     at_line_start: bool,
     at: usize,
 ) -> (usize, usize) {
+    let (p, d) = quoted_source_position(source, Dedent::cols(cols), at_line_start, at);
+    (p, d.cols)
+}
+
+/// Where byte `at` of `source` de-indented by [`dedent_lines_into`] (`d`, `at_line_start`)
+/// lies in `source`, and the de-indentation in force there: (byte of `source`, what is in
+/// force). A position at a line's start maps to the start of the source line (its
+/// indentation goes with what follows), one in the quote markers a line keeps to the same
+/// marker, one in a line's text to the same text in the source. So a stretch of the
+/// de-indented text that starts and ends at such positions shows the source between them
+/// de-indented by what is in force at its start.
+pub(crate) fn quoted_source_position(
+    source: &str,
+    mut d: Dedent,
+    at_line_start: bool,
+    at: usize,
+) -> (usize, Dedent) {
     let (mut from, mut shown) = (0, 0);
     for (k, line) in source.split_inclusive('\n').enumerate() {
-        let (mut taken, mut pad) = (0, 0);
-        if cols > 0 && (k > 0 || at_line_start) {
-            (cols, taken, pad) = line_cut(line, cols);
+        let (mut keep, mut taken, mut pad) = (0, 0, 0);
+        if d.cols > 0 && (k > 0 || at_line_start) {
+            (d, keep, taken, pad) = quoted_line_cut(line, d);
         }
         let len = pad + line.len() - taken;
         if at < shown + len || (at == shown && len == 0) {
-            return match at - shown {
-                0 => (from, cols),
-                d => (from + taken + d.saturating_sub(pad), cols),
+            let rel = at - shown;
+            return match rel {
+                0 => (from, d),
+                // In the markers kept.
+                r if r < keep => (from + r, d),
+                r => (from + keep + taken + (r - keep).saturating_sub(pad), d),
             };
         }
         from += line.len();
         shown += len;
     }
-    (source.len(), cols)
+    (source.len(), d)
 }
 
 /// The columns of de-indentation in force at the end of `block`, whose source is
 /// `text[block.source]`: its [`Block::dedent`](super::block::Block::dedent), lowered by
 /// every line that left the item. A block that goes on from this one reads as it did
-/// apart only if it is de-indented by as much.
+/// apart only if it is de-indented by as much. For a block de-indented after quote
+/// markers, [`QUOTED_END`] plus those columns.
 pub(crate) fn end_columns(block: &super::block::Block, text: &str) -> usize {
+    if block.dedent_quotes > 0 {
+        // (Once a line left the quote, what follows is shown as written.)
+        return match end_quoted(block, text).cols {
+            0 => 0,
+            cols => QUOTED_END + cols,
+        };
+    }
     let mut cols = block.dedent;
     let Some(source) = text.get(block.source.clone()) else {
         return cols;
@@ -407,6 +544,29 @@ pub(crate) fn end_columns(block: &super::block::Block, text: &str) -> usize {
     cols
 }
 
+/// Added to what [`end_columns`] returns for a block de-indented after quote markers
+/// ([`Block::dedent_quotes`](super::block::Block::dedent_quotes)): no block de-indented
+/// otherwise reads as it did apart when joined to it, and [`redented`] declines it, so it
+/// is joined only as it came (a line's length stays far below it).
+pub(crate) const QUOTED_END: usize = 1 << 20;
+
+/// [`end_columns`] for a block de-indented after quote markers.
+pub(crate) fn end_quoted(block: &super::block::Block, text: &str) -> Dedent {
+    let d = Dedent {
+        cols: block.dedent,
+        quotes: block.dedent_quotes,
+    };
+    let Some(source) = text.get(block.source.clone()) else {
+        return d;
+    };
+    let start = block.source.start;
+    let head = &block.text[..block.head_len.min(block.text.len())];
+    let at_line = (start == 0 || text.as_bytes()[start - 1] == b'\n')
+        && (head.is_empty() || head.ends_with('\n'));
+    let mut sink = String::new();
+    dedent_lines_into(source, d, at_line, &mut sink)
+}
+
 /// `block` (its source `text[block.source]`) as it reads de-indented by `cols` columns
 /// instead of its own [`Block::dedent`](super::block::Block::dedent): what it shows where
 /// it goes on from text de-indented by `cols` (0: shown as written), as when the coalescer
@@ -417,6 +577,10 @@ pub(crate) fn redented(
     text: &str,
     cols: usize,
 ) -> Option<super::block::Block> {
+    // (A block de-indented after quote markers is joined only as it came.)
+    if block.dedent_quotes > 0 || cols >= QUOTED_END {
+        return None;
+    }
     let source = text.get(block.source.clone())?;
     let d = block.dedent;
     let head = block.text.get(..block.head_len)?;
@@ -500,6 +664,36 @@ mod tests {
         assert_eq!(dedent("    a\n  b\n    c", 4, true), "a\nb\n  c");
         assert_eq!(dedent("    a\n```\n    c", 4, true), "a\n```\n    c");
         assert_eq!(dedent("\n\n   \r\n", 2, true), "\n\n \r\n");
+    }
+
+    #[test]
+    fn lines_lose_the_columns_after_their_quote_markers() {
+        use super::{Dedent, dedent_lines_into, quoted_source_position};
+        let d = Dedent { cols: 3, quotes: 1 };
+        let quoted = |text: &str, at_line_start| {
+            let mut out = String::new();
+            let end = dedent_lines_into(text, d, at_line_start, &mut out);
+            (out, end.cols)
+        };
+        assert_eq!(
+            quoted(">     ```\n>     x\n>\n>     ```", true),
+            (">  ```\n>  x\n>\n>  ```".to_owned(), 3)
+        );
+        // A line indented less has left the item; one without the `>` the quote.
+        assert_eq!(
+            quoted(">     a\n> b\n>     c\nd\n>     e", true),
+            (">  a\n> b\n>     c\nd\n>     e".to_owned(), 0)
+        );
+        // Two markers, the second after an outer item's 2 columns.
+        let two = Dedent { cols: 3, quotes: 2 };
+        let mut out = String::new();
+        dedent_lines_into(">   >     x", two, true, &mut out);
+        assert_eq!(out, ">   >  x");
+        // Positions in the markers kept map to themselves, those after past the columns.
+        let source = ">     ```\n>     x";
+        let at = |p| quoted_source_position(source, d, true, p).0;
+        assert_eq!((at(0), at(1), at(2), at(3), at(7)), (0, 1, 5, 6, 10));
+        assert_eq!((at(9), at(10)), (15, 16));
     }
 
     #[test]

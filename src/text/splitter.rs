@@ -429,9 +429,23 @@ impl<'a> SplitRun<'a, '_> {
             ..self.limits
         };
         // Only when no cut can help: the last line of content and what follows it are more
-        // lines than the cap on their own.
+        // lines than the cap on their own (with the line that reopens the fence, where that
+        // line is code: a piece starting there starts with it).
+        let fence = self
+            .scanner
+            .fence_at(content_line)
+            .filter(|f| f.continued || content_line > f.open_end);
+        // Then the piece that goes over holds that fence only: text before its opening line
+        // goes in a piece of its own first.
+        if fence.is_some_and(|f| !f.continued && start < f.start) {
+            return false;
+        }
+        let reopened = fence.is_some();
         content_end < last
-            && memchr::memchr_iter(b'\n', &bytes[content_line..last]).count() + 1 > cap
+            && memchr::memchr_iter(b'\n', &bytes[content_line..last]).count()
+                + 1
+                + usize::from(reopened)
+                > cap
             && unlimited.fits(text, start, last, extra, 0)
             && memchr::memchr_iter(b'\n', &text.as_bytes()[start..content_end]).count() + lines
                 < cap
@@ -502,14 +516,15 @@ impl<'a> SplitRun<'a, '_> {
                 self.reopen,
                 Some(Reopen::Fence { .. } | Reopen::Marker { .. })
             ),
-            indent_reopened: matches!(self.reopen, Some(Reopen::Indent)),
+            indent_reopened: matches!(self.reopen, Some(Reopen::Indent { .. })),
             fence_closed: close.is_some(),
             table_header_repeated: matches!(self.reopen, Some(Reopen::Table { .. })),
             head_len,
             tail_len: tail_len + delims.len(),
             spans_reopened: matches!(self.reopen, Some(Reopen::Delims(_))),
             spans_closed: !delims.is_empty(),
-            dedent,
+            dedent: dedent.cols,
+            dedent_quotes: dedent.quotes,
             continues_list: self.reopen.is_none() && self.scanner.continues_list_at(start),
             table_head: None,
         });

@@ -397,6 +397,40 @@ pub(crate) fn open_at_end(text: &str) -> Option<Fence> {
     read(text, &[]).1.into_iter().find(|f| f.end.is_none())
 }
 
+/// A de-indentation: `cols` columns taken off each line, after its first `quotes` quote
+/// markers (`Block::dedent`, `Block::dedent_quotes`; 0 quotes: a line's leading columns).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Dedent {
+    pub(crate) cols: usize,
+    pub(crate) quotes: usize,
+}
+
+impl From<usize> for Dedent {
+    fn from(cols: usize) -> Dedent {
+        Dedent { cols, quotes: 0 }
+    }
+}
+
+/// What a block de-indented by `d` shows for `source` ([`dedent_lines`], or
+/// [`dedent_after_quotes`] after quote markers).
+pub(crate) fn dedent_view(source: &str, d: Dedent, first_starts_line: bool) -> String {
+    dedent_view_to(source, d, first_starts_line).0
+}
+
+/// [`dedent_view`], with what is still in force at the end of `source`.
+pub(crate) fn dedent_view_to(source: &str, d: Dedent, first_starts_line: bool) -> (String, Dedent) {
+    match d.quotes {
+        0 => {
+            let (view, cols) = dedent_lines_to(source, d.cols, first_starts_line);
+            (view, Dedent { cols, quotes: 0 })
+        }
+        quotes => {
+            let (view, cols) = dedent_after_quotes_to(source, d.cols, quotes, first_starts_line);
+            (view, Dedent { cols, quotes })
+        }
+    }
+}
+
 /// What a block de-indented by `cols` columns (`Block::dedent`) shows for `source`, read
 /// here on its own: each line that starts in `source` (the first one only when
 /// `first_starts_line`) loses up to `cols` columns of leading spaces and tabs (a tab to the
@@ -465,5 +499,57 @@ pub(crate) fn expected_shown(text: &str, b: &replystream::Block) -> String {
     }
     let at_line = b.source.start == 0 || text.as_bytes()[b.source.start - 1] == b'\n';
     let head_ends_line = b.head_len == 0 || b.text[..b.head_len].ends_with('\n');
+    if b.dedent_quotes > 0 {
+        let d = Dedent {
+            cols: b.dedent,
+            quotes: b.dedent_quotes,
+        };
+        return dedent_view(source, d, at_line && head_ends_line);
+    }
     dedent_lines(source, b.dedent, at_line && head_ends_line)
+}
+
+/// What a block de-indented by `cols` columns after `quotes` quote markers
+/// (`Block::dedent_quotes`) shows for `source`: each line that starts in it (the first only
+/// when `first_starts_line`) keeps its first `quotes` markers (each after at most 3 spaces,
+/// with one space after it) and loses up to `cols` columns after them, as [`dedent_lines`]
+/// takes them; a line without those markers has left the quote, and from it on the lines
+/// are shown as written.
+fn dedent_after_quotes_to(
+    source: &str,
+    cols: usize,
+    quotes: usize,
+    first_starts_line: bool,
+) -> (String, usize) {
+    let mut cols = cols;
+    let mut out = String::new();
+    for (i, line) in source.split_inclusive('\n').enumerate() {
+        if (i == 0 && !first_starts_line) || cols == 0 {
+            out.push_str(line);
+            continue;
+        }
+        let mut kept = 0;
+        for _ in 0..quotes {
+            let rest = &line[kept..];
+            let lead = rest.len() - rest.trim_start_matches(' ').len();
+            if lead > 3 || !rest[lead..].starts_with('>') {
+                kept = usize::MAX;
+                break;
+            }
+            kept += lead + 1;
+            if line[kept..].starts_with(' ') {
+                kept += 1;
+            }
+        }
+        if kept == usize::MAX {
+            cols = 0;
+            out.push_str(line);
+            continue;
+        }
+        out.push_str(&line[..kept]);
+        let (rest, left) = dedent_lines_to(&line[kept..], cols, true);
+        cols = left;
+        out.push_str(&rest);
+    }
+    (out, cols)
 }

@@ -15,6 +15,8 @@ use std::collections::HashSet;
 use replystream::{LengthMetric, SendId, SendKind, SendRequest};
 use unicode_segmentation::UnicodeSegmentation;
 
+use super::containers::Dedent;
+
 /// The width of an indentation in columns (a tab counts four).
 fn columns(indent: &str) -> usize {
     indent.bytes().map(|b| if b == b'\t' { 4 } else { 1 }).sum()
@@ -226,6 +228,8 @@ pub(crate) struct Source {
     /// (0 for a line in a quote or outside containers), as the tests' container reader
     /// reads them.
     item_columns: Vec<(usize, usize)>,
+    /// Each line's start and where its content starts past its container prefixes.
+    contents: Vec<(usize, usize)>,
     /// Where the host pushed `TextEnd` while streaming: the configured joiner may stand there.
     pub(crate) boundaries: Vec<usize>,
     /// Grapheme cluster boundaries.
@@ -246,8 +250,9 @@ impl Source {
     ) -> Source {
         let mut graphemes: HashSet<usize> = text.grapheme_indices(true).map(|(i, _)| i).collect();
         graphemes.insert(text.len());
-        let item_columns = super::containers::read(text, line_ends)
-            .0
+        let lines = super::containers::read(text, line_ends).0;
+        let contents = lines.iter().map(|l| (l.start, l.content)).collect();
+        let item_columns = lines
             .iter()
             .map(|l| {
                 let prefix = &text[l.start..l.content];
@@ -267,6 +272,7 @@ impl Source {
             text: text.to_owned(),
             fences: fences(text, line_ends),
             item_columns,
+            contents,
             boundaries,
             graphemes,
         }
@@ -359,6 +365,28 @@ impl Source {
     fn item_column(&self, p: usize) -> Option<usize> {
         let i = self.item_columns.partition_point(|&(start, _)| start <= p);
         Some(self.item_columns.get(i.checked_sub(1)?)?.1)
+    }
+
+    /// The quote markers of the container prefix of the line holding `p` when that line's
+    /// content, past its prefixes, is indented 4 columns or more and `p` lies after that
+    /// indentation: what a send going on in the middle of that (indented code) line repeats
+    /// before its 4 spaces, as a synthetic line shows a prefix (through its last `>`, list
+    /// markers and digits as spaces), with the space after it.
+    fn quoted_code_line_prefix(&self, p: usize) -> Option<String> {
+        let i = self.contents.partition_point(|&(start, _)| start <= p);
+        let (start, content) = *self.contents.get(i.checked_sub(1)?)?;
+        let prefix = &self.text[start..content];
+        let last = prefix.rfind('>')?;
+        let rest = &self.text[content..];
+        let indent = rest.len() - rest.trim_start_matches([' ', '\t']).len();
+        if columns(&rest[..indent]) < 4 || p <= content + indent {
+            return None;
+        }
+        let shown: String = prefix[..=last]
+            .chars()
+            .map(|c| if c == '>' || c == '\t' { c } else { ' ' })
+            .collect();
+        Some(format!("{shown} "))
     }
 
     fn next_non_sep(&self, from: usize) -> usize {
@@ -579,24 +607,27 @@ fn match_send_dedented(
     text: &str,
     joiner: &str,
 ) -> Option<(usize, usize)> {
-    use super::containers::dedent_lines;
+    use super::containers::dedent_view as dedent_lines;
     let s = src.text.as_str();
     let n = src.next_non_sep(cursor);
     let line = s[..n].rfind('\n').map_or(0, |i| i + 1);
     let ws = s[line..].len() - s[line..].trim_start_matches([' ', '\t']).len();
-    let deep = |f: &Fence| {
+    let deep = |f: &Fence| -> Option<Dedent> {
         let prefix = f.prefix(s);
         let lead = prefix.len() - prefix.trim_start_matches(' ').len();
         match prefix[lead..].chars().next() {
-            None if lead > 0 && lead + f.marker.indent >= 4 => Some(lead),
-            Some('>') if lead >= 4 => Some(lead),
+            None if lead > 0 && lead + f.marker.indent >= 4 => Some(lead.into()),
+            Some('>') if lead >= 4 => Some(lead.into()),
+            // In list items in a quote: the items' columns after the quote markers, where
+            // they push the fence 4 columns or more past the last `>`.
+            Some('>') => quoted_items_columns(&prefix, f.marker.indent),
             _ => None,
         }
     };
     // The columns, the synthetic reopening line (de-indented) and where the source starts:
     // the readings the send may be, each tried.
     let item = src.item_column(n).filter(|&c| c > 0);
-    let mut readings: Vec<(usize, String, usize)> = Vec::new();
+    let mut readings: Vec<(Dedent, String, usize)> = Vec::new();
     // In a deep fence's opening line, past its marker: the bare marker (de-indented, a
     // space after it where the rest starts with the marker's char) goes on with the rest
     // of the line, as it does at the top level.
@@ -654,33 +685,36 @@ fn match_send_dedented(
                 // Joined to a message de-indented by fewer columns (an outer item's): the
                 // opening line keeps what is left of its indentation, 3 spaces at most.
                 let own = columns(&s[line..n]);
-                readings
-                    .extend((own.saturating_sub(3).max(1)..cols).map(|c| (c, String::new(), line)));
+                readings.extend(
+                    (own.saturating_sub(3).max(1)..cols.cols)
+                        .filter(|_| cols.quotes == 0)
+                        .map(|c| (c.into(), String::new(), line)),
+                );
             }
             None => {
                 // A paragraph line 4 or more deep shown from its start (by its own
                 // indentation), or from its text (by the item's column).
                 if columns(&s[line..n]) >= 4 {
-                    readings.push((columns(&s[line..n]), String::new(), line));
+                    readings.push((columns(&s[line..n]).into(), String::new(), line));
                 }
-                readings.extend(item.map(|c| (c, String::new(), n)));
+                readings.extend(item.map(|c| (c.into(), String::new(), n)));
                 // A nested item's first line, indented 1 to 3 columns under an outer item:
                 // the lines after it lose as much as the send trims off it.
                 let own = columns(&s[line..n]);
                 if (1..4).contains(&own) && item.is_some_and(|c| c > own) {
-                    readings.push((own, String::new(), line));
+                    readings.push((own.into(), String::new(), line));
                 }
                 // Indented code in the item (4 columns past its content column, after a
                 // blank line): shown from the line's start, its code indentation kept.
                 if let Some(c) = item.filter(|&c| columns(&s[line..n]) >= c + 4)
                     && src.is_code_line(line)
                 {
-                    readings.push((c, String::new(), line));
+                    readings.push((c.into(), String::new(), line));
                 }
             }
         },
         // In a list item's text: de-indented by the item's content column.
-        None => readings.extend(item.map(|c| (c, String::new(), n))),
+        None => readings.extend(item.map(|c| (c.into(), String::new(), n))),
     }
     // Each reading again under a repeated table header, when the send starts with one.
     if let Some(rest) = repeated_table_header(s, n, text) {
@@ -697,12 +731,36 @@ fn match_send_dedented(
         .find_map(|(cols, head, from)| dedented_span(src, text, cols, &head, from, joiner))
 }
 
+/// The de-indentation a piece starting in a fence in list items inside a block quote is
+/// shown with: `prefix` (the fence's container prefix as written) is quote markers (each
+/// after at most 3 spaces, with one space after it), then the items' columns (spaces and
+/// list markers, no tab, no further `>`); with the fence's own `indent` they reach 4
+/// columns or more (alone, the fence would read as the quote's indented code), and they
+/// are taken off after the markers.
+fn quoted_items_columns(prefix: &str, indent: usize) -> Option<Dedent> {
+    let mut rest = prefix;
+    let mut quotes = 0;
+    loop {
+        let lead = rest.len() - rest.trim_start_matches(' ').len();
+        match rest[lead..].strip_prefix('>') {
+            Some(after) if lead <= 3 => {
+                quotes += 1;
+                rest = after.strip_prefix(' ').unwrap_or(after);
+            }
+            _ => break,
+        }
+    }
+    let cols = rest.len();
+    let plain = !rest.contains(['>', '\t']);
+    (quotes > 0 && cols > 0 && plain && cols + indent >= 4).then_some(Dedent { cols, quotes })
+}
+
 /// [`match_send_dedented`] for one reading: `text` is `head` then the source from `from`
 /// de-indented by `cols` columns, maybe ending with a synthetic closing line.
 fn dedented_span(
     src: &Source,
     text: &str,
-    cols: usize,
+    cols: Dedent,
     head: &str,
     from: usize,
     joiner: &str,
@@ -721,12 +779,12 @@ fn dedented_span(
 fn dedented_walk(
     src: &Source,
     body: &str,
-    cols: usize,
+    cols: Dedent,
     from: usize,
     first_line: bool,
     joiner: &str,
 ) -> Option<usize> {
-    use super::containers::dedent_lines;
+    use super::containers::dedent_view as dedent_lines;
     let s = src.text.as_str();
     // The longest stretch of source from `from` whose de-indented text the body starts
     // with, line by line; and, past it, the longest start of the next line it goes on
@@ -767,14 +825,14 @@ fn dedented_walk(
 fn dedented_end(
     src: &Source,
     body: &str,
-    cols: usize,
+    cols: Dedent,
     from: usize,
     first_line: bool,
     joiner: &str,
     b: usize,
     shown: &str,
 ) -> Option<usize> {
-    use super::containers::{dedent_lines, dedent_lines_to};
+    use super::containers::{dedent_view as dedent_lines, dedent_view_to as dedent_lines_to};
     let s = src.text.as_str();
     let rest = &body[shown.len()..];
     if rest.is_empty() {
@@ -1004,8 +1062,17 @@ fn walk_body(
     let line = &src.text[line_start..];
     let indent = line.len() - line.trim_start_matches([' ', '\t']).len();
     let mid_code_line = !reopened && columns(&line[..indent]) >= 4 && n > line_start + indent;
-    let (body, continued) = match body.strip_prefix("    ") {
-        Some(rest) if mid_code_line => (rest, true),
+    // In a block quote, the quote's markers and a space come first, where the limit leaves
+    // room for them and a cluster after the 4 spaces (else the 4 spaces alone: the line
+    // leaves the quote, a known limit at the smallest limits).
+    let quoted = (!reopened)
+        .then(|| src.quoted_code_line_prefix(n))
+        .flatten()
+        .and_then(|q| body.strip_prefix(q.as_str()))
+        .and_then(|rest| rest.strip_prefix("    "));
+    let (body, continued) = match (quoted, body.strip_prefix("    ")) {
+        (Some(rest), _) => (rest, true),
+        (None, Some(rest)) if mid_code_line => (rest, true),
         _ => (body, false),
     };
     // After a reopened fence line, leading whitespace (blank lines included) is code.

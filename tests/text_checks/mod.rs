@@ -125,27 +125,29 @@ fn fence_ends_with_container(text: &str, range: std::ops::Range<usize>) -> bool 
 /// when what follows its last line of content (a line neither blank nor a fence's opening
 /// or closing line) is fence lines and blank lines only, and that content line and what
 /// follows are more than `cap` lines: no cut could then keep those fence lines with content
-/// within the cap, and the cap yields to "no piece of fence lines only". Then only the lines
-/// through the content line count.
+/// within the cap, and the cap yields to "no piece of fence lines only". A content line that
+/// is code counts the line that would reopen its fence too (a piece starting at it starts
+/// with that line). Then only the lines through the content line count.
 pub(crate) fn capped_lines(text: &str, cap: usize) -> usize {
     let lines: Vec<&str> = text.split('\n').collect();
     let mut open: Option<Fence> = None;
+    // (The last content line, and whether it is code.)
     let mut last_content = None;
     for (i, line) in lines.iter().enumerate() {
         let blank = line.trim_matches(is_space).is_empty();
         match open {
             Some(f) if closes(f, line) => open = None,
-            Some(_) if !blank => last_content = Some(i),
+            Some(_) if !blank => last_content = Some((i, 1)),
             Some(_) => {}
             None => match opening(line) {
                 Some(f) => open = Some(f),
-                None if !blank => last_content = Some(i),
+                None if !blank => last_content = Some((i, 0)),
                 None => {}
             },
         }
     }
     match last_content {
-        Some(i) if lines.len() - i > cap => i + 1,
+        Some((i, reopen)) if lines.len() - i + reopen > cap => i + 1,
         _ => lines.len(),
     }
 }
@@ -445,10 +447,19 @@ fn synthetic_start(text: &str, b: &Block) -> Result<usize, String> {
             .ok_or_else(|| format!("bad reopened line {:?}", &b.text[..nl]))?;
         Ok(nl + 1)
     } else if b.indent_reopened {
-        if !b.text.starts_with("    ") {
-            return Err("no reopened indentation".into());
+        if b.text.starts_with("    ") {
+            return Ok(4);
         }
-        Ok(4)
+        // In a block quote: the quote markers of the line the code goes on in (through its
+        // last `>`, list markers and digits shown as spaces), a space, then the 4 spaces.
+        let line = &text[text[..b.source.start].rfind('\n').map_or(0, |i| i + 1)..];
+        let blank = |c: char| if c == '>' || c == '\t' { c } else { ' ' };
+        let quoted = b.text.find(">     ").and_then(|q| {
+            let (shown, source) = (&b.text[..=q], line.get(..=q)?);
+            let same = shown.chars().eq(source.chars().map(blank));
+            (same && source.ends_with('>')).then_some(q + 6)
+        });
+        quoted.ok_or_else(|| "no reopened indentation".into())
     } else if b.table_header_repeated {
         // Two lines, the second a delimiter row, that stand in the text before the source.
         let mut lines = b.text.splitn(3, '\n');

@@ -112,6 +112,7 @@ const BlockRecord = koffi.struct('replystream_block', {
   spans_reopened: 'bool',
   spans_closed: 'bool',
   dedent: 'size_t',
+  dedent_quotes: 'size_t',
 });
 
 const UndeliveredRecord = koffi.struct('replystream_undelivered', {

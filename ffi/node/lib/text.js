@@ -68,6 +68,7 @@ function cut(func, text, channel, options) {
         spansReopened: r.spans_reopened,
         spansClosed: r.spans_closed,
         dedent: Number(r.dedent),
+        dedentQuotes: Number(r.dedent_quotes),
         sourceInText: Object.freeze([inStart, inEnd]),
         sourceText: shownText.slice(inStart, inEnd),
       });

@@ -188,3 +188,15 @@ test('issue 16 defect 2: pieces inside code 4 columns deep in a list item are de
   }
   for (const b of blocks.filter((x) => x.dedent === 0)) assert.equal(b.sourceText, text.slice(b.start, b.end));
 });
+
+test('a piece inside a quoted list item\'s deep fence is de-indented after the quote marker', () => {
+  const text = '> 1) Run:\n>     ```\n>     let first = 65;\n>     cargo build --release\n>\n' +
+    '>     print(1)\n>     ```\n>\n> 2) Ship it.';
+  const blocks = split(text, 'generic', { textLimit: 300, metric: 'chars', maxLines: 5 });
+  assert.deepEqual(blocks.map((b) => [b.text, b.dedent, b.dedentQuotes]), [
+    ['> 1) Run:\n>     ```\n>     let first = 65;\n>     ```', 0, 0],
+    ['>  ```\n>  cargo build --release\n>\n>  print(1)\n>  ```', 3, 1],
+    ['>\n> 2) Ship it.', 0, 0],
+  ]);
+  assert.equal(blocks.map((b) => b.lead + text.slice(b.start, b.end) + b.sep).join(''), text);
+});

@@ -190,6 +190,31 @@ class DeepListCode(unittest.TestCase):
                 self.assertEqual(b.source_text, self.TEXT[b.start:b.end])
 
 
+class QuotedItemCode(unittest.TestCase):
+    """A list item in a block quote whose fence sits 4 columns past the ``>``: the piece
+    that starts inside it (a 5-line cap) loses the item's 3 columns after each ``> ``, and
+    says so (``dedent`` 3 after ``dedent_quotes`` 1)."""
+
+    TEXT = ("> 1) Run:\n>     ```\n>     let first = 65;\n>     cargo build --release\n>\n"
+            ">     print(1)\n>     ```\n>\n> 2) Ship it.")
+
+    def test_the_piece_inside_the_fence_is_de_indented_after_the_quote_marker(self):
+        blocks = split(self.TEXT, text_limit=300, metric="chars", max_lines=5)
+        self.assertEqual([b.text for b in blocks], [
+            "> 1) Run:\n>     ```\n>     let first = 65;\n>     ```",
+            ">  ```\n>  cargo build --release\n>\n>  print(1)\n>  ```",
+            ">\n> 2) Ship it.",
+        ])
+        self.assertEqual([(b.dedent, b.dedent_quotes) for b in blocks], [(0, 0), (3, 1), (0, 0)])
+        self.assertEqual("".join(b.lead + self.TEXT[b.start:b.end] + b.sep for b in blocks),
+                         self.TEXT)
+        # Each source line with the item's 3 columns taken off after its `> `.
+        lines = self.TEXT[blocks[1].start:blocks[1].end].split("\n")
+        self.assertEqual(blocks[1].source_text,
+                         "\n".join(line[:2] + line[5:] if len(line) > 2 else line
+                                   for line in lines))
+
+
 class Package(unittest.TestCase):
     def test_the_library_is_bundled(self):
         if os.environ.get("REPLYSTREAM_LIB"):

@@ -4,8 +4,8 @@
 use crate::text::block::Block;
 use crate::text::cut::{NextStart, Planned, Reopen, is_ws, quoted_after, shown_start};
 use crate::text::dedent::{build_piece_within, dedent_into, item_dedent};
-use crate::text::markdown::FenceMarker;
 use crate::text::markdown::inline::SpanDelims;
+use crate::text::markdown::{ContainerPrefix, FenceMarker};
 use crate::text::metric::next_grapheme_boundary;
 
 use super::synthetic::*;
@@ -175,7 +175,7 @@ impl BlockChunker {
         );
         delims.push_close(&mut text);
         let table_head = match reopen.is_none() && self.starts_whole_row(sep_end) {
-            true => self.table_head_shown(dedent),
+            true => self.table_head_shown(dedent.cols),
             false => None,
         };
         out.push(Block {
@@ -184,14 +184,15 @@ impl BlockChunker {
             sep: self.buffer[end..sep_end].to_owned(),
             source: self.base + self.start..self.base + end,
             fence_reopened: matches!(reopen, Some(Reopen::Fence { .. } | Reopen::Marker { .. })),
-            indent_reopened: matches!(reopen, Some(Reopen::Indent)),
+            indent_reopened: matches!(reopen, Some(Reopen::Indent { .. })),
             fence_closed: close.is_some(),
             table_header_repeated: matches!(reopen, Some(Reopen::Table { .. })),
             head_len,
             tail_len: tail_len + delims.len(),
             spans_reopened: matches!(reopen, Some(Reopen::Delims(_))),
             spans_closed: !delims.is_empty(),
-            dedent,
+            dedent: dedent.cols,
+            dedent_quotes: dedent.quotes,
             continues_list: reopen.is_none() && self.scanner.continues_list_at(self.start),
             table_head,
         });
@@ -230,7 +231,18 @@ impl BlockChunker {
                     self.set_reopen(ReopenKind::Marker(m, space));
                 }
             }
-            NextStart::Indent => self.set_reopen(ReopenKind::Indent),
+            NextStart::Indent => {
+                // In a quote, its markers first (where the limit leaves room after them).
+                let quote = self
+                    .scanner
+                    .indented_at(end)
+                    .map_or(ContainerPrefix::NONE, |b| b.quote);
+                let quote = match Reopen::indent_in(quote, &self.limits()) {
+                    Reopen::Indent { quote } => quote,
+                    _ => ContainerPrefix::NONE,
+                };
+                self.set_reopen(ReopenKind::Indent(quote));
+            }
             NextStart::Table => {
                 let Some(t) = self.scanner.table_at(end).copied() else {
                     return;

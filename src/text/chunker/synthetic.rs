@@ -3,8 +3,8 @@
 
 use crate::text::cut::{Planner, Reopen, ReopenCost};
 use crate::text::limits::Limits;
-use crate::text::markdown::FenceMarker;
 use crate::text::markdown::inline::SpanDelims;
+use crate::text::markdown::{ContainerPrefix, FenceMarker};
 
 use super::*;
 
@@ -20,8 +20,9 @@ pub(super) enum ReopenKind {
     },
     /// A fence whose opening line was cut: its bare marker, the rest of the line after it.
     Marker(FenceMarker, bool),
-    /// An indented code line continued after 4 spaces.
-    Indent,
+    /// An indented code line continued after 4 spaces (after these quote markers and a
+    /// space first, in a quote: see [`Reopen::Indent`]).
+    Indent(ContainerPrefix),
     /// A table's header and delimiter rows (saved in `reopen_table`) repeated.
     Table,
     /// Inline delimiters (a code span's backtick run, emphasis) open again.
@@ -49,7 +50,7 @@ impl BlockChunker {
                 quoted,
             },
             ReopenKind::Marker(marker, space) => Reopen::Marker { marker, space },
-            ReopenKind::Indent => Reopen::Indent,
+            ReopenKind::Indent(quote) => Reopen::Indent { quote },
             ReopenKind::Table => Reopen::Table {
                 head: &self.reopen_table,
                 blank: 0,

@@ -3,7 +3,7 @@
 use crate::text::limits::{Limits, widest_grapheme};
 use crate::text::markdown::inline::SpanDelims;
 use crate::text::markdown::{
-    CodeSpan, FenceMarker, FenceSpan, IndentedSpan, MarkdownScanner, TableSpan,
+    CodeSpan, ContainerPrefix, FenceMarker, FenceSpan, IndentedSpan, MarkdownScanner, TableSpan,
 };
 use crate::text::metric::floor_grapheme_boundary;
 
@@ -143,7 +143,12 @@ impl<'a> Planner<'a> {
                 marker: f.marker,
                 space,
             }),
-            (NextStart::Indent, _) => Some(Reopen::Indent),
+            (NextStart::Indent, _) => Some(Reopen::indent_in(
+                self.scanner
+                    .indented_at(planned.cut.end)
+                    .map_or(ContainerPrefix::NONE, |b| b.quote),
+                &self.limits,
+            )),
             (NextStart::Table, _) => {
                 let table = self.scanner.table_at(planned.cut.end)?;
                 let (head, blank) = self.table_head(table)?;

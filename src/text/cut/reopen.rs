@@ -1,8 +1,8 @@
 //! The synthetic text a piece starts with when it continues code, and what it costs.
 
 use crate::text::limits::{Limits, widest_char, widest_grapheme};
-use crate::text::markdown::FenceMarker;
 use crate::text::markdown::inline::SpanDelims;
+use crate::text::markdown::{ContainerPrefix, FenceMarker};
 use crate::text::metric::LengthMetric;
 
 /// Whether the piece that starts at byte `at` of `text`, inside a fence with `marker`, goes
@@ -61,8 +61,14 @@ pub(crate) enum Reopen<'a> {
         space: bool,
     },
     /// An indented code line cut in its middle continues after 4 spaces of indentation,
-    /// so that it still reads as code.
-    Indent,
+    /// so that it still reads as code; in a block quote, after the quote's markers and the
+    /// space after them first (`quote`, empty outside quotes), so that it still reads as
+    /// code in the quote.
+    Indent {
+        /// The quote markers of the code's container prefix (see
+        /// [`IndentedSpan::quote`](crate::text::markdown::IndentedSpan::quote)).
+        quote: ContainerPrefix,
+    },
     /// A table cut between two rows goes on under its header and delimiter rows again, so
     /// that the rest still renders as a table.
     Table {
@@ -83,6 +89,24 @@ impl Reopen<'_> {
     /// The indentation that continues an indented code line.
     pub(crate) const INDENT: &'static str = "    ";
 
+    /// The continuation of an indented code line outside any quote: 4 spaces.
+    pub(crate) const PLAIN_INDENT: Reopen<'static> = Reopen::Indent {
+        quote: ContainerPrefix::NONE,
+    };
+
+    /// The synthetic start of a piece that goes on in the middle of a line of an indented
+    /// code block whose lines carry the quote markers `quote`: they and a space come
+    /// before the 4 spaces where `limits` leave room after them for the widest cluster,
+    /// else (the smallest limits) the 4 spaces alone, which leave the quote.
+    pub(crate) fn indent_in(quote: ContainerPrefix, limits: &Limits) -> Reopen<'static> {
+        let fits = !quote.is_empty()
+            && quote.len() + 1 + Self::INDENT.len() + widest_grapheme(limits.metric) <= limits.max;
+        match fits {
+            true => Reopen::Indent { quote },
+            false => Self::PLAIN_INDENT,
+        }
+    }
+
     /// The length of the synthetic text (a fence line with its `\n`, or the indentation).
     pub(crate) fn cost(&self, metric: LengthMetric) -> usize {
         match self {
@@ -96,7 +120,10 @@ impl Reopen<'_> {
                     + if *quoted { marker.prefix.len() } else { 0 }
             }
             Reopen::Marker { marker, space } => marker.close_len() + usize::from(*space),
-            Reopen::Indent => Self::INDENT.len(),
+            Reopen::Indent { quote } => match quote.is_empty() {
+                true => Self::INDENT.len(),
+                false => quote.len() + 1 + Self::INDENT.len(),
+            },
             // Blanking keeps the length: the prefix is ASCII.
             Reopen::Table { head, .. } => metric.len(head) + 1,
             Reopen::Delims(d) => d.len(),
@@ -108,7 +135,7 @@ impl Reopen<'_> {
         match self {
             Reopen::Fence { .. } => 1,
             Reopen::Table { head, .. } => 1 + memchr::memchr_iter(b'\n', head.as_bytes()).count(),
-            Reopen::Marker { .. } | Reopen::Indent | Reopen::Delims(_) => 0,
+            Reopen::Marker { .. } | Reopen::Indent { .. } | Reopen::Delims(_) => 0,
         }
     }
 
@@ -116,7 +143,7 @@ impl Reopen<'_> {
     pub(crate) fn close_cost(&self) -> usize {
         match self {
             Reopen::Fence { marker, .. } | Reopen::Marker { marker, .. } => marker.close_len() + 1,
-            Reopen::Indent | Reopen::Table { .. } => 0,
+            Reopen::Indent { .. } | Reopen::Table { .. } => 0,
             // The piece may be cut inside the same delimiters again.
             Reopen::Delims(d) => d.len(),
         }
@@ -145,7 +172,13 @@ impl Reopen<'_> {
                     out.push(' ');
                 }
             }
-            Reopen::Indent => out.push_str(Self::INDENT),
+            Reopen::Indent { quote } => {
+                if !quote.is_empty() {
+                    out.push_str(quote.as_str());
+                    out.push(' ');
+                }
+                out.push_str(Self::INDENT);
+            }
             Reopen::Table { head, blank } => {
                 let blank = (*blank).min(head.len());
                 out.extend(head.as_bytes()[..blank].iter().map(|&b| match b {

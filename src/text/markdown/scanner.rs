@@ -847,9 +847,18 @@ impl MarkdownScanner {
             if self.code_may_start || self.in_indented() {
                 if !self.in_indented() {
                     self.drop_unclosed_code(bytes, self.line_start);
+                    // (Only a block in a quote reads its prefix: a quote marker there.)
+                    let prefix = &bytes[self.line_start..content.at];
+                    let quote = match quoted {
+                        true => memrchr(b'>', prefix)
+                            .and_then(|q| ContainerPrefix::blanked(&prefix[..=q]))
+                            .unwrap_or(ContainerPrefix::NONE),
+                        false => ContainerPrefix::NONE,
+                    };
                     self.indented.push(IndentedSpan {
                         start: self.line_start,
                         end: None,
+                        quote,
                     });
                 }
                 self.mode = LineMode::Indented;

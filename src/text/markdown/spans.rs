@@ -179,6 +179,12 @@ pub(crate) struct IndentedSpan {
     /// Just past the last non-whitespace byte of its last line; `None` while a later line
     /// may still continue it.
     pub end: Option<usize>,
+    /// The quote markers its first line's container prefix holds, as a synthetic line
+    /// shows them (through the last `>`; list markers and digits as spaces, see
+    /// [`ContainerPrefix`]); empty outside block quotes. A piece that goes on in the middle
+    /// of one of its lines repeats it before the code's indentation, so the rest of the line
+    /// stays code in the quote.
+    pub quote: ContainerPrefix,
 }
 
 impl IndentedSpan {

@@ -149,6 +149,7 @@ class BlockRecord(ctypes.Structure):
         ("spans_reopened", ctypes.c_bool),
         ("spans_closed", ctypes.c_bool),
         ("dedent", ctypes.c_size_t),
+        ("dedent_quotes", ctypes.c_size_t),
     ]
 
 

@@ -17,7 +17,7 @@ class Block:
 
     ``text`` is what to display: the piece's source text, plus synthetic text where code was
     cut (a fence line, see ``fence_reopened`` and ``fence_closed``; 4 spaces continuing an
-    indented code line, see ``indent_reopened``; a table's header and delimiter rows
+    indented code line, after a quote's ``>`` markers in a quote, see ``indent_reopened``; a table's header and delimiter rows
     repeated, see ``table_header_repeated``; inline delimiters closing and reopening an
     emphasis or code span cut in its middle, see ``spans_closed`` and ``spans_reopened``). ``source_in_text`` is the ``(start, end)``
     of the source within ``text`` (character indices; :attr:`source_text` is that part).
@@ -28,7 +28,10 @@ class Block:
     ``dedent`` is the number of columns taken off the lines of ``text`` (0: none): a piece
     that starts inside a list item's code (or text) 4 or more columns deep is shown as the
     item's content reads, each line de-indented (a line that left the item, and the lines
-    after it, lose at most its own indentation).
+    after it, lose at most its own indentation). ``dedent_quotes`` is the number of quote
+    markers kept at each line's start before those columns (0: leading columns): a piece
+    that starts inside a list item's fence in a block quote, 4 or more columns past the
+    ``>``, loses the item's columns after the ``>``.
 
     Over all pieces, ``lead + input[start:end] + sep`` gives back the input exactly (encode
     it for ``bytes`` input); a text of only whitespace has no pieces. ``start``/``end``
@@ -49,6 +52,7 @@ class Block:
     spans_reopened: bool = False
     spans_closed: bool = False
     dedent: int = 0
+    dedent_quotes: int = 0
 
     @property
     def source_text(self) -> str:
@@ -111,6 +115,7 @@ def _cut(function: str, text: Any, channel: str, options: Any) -> List[Block]:
                 spans_reopened=r.spans_reopened,
                 spans_closed=r.spans_closed,
                 dedent=r.dedent,
+                dedent_quotes=r.dedent_quotes,
             ))
         return blocks
     finally:

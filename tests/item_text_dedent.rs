@@ -143,7 +143,8 @@ says to run this:\n       ```sh\n       make install\n       ```\n   - Next inne
             ),
             // Alone, `2.` after the inner item's paragraph would be its lazy continuation
             // (an item not numbered 1 interrupts no paragraph): the piece ends before it.
-            ("   - Next inner.", 0),
+            // A nested item's first line alone: shown (and carried) without its indentation.
+            ("- Next inner.", 3),
             ("2. Next.", 0),
         ])
     );
@@ -331,7 +332,8 @@ fn a_piece_starting_at_a_nested_items_first_line_loses_its_indentation_on_every_
     // The piece starts at `   1.` (nested under `- `): the send trims that line's 3
     // spaces, and the lines after it lose as many, so the paragraph stays in the item
     // (left at 6 spaces under `1.` at the top level, it would be indented code). The
-    // piece still ends before `   2.`, which the list-item rule keeps apart.
+    // piece still ends before `   2.`, which the list-item rule keeps apart (alone, its
+    // line loses its indentation too).
     let text = "- Outer item text, long enough to fill a block on its own.\n   1. Nested \
 one, with some words.\n\n      Its paragraph, indented.\n   2. Nested two.";
     assert_eq!(
@@ -345,7 +347,7 @@ one, with some words.\n\n      Its paragraph, indented.\n   2. Nested two.";
                 "1. Nested one, with some words.\n\n   Its paragraph, indented.",
                 3
             ),
-            ("   2. Nested two.", 0),
+            ("2. Nested two.", 3),
         ])
     );
 }
@@ -423,5 +425,60 @@ fn a_piece_starting_in_a_deep_fence_code_lines_indentation_keeps_the_codes_own_c
                 "limit {max}: {line:?} in {blocks:#?}"
             );
         }
+    }
+}
+
+/// A nested item's first line, then its fence 6 columns deep (2 past the item's content
+/// column: a fence of the item).
+const NESTED_FENCE: &str = "3. Outer item, long enough to fill a block on its own line.\n   - A nested \
+item whose first line fills a block, don't!\n      ```python\n      \
+let first = 636;\n      ```\n4. Next.";
+
+#[test]
+fn a_block_of_a_nested_items_first_line_alone_carries_its_indentation() {
+    // The block is the nested item's first line and nothing after it: shown with its 3
+    // spaces taken off (the send trims them anyway), and its dedent says so, so that the
+    // fence's block (de-indented by the item's 5 columns) joins it 2 columns past the
+    // trimmed `- `, not at its 6 source columns (4 past: indented code).
+    let fence = " ```python\n let first = 636;\n ```";
+    let outer = "3. Outer item, long enough to fill a block on its own line.";
+    let nested = "- A nested item whose first line fills a block, don't!";
+    assert_eq!(
+        chunked(NESTED_FENCE, 30, 90),
+        owned(&[(outer, 0), (nested, 3), (fence, 5), ("4. Next.", 0)])
+    );
+    // Cut in the middle of that first line, the piece is de-indented alike.
+    assert_eq!(
+        chunked(NESTED_FENCE, 40, 70),
+        owned(&[
+            (outer, 0),
+            ("- A nested item whose first line fills a block,", 3),
+            ("don't!\n ```python\n let first = 636;\n ```", 5),
+            ("4. Next.", 0),
+        ])
+    );
+}
+
+#[test]
+fn engine_joins_a_nested_items_fence_under_its_trimmed_first_line() {
+    // The second message starts at the nested item's first line (trimmed by the send) and
+    // the coalescer joins the fence's de-indented block to it: the fence shows 1 column
+    // past the item's content column, a fence of the item as in the reply.
+    let mut config = common::config("telegram");
+    config.text_limit = 110;
+    config.chunk_min = 30;
+    config.chunk_max = 90;
+    config.format = replystream::Format::Markdown;
+    for delta in [1, 7, NESTED_FENCE.len()] {
+        let messages = engine_messages(config.clone(), NESTED_FENCE, delta);
+        assert_eq!(
+            messages,
+            [
+                "3. Outer item, long enough to fill a block on its own line.",
+                "- A nested item whose first line fills a block, don't!\n   ```python\n   let first = 636;\n   ```\n4. Next.",
+            ],
+            "deltas of {delta}"
+        );
+        check_messages(NESTED_FENCE, &messages, &Allow::default()).unwrap();
     }
 }

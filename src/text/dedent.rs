@@ -25,8 +25,8 @@ use super::metric::LengthMetric;
 ///   ([`item_column`])): at a line indented 4 columns or more that the scanner,
 ///   following the containers, does not read as indented code (a list item's paragraph),
 ///   that line's indentation; at a nested item's own first line, indented less than the
-///   items' content column, with an indented line after it, that line's indentation (the
-///   send trims it); in a list item's text, with a line 4 or more columns deep after it,
+///   items' content column, with an indented line after it or no line with content after
+///   it, that line's indentation (the send trims it); in a list item's text, with a line 4 or more columns deep after it,
 ///   the item's content column.
 ///
 /// 0 otherwise. Without `item`, only fences count.
@@ -144,8 +144,13 @@ fn item_text_dedent(
         // one), the send trims its indentation: the indented lines after it lose as much,
         // so they keep their place in the item (alone, `   2.` after an item's paragraph
         // indented that far would read as its lazy text, and `   3)` after a trimmed
-        // `2)` as that item's paragraph text).
-        return match item_content_column(piece).is_some() && line_after_indented(piece, 1) {
+        // `2)` as that item's paragraph text). With no line after it, no line of it is
+        // de-indented but the first (which the send trims anyway), and its indentation is
+        // what is in force at its end: the item's next lines, de-indented when they come as
+        // blocks of their own, join it where they show under it (a fence 6 columns deep
+        // under a trimmed `   - ` reads as indented code, 2 columns deep as the item's).
+        let opens_item = item_content_column(piece).is_some();
+        return match opens_item && (line_after_indented(piece, 1) || first_line_only(piece)) {
             true => own,
             false => 0,
         };
@@ -169,6 +174,14 @@ fn line_after_indented(piece: &str, cols: usize) -> bool {
         matches!(line.as_bytes().first(), Some(b' ' | b'\t'))
             && content_indent(line).is_some_and(|c| c >= cols)
     })
+}
+
+/// Whether `piece` holds no line with content after its first.
+fn first_line_only(piece: &str) -> bool {
+    match memchr::memchr(b'\n', piece.as_bytes()) {
+        None => true,
+        Some(nl) => piece[nl + 1..].bytes().all(|b| b" \t\r\n".contains(&b)),
+    }
 }
 
 /// The content column of the innermost list item that holds byte `start` of `text` (in a

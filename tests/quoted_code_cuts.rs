@@ -228,3 +228,42 @@ fn blocks_and_messages_inside_a_quoted_items_deep_fence_show_it_as_code() {
         }
     }
 }
+
+/// A text (a block the engine splits over a line cap) that ends with a line carrying only
+/// the outer quote (`>`) after a fence in a quote in a list item in a quote: that line
+/// leaves the inner quote, which ends the fence, as it does when more text follows.
+/// Before, the end of the text left the line undecided and the fence open: the last piece
+/// ended with a synthetic `>   > ```` after the `>`, which renders as a new, empty code
+/// block. Found by `render_props` (`engine_messages_render_as_the_reply`,
+/// `PROPS_SEED=32 PROPS_CASES=400`: Discord, its 17-line cap).
+#[test]
+fn a_text_ending_with_the_outer_quotes_marker_ends_the_inner_quotes_fence() {
+    const TEXT: &str = "> * item:\n>   > ```bash\n>   > a = 1\n>   > b = 2\n>   > c = 3\n>";
+    let whole = split(TEXT, 300, None);
+    assert_eq!(texts(&whole), [TEXT]);
+    assert!(
+        !whole[0].fence_closed && whole[0].tail_len == 0,
+        "{whole:#?}"
+    );
+    common::blocks_hold(TEXT, &whole, "splitter, no cap");
+
+    let capped = split(TEXT, 300, Some(4));
+    assert_eq!(
+        texts(&capped),
+        [
+            "> * item:",
+            ">   > ```bash\n>   > a = 1\n>   > ```",
+            ">   > ```bash\n>   > b = 2\n>   > c = 3\n>",
+        ]
+    );
+    let last = &capped[2];
+    assert!(last.fence_reopened && !last.fence_closed && last.tail_len == 0);
+    assert_eq!(&TEXT[last.source.clone()], ">   > b = 2\n>   > c = 3\n>");
+    common::blocks_hold(TEXT, &capped, "splitter, cap 4");
+
+    // The same text with a line after it: the `>` line ended the fence there too.
+    let more = format!("{TEXT}\n>   > print(1)");
+    let pieces = split(&more, 300, None);
+    assert_eq!(texts(&pieces), [more.as_str()]);
+    assert!(!pieces[0].fence_closed);
+}

@@ -267,3 +267,31 @@ fn a_text_ending_with_the_outer_quotes_marker_ends_the_inner_quotes_fence() {
     assert_eq!(texts(&pieces), [more.as_str()]);
     assert!(!pieces[0].fence_closed);
 }
+
+/// A reply in an item (`* `) whose nested item (`  2. `) holds a quote, over Discord's
+/// 17-line cap: the engine splits the block by its source, and the piece that starts at
+/// the quote's line `     > x` (after a blank line) carries the outer item's 2 columns in
+/// force there: `     > ~~~` shows as `   > ~~~` (still the quote's fence opener), the first
+/// line's indentation trimmed by the send. The whole checks (exact rebuild, rendering) are
+/// in `tests/render_props.rs`
+/// (`a_line_cap_piece_of_a_de_indented_block_keeps_the_columns_in_force`, found with
+/// `PROPS_SEED=56`).
+#[test]
+fn a_line_cap_piece_in_a_nested_items_quote_keeps_the_columns_in_force() {
+    let words = vec!["word"; 170].join(" ");
+    let code: String = (0..6).map(|k| format!("      let v{k} = {k};\n")).collect();
+    let text = format!(
+        "* {words}.\n  1. b:\n      ~~~json\n{code}      ~~~\n\n  2. c\n     > q:\n     > ~~~python\n     > let first = 920;\n\n     >     indented(body);\n\n     > x = [1, 2, 3]\n     > ~~~\n\n* next.\n"
+    );
+    for delta in [1, 7, text.len()] {
+        let messages = common::answer_messages(common::config("discord"), &text, delta);
+        assert_eq!(
+            messages,
+            [
+                text[..text.find("\n\n     > x").unwrap()].to_owned(),
+                "> x = [1, 2, 3]\n   > ~~~\n\n* next.".to_owned(),
+            ],
+            "deltas of {delta}"
+        );
+    }
+}

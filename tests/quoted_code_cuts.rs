@@ -228,3 +228,70 @@ fn blocks_and_messages_inside_a_quoted_items_deep_fence_show_it_as_code() {
         }
     }
 }
+
+/// A text (a block the engine splits over a line cap) that ends with a line carrying only
+/// the outer quote (`>`) after a fence in a quote in a list item in a quote: that line
+/// leaves the inner quote, which ends the fence, as it does when more text follows.
+/// Before, the end of the text left the line undecided and the fence open: the last piece
+/// ended with a synthetic `>   > ```` after the `>`, which renders as a new, empty code
+/// block. Found by `render_props` (`engine_messages_render_as_the_reply`,
+/// `PROPS_SEED=32 PROPS_CASES=400`: Discord, its 17-line cap).
+#[test]
+fn a_text_ending_with_the_outer_quotes_marker_ends_the_inner_quotes_fence() {
+    const TEXT: &str = "> * item:\n>   > ```bash\n>   > a = 1\n>   > b = 2\n>   > c = 3\n>";
+    let whole = split(TEXT, 300, None);
+    assert_eq!(texts(&whole), [TEXT]);
+    assert!(
+        !whole[0].fence_closed && whole[0].tail_len == 0,
+        "{whole:#?}"
+    );
+    common::blocks_hold(TEXT, &whole, "splitter, no cap");
+
+    let capped = split(TEXT, 300, Some(4));
+    assert_eq!(
+        texts(&capped),
+        [
+            "> * item:",
+            ">   > ```bash\n>   > a = 1\n>   > ```",
+            ">   > ```bash\n>   > b = 2\n>   > c = 3\n>",
+        ]
+    );
+    let last = &capped[2];
+    assert!(last.fence_reopened && !last.fence_closed && last.tail_len == 0);
+    assert_eq!(&TEXT[last.source.clone()], ">   > b = 2\n>   > c = 3\n>");
+    common::blocks_hold(TEXT, &capped, "splitter, cap 4");
+
+    // The same text with a line after it: the `>` line ended the fence there too.
+    let more = format!("{TEXT}\n>   > print(1)");
+    let pieces = split(&more, 300, None);
+    assert_eq!(texts(&pieces), [more.as_str()]);
+    assert!(!pieces[0].fence_closed);
+}
+
+/// A reply in an item (`* `) whose nested item (`  2. `) holds a quote, over Discord's
+/// 17-line cap: the engine splits the block by its source, and the piece that starts at
+/// the quote's line `     > x` (after a blank line) carries the outer item's 2 columns in
+/// force there: `     > ~~~` shows as `   > ~~~` (still the quote's fence opener), the first
+/// line's indentation trimmed by the send. The whole checks (exact rebuild, rendering) are
+/// in `tests/render_props.rs`
+/// (`a_line_cap_piece_of_a_de_indented_block_keeps_the_columns_in_force`, found with
+/// `PROPS_SEED=56`).
+#[test]
+fn a_line_cap_piece_in_a_nested_items_quote_keeps_the_columns_in_force() {
+    let words = vec!["word"; 170].join(" ");
+    let code: String = (0..6).map(|k| format!("      let v{k} = {k};\n")).collect();
+    let text = format!(
+        "* {words}.\n  1. b:\n      ~~~json\n{code}      ~~~\n\n  2. c\n     > q:\n     > ~~~python\n     > let first = 920;\n\n     >     indented(body);\n\n     > x = [1, 2, 3]\n     > ~~~\n\n* next.\n"
+    );
+    for delta in [1, 7, text.len()] {
+        let messages = common::answer_messages(common::config("discord"), &text, delta);
+        assert_eq!(
+            messages,
+            [
+                text[..text.find("\n\n     > x").unwrap()].to_owned(),
+                "> x = [1, 2, 3]\n   > ~~~\n\n* next.".to_owned(),
+            ],
+            "deltas of {delta}"
+        );
+    }
+}

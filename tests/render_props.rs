@@ -1059,3 +1059,41 @@ fn code_ending_in_blank_lines_goes_whole_over_a_line_cap() {
         }
     }
 }
+
+/// A reply in an item (`* `) whose nested item holds a quote, over Discord's 17-line cap:
+/// the piece the engine splits off at the quote's line (`     > x`) carries the outer
+/// item's 2 columns in force there (README, "What the text core guarantees", item 12), its
+/// line's own indentation trimmed by the send. Exact and rendered as the reply. Found by
+/// `engine_messages_render_as_the_reply` (`PROPS_SEED=56 PROPS_CASES=400`): the exactness
+/// check knew no de-indentation by an outer item's column (see `tests/quoted_code_cuts.rs`).
+#[test]
+fn a_line_cap_piece_of_a_de_indented_block_keeps_the_columns_in_force() {
+    let text = nested_item_quote_reply();
+    let discord = ChannelProfile::ALL
+        .iter()
+        .position(|p| p.name == "discord")
+        .expect("a discord profile");
+    for size in [1, 7, text.len()] {
+        let (messages, exact) = engine_run(&text, discord, None, size);
+        assert_eq!(exact, Ok(()), "deltas of {size}: {messages:#?}");
+        assert_eq!(
+            messages.last().map(String::as_str),
+            Some("> x = [1, 2, 3]\n   > ~~~\n\n* next."),
+            "deltas of {size}"
+        );
+        let allow = Allow {
+            streamed: true,
+            ..Allow::default()
+        };
+        check_messages(&text, &messages, &allow).expect("renders as the reply");
+    }
+}
+
+/// The reply of [`a_line_cap_piece_of_a_de_indented_block_keeps_the_columns_in_force`].
+fn nested_item_quote_reply() -> String {
+    let words = vec!["word"; 170].join(" ");
+    let code: String = (0..6).map(|k| format!("      let v{k} = {k};\n")).collect();
+    format!(
+        "* {words}.\n  1. b:\n      ~~~json\n{code}      ~~~\n\n  2. c\n     > q:\n     > ~~~python\n     > let first = 920;\n\n     >     indented(body);\n\n     > x = [1, 2, 3]\n     > ~~~\n\n* next.\n"
+    )
+}

@@ -50,6 +50,10 @@ pub(crate) struct Line {
     /// The content column of the innermost list item the line lies in, lazily or not,
     /// when every container it lies in is a list item (0 otherwise).
     pub(crate) item: usize,
+    /// The content columns of the list items around that innermost one (before any quote),
+    /// nearest first, at most 3 (0: none): the columns of de-indentation that a block
+    /// started in one of them may still have in force on this line.
+    pub(crate) outer_items: [usize; 3],
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -238,6 +242,7 @@ pub(crate) fn read(text: &str, line_ends: &[usize]) -> (Vec<Line>, Vec<Fence>) {
                         content: start + i,
                         fence_line: true,
                         item: item_of(&stack),
+                        outer_items: outer_items_of(&stack),
                     });
                     paragraph = false;
                     continue;
@@ -248,6 +253,7 @@ pub(crate) fn read(text: &str, line_ends: &[usize]) -> (Vec<Line>, Vec<Fence>) {
                     content: start + i,
                     fence_line: false,
                     item: item_of(&stack),
+                    outer_items: outer_items_of(&stack),
                 });
                 continue;
             }
@@ -362,6 +368,7 @@ pub(crate) fn read(text: &str, line_ends: &[usize]) -> (Vec<Line>, Vec<Fence>) {
                     content: start + i,
                     fence_line: true,
                     item: item_of(&stack),
+                    outer_items: outer_items_of(&stack),
                 });
             }
             None => {
@@ -373,6 +380,7 @@ pub(crate) fn read(text: &str, line_ends: &[usize]) -> (Vec<Line>, Vec<Fence>) {
                     content: start + i,
                     fence_line: false,
                     item: item_of(&stack),
+                    outer_items: outer_items_of(&stack),
                 });
             }
         }
@@ -390,6 +398,23 @@ fn item_of(stack: &[Cont]) -> usize {
             Cont::Quote => 0,
         }),
     }
+}
+
+/// [`Line::outer_items`] for the containers `stack` (outermost first).
+fn outer_items_of(stack: &[Cont]) -> [usize; 3] {
+    let items: Vec<usize> = stack
+        .iter()
+        .map_while(|c| match c {
+            Cont::Item(col) => Some(*col),
+            Cont::Quote => None,
+        })
+        .collect();
+    let mut out = [0; 3];
+    let outer = &items[..items.len().saturating_sub(1)];
+    for (slot, &col) in out.iter_mut().zip(outer.iter().rev()) {
+        *slot = col;
+    }
+    out
 }
 
 /// The fence still open at the end of `text`, if any.

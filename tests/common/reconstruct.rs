@@ -228,6 +228,8 @@ pub(crate) struct Source {
     /// (0 for a line in a quote or outside containers), as the tests' container reader
     /// reads them.
     item_columns: Vec<(usize, usize)>,
+    /// Each line's start and [`super::containers::Line::outer_items`].
+    outer_items: Vec<(usize, [usize; 3])>,
     /// Each line's start and where its content starts past its container prefixes.
     contents: Vec<(usize, usize)>,
     /// Where the host pushed `TextEnd` while streaming: the configured joiner may stand there.
@@ -268,10 +270,12 @@ impl Source {
                 (l.start, col)
             })
             .collect();
+        let outer_items = lines.iter().map(|l| (l.start, l.outer_items)).collect();
         Source {
             text: text.to_owned(),
             fences: fences(text, line_ends),
             item_columns,
+            outer_items,
             contents,
             boundaries,
             graphemes,
@@ -365,6 +369,15 @@ impl Source {
     fn item_column(&self, p: usize) -> Option<usize> {
         let i = self.item_columns.partition_point(|&(start, _)| start <= p);
         Some(self.item_columns.get(i.checked_sub(1)?)?.1)
+    }
+
+    /// The content columns of the list items around the innermost one holding the line of
+    /// byte `p` (before any quote; 0: none).
+    fn outer_item_columns(&self, p: usize) -> [usize; 3] {
+        let i = self.outer_items.partition_point(|&(start, _)| start <= p);
+        i.checked_sub(1)
+            .and_then(|i| self.outer_items.get(i))
+            .map_or([0; 3], |&(_, cols)| cols)
     }
 
     /// The quote markers of the container prefix of the line holding `p` when that line's
@@ -698,6 +711,16 @@ fn match_send_dedented(
                     readings.push((columns(&s[line..n]).into(), String::new(), line));
                 }
                 readings.extend(item.map(|c| (c.into(), String::new(), n)));
+                // A piece that the engine split off a de-indented block over the line cap
+                // carries the columns in force where it starts (README, item 12): those of
+                // an outer item the block started in, its line's indentation trimmed by the
+                // send.
+                readings.extend(
+                    src.outer_item_columns(n)
+                        .into_iter()
+                        .filter(|&c| c > 0 && item.is_some_and(|i| c < i))
+                        .map(|c| (c.into(), String::new(), n)),
+                );
                 // A nested item's first line, indented 1 to 3 columns under an outer item:
                 // the lines after it lose as much as the send trims off it.
                 let own = columns(&s[line..n]);

@@ -320,18 +320,32 @@ impl Containers {
     }
 
     /// Reads the prefixes of the first `limit` open containers on the line at `line`:
-    /// (how many it carries, the cursor after them). `None` when the text ends first.
-    fn carried(&self, bytes: &[u8], line: usize, limit: usize) -> Option<(usize, Cursor)> {
+    /// (how many it carries, the cursor after them). `None` when the text ends first, unless
+    /// `at_end` says no more text will come: then the end of the text ends the line.
+    fn carried(
+        &self,
+        bytes: &[u8],
+        line: usize,
+        limit: usize,
+        at_end: bool,
+    ) -> Option<(usize, Cursor)> {
         let mut cur = Cursor {
             at: line,
             col: 0,
             carry: 0,
         };
+        // The byte at `at`, the end of a finished text reading as a line break.
+        let byte_or_end = |at: usize| byte(bytes, at).or(at_end.then_some(b'\n'));
         for (i, c) in self.stack[..limit].iter().enumerate() {
-            let (cols, next) = cur.indent(bytes)?;
+            let (cols, next) = match cur.indent(bytes) {
+                Some(read) => read,
+                // (Only spaces and tabs are left of the finished text: its line ends there.)
+                None if at_end => (0, bytes.len()),
+                None => return None,
+            };
             match *c {
                 Container::Quote => {
-                    if cols > 3 || byte(bytes, next)? != b'>' {
+                    if cols > 3 || byte_or_end(next)? != b'>' {
                         return Some((i, cur));
                     }
                     cur.take(bytes, cols);
@@ -349,7 +363,7 @@ impl Containers {
                     }
                 }
                 Container::Item { width } => {
-                    if is_eol(byte(bytes, next)?) {
+                    if is_eol(byte_or_end(next)?) {
                         // A blank line goes on in the item.
                         cur.at = next;
                         cur.carry = 0;
@@ -368,7 +382,18 @@ impl Containers {
     /// Whether the line at `line` goes on in the first `depth` containers, as a line of a
     /// fence in them must (no lazy continuation in code).
     pub(crate) fn continues(&self, bytes: &[u8], line: usize, depth: usize) -> Continues {
-        match self.carried(bytes, line, depth.min(self.depth())) {
+        self.continues_when(bytes, line, depth, false)
+    }
+
+    /// [`Containers::continues`] for the last line of a finished text: its end ends the
+    /// line, so the answer is never [`Continues::NotYet`] (a last line `>` that carries only
+    /// the outer of two quotes leaves the inner one, and a fence in it ends there).
+    pub(crate) fn continues_at_end(&self, bytes: &[u8], line: usize, depth: usize) -> Continues {
+        self.continues_when(bytes, line, depth, true)
+    }
+
+    fn continues_when(&self, bytes: &[u8], line: usize, depth: usize, at_end: bool) -> Continues {
+        match self.carried(bytes, line, depth.min(self.depth()), at_end) {
             None => Continues::NotYet,
             Some((n, cur)) if n == depth => Continues::Yes(LineContent {
                 at: cur.at,
@@ -419,7 +444,7 @@ impl Containers {
                 _ => {}
             }
         }
-        let (matched, mut cur) = self.carried(bytes, line, self.depth())?;
+        let (matched, mut cur) = self.carried(bytes, line, self.depth(), false)?;
         let mut depth = matched;
         let mut opened = false;
         let mut continues_list = false;
@@ -826,6 +851,24 @@ mod tests {
         assert!(matches!(c.continues(t, 13, 1), Continues::Yes(_)));
         assert_eq!(c.continues(t, 14, 1), Continues::No);
         assert_eq!(c.continues(b"- ```\n ", 6, 1), Continues::NotYet);
+    }
+
+    #[test]
+    fn the_end_of_a_finished_text_ends_its_last_line() {
+        // A quote in an item in a quote, and a last line that carries only the outer `>`.
+        let t = b"> * a\n>   > ```\n>   > x\n>";
+        let mut c = Containers::default();
+        c.read_line(t, 0, false).unwrap();
+        let inner = c.read_line(t, 6, false).unwrap();
+        assert_eq!(inner.depth, 3);
+        assert_eq!(c.continues(t, 24, 3), Continues::NotYet);
+        assert_eq!(c.continues_at_end(t, 24, 3), Continues::No);
+        // Blank in the items alone, a finished line goes on in them.
+        let t = b"- ```\n  x\n ";
+        let mut c = Containers::default();
+        c.read_line(t, 0, false).unwrap();
+        assert_eq!(c.continues(t, 10, 1), Continues::NotYet);
+        assert!(matches!(c.continues_at_end(t, 10, 1), Continues::Yes(l) if l.at == 11));
     }
 
     #[test]

@@ -302,6 +302,7 @@ impl MarkdownScanner {
     pub(crate) fn finish(&mut self, text: &str) {
         self.scan(text);
         let end = text.len();
+        self.decide_last_fence_line(text.as_bytes());
         if self.line_start < end || self.run.is_some() {
             self.end_line(text, end);
             self.pos = end;
@@ -314,6 +315,34 @@ impl MarkdownScanner {
             && let Some(p) = self.inline.quoted_mut().finish()
         {
             self.mark_newly_safe(p);
+        }
+    }
+
+    /// At the end of a finished text, a last line that [`MarkdownScanner::scan`] left
+    /// undecided in a fence in containers (it ended inside their prefixes, `>` under
+    /// `>   > `): the end of the text ends it, so whether it carries the fence's containers
+    /// is told now. One that leaves them ends the fence before it, as a line followed by
+    /// more text would; else it is a line of the fence.
+    fn decide_last_fence_line(&mut self, bytes: &[u8]) {
+        if self.mode != LineMode::Start || self.line_start >= bytes.len() {
+            return;
+        }
+        let Some(depth) = self.open_fence().map(|f| usize::from(f.depth)) else {
+            return;
+        };
+        if depth == 0 {
+            return;
+        }
+        match self
+            .containers
+            .continues_at_end(bytes, self.line_start, depth)
+        {
+            Continues::Yes(content) => {
+                self.content = Some(content);
+                self.mode = LineMode::InFence;
+            }
+            Continues::No => self.end_fence_with_container(bytes),
+            Continues::NotYet => {}
         }
     }
 

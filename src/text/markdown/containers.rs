@@ -577,17 +577,7 @@ impl Containers {
         if !bytes.get(line + spaces)?.is_ascii_alphabetic() {
             return None;
         }
-        let mut consumed = 0;
-        let mut matched = 0;
-        for c in &self.stack[..self.depth()] {
-            match *c {
-                Container::Item { width } if spaces - consumed >= usize::from(width) => {
-                    consumed += usize::from(width);
-                    matched += 1;
-                }
-                _ => break,
-            }
-        }
+        let (matched, consumed) = self.items_in(spaces);
         let lazy = paragraph && matched < self.depth();
         if !lazy {
             self.depth = matched as u8;
@@ -601,6 +591,25 @@ impl Containers {
             lazy,
             continues_list: false,
         })
+    }
+
+    /// How many of the open containers, from the outermost, a line indented by `spaces`
+    /// spaces carries (list items whose widths fit in them; a quote needs its `>`: it
+    /// stops there), and the columns they take.
+    #[inline(always)]
+    fn items_in(&self, spaces: usize) -> (usize, usize) {
+        let mut consumed = 0;
+        let mut matched = 0;
+        for c in &self.stack[..self.depth()] {
+            match *c {
+                Container::Item { width } if spaces - consumed >= usize::from(width) => {
+                    consumed += usize::from(width);
+                    matched += 1;
+                }
+                _ => break,
+            }
+        }
+        (matched, consumed)
     }
 
     /// [`Containers::read_line`] for the usual list item line, as the full reading reads
@@ -626,17 +635,7 @@ impl Containers {
         {
             return None;
         }
-        let mut consumed = 0;
-        let mut matched = 0;
-        for c in &self.stack[..self.depth()] {
-            match *c {
-                Container::Item { width } if spaces - consumed >= usize::from(width) => {
-                    consumed += usize::from(width);
-                    matched += 1;
-                }
-                _ => break,
-            }
-        }
+        let (matched, consumed) = self.items_in(spaces);
         let cols = spaces - consumed;
         if cols > 3 || matched >= MAX_DEPTH {
             return None;

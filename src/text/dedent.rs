@@ -26,8 +26,8 @@ use super::metric::LengthMetric;
 ///   following the containers, does not read as indented code (a list item's paragraph),
 ///   that line's indentation; at a nested item's own first line, indented less than the
 ///   items' content column, with an indented line after it or no line with content after
-///   it, that line's indentation (the send trims it); in a list item's text, with a line 4 or more columns deep after it,
-///   the item's content column.
+///   it, that line's indentation (the send trims it); in a list item's text, with a line 4
+///   or more columns deep after it, the item's content column.
 ///
 /// 0 otherwise. Without `item`, only fences count.
 pub(crate) fn item_dedent(
@@ -539,10 +539,7 @@ pub(crate) fn end_columns(block: &super::block::Block, text: &str) -> usize {
     let Some(source) = text.get(block.source.clone()) else {
         return cols;
     };
-    let start = block.source.start;
-    let head = &block.text[..block.head_len.min(block.text.len())];
-    let at_line = (start == 0 || text.as_bytes()[start - 1] == b'\n')
-        && (head.is_empty() || head.ends_with('\n'));
+    let at_line = source_starts_line(block, text);
     for (k, line) in source.split_inclusive('\n').enumerate() {
         if cols == 0 {
             break;
@@ -555,6 +552,15 @@ pub(crate) fn end_columns(block: &super::block::Block, text: &str) -> usize {
         }
     }
     cols
+}
+
+/// Whether the first line of `block`'s source (`text[block.source]`) is shown from its
+/// start: the source starts a line of `text` and the block's synthetic head, if any, ends
+/// with a line break (a reopened fence line before it).
+fn source_starts_line(block: &super::block::Block, text: &str) -> bool {
+    let start = block.source.start;
+    let head = &block.text[..block.head_len.min(block.text.len())];
+    (start == 0 || text.as_bytes()[start - 1] == b'\n') && (head.is_empty() || head.ends_with('\n'))
 }
 
 /// Added to what [`end_columns`] returns for a block de-indented after quote markers
@@ -572,10 +578,7 @@ pub(crate) fn end_quoted(block: &super::block::Block, text: &str) -> Dedent {
     let Some(source) = text.get(block.source.clone()) else {
         return d;
     };
-    let start = block.source.start;
-    let head = &block.text[..block.head_len.min(block.text.len())];
-    let at_line = (start == 0 || text.as_bytes()[start - 1] == b'\n')
-        && (head.is_empty() || head.ends_with('\n'));
+    let at_line = source_starts_line(block, text);
     let mut sink = String::new();
     dedent_lines_into(source, d, at_line, &mut sink)
 }
@@ -617,9 +620,7 @@ pub(crate) fn redented(
     let mut out = String::with_capacity(block.text.len() + d * 4);
     dedent_into(&head, cols, true, &mut out);
     let head_len = out.len();
-    let start = block.source.start;
-    let at_line = (start == 0 || text.as_bytes()[start - 1] == b'\n')
-        && (head.is_empty() || head.ends_with('\n'));
+    let at_line = source_starts_line(block, text);
     let end_cols = dedent_into(source, cols, at_line, &mut out);
     let before = out.len();
     match tail.strip_prefix('\n').filter(|_| block.fence_closed) {

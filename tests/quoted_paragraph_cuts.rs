@@ -258,3 +258,48 @@ fn a_block_starting_in_a_quotes_text_nested_in_items_shows_its_lines_as_the_quot
         }
     }
 }
+
+/// An item in a quote whose fence stands 4 columns past the `>`, after a line longer than
+/// the room left: streamed, the chunker reaches `max` inside that line before the fence line
+/// has arrived. A cut there must wait for it (a message starting in the line would show the
+/// fence as indented code in the quote); it falls at the break before the line instead.
+const ITEM_BEFORE_DEEP_FENCE: &str = "> 1) a one two three four five six.\n> 2) b seven eight \
+    nine ten eleven twelve thirteen fourteen fifteen?\n> 3) etude words words words words \
+    words returns `cargo test`.\n>     ~~~json\n>     let first = 889;\n>     ~~~\n> 4) a.\n";
+
+#[test]
+fn a_cut_at_max_in_a_quoted_line_waits_for_the_line_after_it() {
+    let text = ITEM_BEFORE_DEEP_FENCE;
+    let config = ChunkerConfig {
+        min: 110,
+        max: 150,
+        break_preference: BreakPreference::Paragraph,
+        flush_on_paragraph: false,
+        metric: LengthMetric::Chars,
+    };
+    let third = text.find("> 3)").unwrap();
+    for delta in [1, 7, 64, text.len()] {
+        let blocks = common::chunk_with(config, text, delta);
+        let texts: Vec<&str> = blocks.iter().map(|b| b.text.as_str()).collect();
+        assert_eq!(
+            texts,
+            [
+                text[..third - 1].to_owned(),
+                text[third..text.len() - 1].to_owned()
+            ],
+            "deltas of {delta}"
+        );
+        common::blocks_hold(text, &blocks, &format!("deltas of {delta}"));
+    }
+    // The engine at a limit whose room ends in that line: each message renders as the reply.
+    for delta in [1, 7, text.len()] {
+        let messages = engine_messages(text, 150, delta);
+        assert!(
+            messages.iter().all(|m| !m.starts_with("words")),
+            "deltas of {delta}: {messages:#?}"
+        );
+        if let Err(e) = check_messages(text, &messages, &Allow::default()) {
+            panic!("deltas of {delta}: {e}\n{messages:#?}");
+        }
+    }
+}

@@ -149,9 +149,14 @@ impl BlockChunker {
         let Some(from) = self.scanner.take_newly_safe() else {
             return;
         };
-        if !collect {
-            return;
+        if collect {
+            self.collect_safe(from, t);
         }
+    }
+
+    /// Collects the decided candidates from `from` (or the first that could still be cut
+    /// at) to moment `t` that are safe now, with the checks of `accept`.
+    pub(super) fn collect_safe(&mut self, from: usize, t: usize) {
         let first = self.fresh.len();
         {
             let lo = self.collect_from(from, t);

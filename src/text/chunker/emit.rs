@@ -56,27 +56,41 @@ impl BlockChunker {
         self.fresh.clear();
     }
 
+    /// What a cut at max that waits is waiting on: the last line (to be decided as a fence
+    /// line or not), and, in a quote, whether the line after a quoted one is read.
+    fn wait_key(&self) -> (usize, bool) {
+        (
+            self.scanner.line_start(),
+            self.scanner.quoted_line_pending(),
+        )
+    }
+
     /// The block exceeds `max` at moment `t`: cut it. Returns false when the cut must wait
     /// for the last line to be decided.
     pub(super) fn cut_at_max(&mut self, t: usize, out: &mut Vec<Block>) -> bool {
         self.sync_scanner(t, false);
         let text = &self.buffer[..t];
-        if self.max_wait == Some(self.scanner.line_start())
-            && self.scanner.last_line_undecided(text)
+        if self.max_wait == Some(self.wait_key())
+            && (self.scanner.last_line_undecided(text) || self.scanner.quoted_line_undecided())
         {
             return false;
         }
-        self.max_wait = None;
+        let waited = self.max_wait.take().is_some();
         let planned =
             self.planner(t, false)
                 .plan(self.start, self.reopen_cost(), self.config.min, false);
         let Some(planned) = planned else {
-            self.max_wait = Some(self.scanner.line_start());
+            self.max_wait = Some(self.wait_key());
             return false;
         };
         self.emit_before_list_items(planned.cut.end, t, false, out);
         self.emit_planned(&planned, out);
         self.begin_block(planned.cut.sep_end, t, false, out);
+        // After a wait, the cut lies before candidates decided meanwhile, while the block
+        // was past `max`: they are considered now, as the block they are in is new.
+        if waited && !self.leading {
+            self.collect_safe(self.start, t);
+        }
         true
     }
 

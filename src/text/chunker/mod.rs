@@ -179,8 +179,9 @@ pub struct BlockChunker {
     /// The header and delimiter rows of the table the block starts in, once they may have
     /// left the buffer (for repeating them).
     reopen_table: String,
-    /// A cut at max waits for the line starting here to be decided.
-    max_wait: Option<usize>,
+    /// A cut at max waits for the line starting here to be decided (and, in a quote, for
+    /// the line after a quoted one to be read: see `wait_key`).
+    max_wait: Option<(usize, bool)>,
     /// Room for candidates being re-checked (kept to reuse its capacity).
     scratch: Vec<(Candidate, usize)>,
     /// The block emitted last, held back while the next one's start waits for its first

@@ -127,7 +127,7 @@ impl BlockChunker {
             c.end -= n;
             c.sep_end -= n;
         }
-        self.max_wait = self.max_wait.map(|p| p.saturating_sub(n));
+        self.max_wait = self.max_wait.map(|(p, q)| (p.saturating_sub(n), q));
         self.recheck = self.recheck.map(|(p, u)| (p - n, u));
     }
 
@@ -421,7 +421,11 @@ impl BlockChunker {
             self.cut_fresh(t, out);
         }
         if !ws {
-            while self.display_units() > self.config.max && self.cut_at_max(t, out) {}
+            while self.display_units() > self.config.max && self.cut_at_max(t, out) {
+                if !self.fresh.is_empty() {
+                    self.cut_fresh(t, out);
+                }
+            }
         }
     }
 

@@ -116,6 +116,9 @@ pub(crate) enum Safety {
     /// Links, images, autolinks and URLs may be cut (for a window that holds no cut
     /// outside them).
     InLink,
+    /// A stretch before a quoted line that a message starting in it would show as indented
+    /// code may be cut (for a stretch longer than a piece: any cut there shows it so).
+    InQuotedStretch,
 }
 
 /// A cut must leave content in its piece and after it: the piece must end after `first`

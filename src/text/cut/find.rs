@@ -54,6 +54,7 @@ pub(crate) fn find_cut(
                 Safety::InTable => scanner.is_safe_cut_in_table(j),
                 Safety::InTableLink => scanner.is_safe_cut_in_table_link(j),
                 Safety::InLink => scanner.is_safe_cut_in_link(j),
+                Safety::InQuotedStretch => scanner.is_safe_cut_in_quoted_stretch(j),
             }
             && allows(bounds, c.end, c.sep_end)
             && !truncates_into_fence_line(text, &mut lines, c.end, None)

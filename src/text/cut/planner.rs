@@ -338,8 +338,18 @@ impl<'a> Planner<'a> {
             // `lo..=hi` holds no usable candidate: searching it again would find nothing.
             below = hi.min(lo - 1);
         }
-        // Below `min` only when forced, or when the alternative cuts into code.
         let hard = hard_cut(text, start, start, hi);
+        // Outside code, a cut in a quoted line whose next line is not read yet (it may be one
+        // that a message starting there shows as indented code) waits for that line, unless
+        // forced: the cuts in the line may turn safe then.
+        if !forced
+            && self.scanner.quoted_cut_undecided(hard)
+            && self.scanner.fence_at(hard).is_none()
+            && self.scanner.indented_at(hard).is_none()
+        {
+            return None;
+        }
+        // Below `min` only when forced, or when the alternative cuts into code.
         if (forced || content_min <= 1 || !self.scanner.is_safe_cut(hard))
             && let Some(cut) = find(start + 1, below, Safety::Strict)
         {
@@ -410,6 +420,14 @@ impl<'a> Planner<'a> {
         }
         if self.breaks_only {
             return None;
+        }
+        // A stretch before a quoted line that a message starting in it shows as indented
+        // code, longer than the window: any cut in it shows that line so, and a break reads
+        // better than a cut inside a word.
+        if self.scanner.blocks_quoted_cut(hard)
+            && let Some(cut) = find(start + 1, hi, Safety::InQuotedStretch)
+        {
+            return Some(plain(cut));
         }
         let cut = self.plain_hard_cut(start, hi, hard, bounds)?;
         // A hard cut that stepped back into a link, a URL or code (from a safe place right

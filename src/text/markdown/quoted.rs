@@ -14,14 +14,19 @@
 //! items alone, lines are shown de-indented instead: see `text::dedent`.)
 //!
 //! Whether the line after a quoted line is such a line is known only once its prefix and
-//! indentation are read. Until then, cuts from that line's start on are undecided (unsafe,
-//! as in a line that may still be a fence line), and they turn safe when it is not one.
+//! indentation are read. Until then, cuts after the quoted line's start are undecided
+//! (unsafe, as in a line that may still be a fence line), the quoted line's own included:
+//! a cut there taken as safe would turn unsafe when a deep line follows, and a streaming
+//! consumer must never see a cut turn unsafe. They turn safe when the next line is not
+//! one. A cut at the limit waits for that line meanwhile (see
+//! `Planner::plan`), as it waits for a line that may still be a fence line.
 
 /// The quoted lines read so far (see the module docs).
 #[derive(Clone, Debug, Default)]
 pub(super) struct QuotedLines {
     /// Where the last line that carries a `>` and content starts, while the quote goes on
-    /// (blank quoted lines and lazy continuation lines keep it).
+    /// (blank quoted lines and lazy continuation lines keep it): cuts after it wait for the
+    /// line after it.
     from: Option<usize>,
     /// From a line's start until a line that decides is read: `from`.
     pending: Option<usize>,
@@ -81,7 +86,7 @@ impl QuotedLines {
     /// one still undecided).
     #[inline]
     pub(super) fn blocks_cut(&self, p: usize) -> bool {
-        if self.pending.is_some_and(|m| p > m) {
+        if self.undecided_at(p) {
             return true;
         }
         if self.spans.is_empty() {
@@ -125,9 +130,24 @@ impl QuotedLines {
         newly_safe
     }
 
-    /// No more text comes: a line still pending is none. Returns where cuts turned safe.
+    /// Whether a cut at `p` waits for the line after the last quoted one: `pending` (that
+    /// line is being read) or `from` (the quoted line, or one going on with it, is).
+    #[inline]
+    pub(super) fn undecided_at(&self, p: usize) -> bool {
+        self.pending.or(self.from).is_some_and(|m| p > m)
+    }
+
+    /// Whether cuts after a quoted line's start wait for the line after it (see
+    /// [`QuotedLines::blocks_cut`]).
+    #[inline]
+    pub(super) fn is_undecided(&self) -> bool {
+        !self.is_idle()
+    }
+
+    /// No more text comes: no line follows. Returns where cuts turned safe.
     pub(super) fn finish(&mut self) -> Option<usize> {
-        self.pending.take().map(|m| m + 1)
+        let m = self.pending.take().or(self.from.take());
+        m.map(|m| m + 1)
     }
 
     /// The consumer removed the first `n` bytes of its text.
@@ -192,6 +212,13 @@ mod tests {
     fn the_next_lines_indentation_decides() {
         let text = "> Run it:\n> x";
         let brk = text.find('\n').unwrap();
+        // In the quoted line itself, before its end: the line after it may be deep.
+        let mut s = MarkdownScanner::new();
+        s.scan(&text[..brk]);
+        assert!(
+            !s.is_safe_cut(text.find(" it").unwrap()),
+            "undecided in the line"
+        );
         let mut s = MarkdownScanner::new();
         s.scan(&text[..brk + 3]);
         assert!(!s.is_safe_cut(brk), "undecided");

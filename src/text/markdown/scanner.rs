@@ -311,9 +311,7 @@ impl MarkdownScanner {
         if let Some(p) = self.tables.finish() {
             self.mark_newly_safe(p);
         }
-        if self.inline.quoted().is_pending()
-            && let Some(p) = self.inline.quoted_mut().finish()
-        {
+        if let Some(p) = self.inline.quoted_mut().finish() {
             self.mark_newly_safe(p);
         }
     }
@@ -484,6 +482,13 @@ impl MarkdownScanner {
             && !self.in_undecided_fence_line(p)
     }
 
+    /// Whether a cut at `p` breaks nothing [`MarkdownScanner::is_safe_cut`] checks, apart
+    /// from starting a message before a quoted line it would show as indented code: for a
+    /// stretch before such a line that is longer than a piece.
+    pub(crate) fn is_safe_cut_in_quoted_stretch(&self, p: usize) -> bool {
+        self.is_safe_cut_in_link(p) && self.inline_at(p).is_none()
+    }
+
     /// Whether a cut at `p` may fall inside a table (a known one, or lines that may still
     /// turn out to start one).
     #[inline]
@@ -634,6 +639,34 @@ impl MarkdownScanner {
     /// turn out to be a fence line, so whether it holds content is not known yet.
     pub(crate) fn last_line_undecided(&self, text: &str) -> bool {
         self.line_start < text.len() && self.current_line_undecided(text.as_bytes())
+    }
+
+    /// Whether a cut at `p` would start a message before a quoted line that it would show as
+    /// indented code, or in a quoted line whose next line is not read yet (see `quoted`).
+    #[inline]
+    pub(crate) fn blocks_quoted_cut(&self, p: usize) -> bool {
+        self.inline.quoted().blocks_cut(p)
+    }
+
+    /// Whether a cut at `p` falls in the last quoted line (or the lines going on with it)
+    /// while the line after it is not read yet (see `quoted`).
+    #[inline]
+    pub(crate) fn quoted_cut_undecided(&self, p: usize) -> bool {
+        self.inline.quoted().undecided_at(p)
+    }
+
+    /// Whether the line after a quoted one is being read, its prefix not decided yet.
+    #[inline]
+    pub(crate) fn quoted_line_pending(&self) -> bool {
+        self.inline.quoted().is_pending()
+    }
+
+    /// Whether cuts in the last quoted line (or the lines going on with it) wait for the
+    /// line after it, which may be one that a message starting in them would show as
+    /// indented code (see `quoted`).
+    #[inline]
+    pub(crate) fn quoted_line_undecided(&self) -> bool {
+        self.inline.quoted().is_undecided()
     }
 
     /// Whether the current line cannot yet tell content from a fence line.

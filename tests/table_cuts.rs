@@ -390,3 +390,35 @@ fn a_message_with_room_for_the_header_and_only_some_rows_of_a_block_shows_those(
         }
     }
 }
+
+/// A piece that starts with the end of an item's fence (its blank code lines and closing
+/// line) before a table, under a line cap that leaves room for the header and delimiter
+/// rows but not a body row: the cut falls right after the delimiter row, and the next piece
+/// repeats them, so its rows show as a table (a plain cut there showed them as raw pipes).
+#[test]
+fn a_cut_right_after_the_delimiter_row_repeats_the_header() {
+    let text = "2) café テスト naïve it ~~struck out~~。\n    ```\n    let first = 541;\n\n    \
+                cargo build --release\n    let s = \"`\";\n\n\n    ```\n\n| Col 0 | Col 1 |\n\
+                |:-:|--:|\n| it call the | テスト it |\n| you token | a — twice |\n\
+                | token (optional) file | config café étude |\n";
+    let pieces = PlatformSplitter::new(SplitConfig {
+        limit: 300,
+        metric: LengthMetric::Chars,
+        max_lines: Some(5),
+        ..SplitConfig::default()
+    })
+    .expect("valid config")
+    .split(text);
+    let texts = texts(&pieces);
+    let at = texts
+        .iter()
+        .position(|t| t.ends_with("| Col 0 | Col 1 |\n|:-:|--:|"))
+        .expect("a piece ends with the delimiter row");
+    assert!(pieces[at + 1].table_header_repeated, "{pieces:#?}");
+    assert!(
+        texts[at + 1].starts_with("| Col 0 | Col 1 |\n|:-:|--:|\n| it call the |"),
+        "{texts:#?}"
+    );
+    check_messages(text, &texts, &Allow::default()).unwrap_or_else(|e| panic!("{e}\n{texts:#?}"));
+    blocks_hold(text, &pieces, "limit 300, 5 lines");
+}

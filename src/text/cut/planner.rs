@@ -686,7 +686,10 @@ impl<'a> Planner<'a> {
             search_end += 1;
         }
         while search_end > rows_from {
-            let nl = rows_from + memchr::memrchr(b'\n', &bytes[rows_from..search_end])?;
+            let Some(i) = memchr::memrchr(b'\n', &bytes[rows_from..search_end]) else {
+                break;
+            };
+            let nl = rows_from + i;
             let mut p = nl;
             while p > rows_from && is_ws(bytes[p - 1]) {
                 p -= 1;
@@ -771,7 +774,63 @@ impl<'a> Planner<'a> {
                 next,
             });
         }
-        None
+        self.after_delimiter_row(start, table, hi)
+    }
+
+    /// A piece that starts before `table` and holds no body row of it within `hi` (other
+    /// text, or code, fills the room before the header): the cut right after the delimiter
+    /// row, with the header and delimiter rows repeated in the next piece, so its rows show
+    /// as a table (a cut before the header could leave a piece of fence lines only, and a
+    /// plain cut after the delimiter row would show the rows as raw pipes). `None` when the
+    /// header does not fit beside the first row, or no row has arrived yet.
+    fn after_delimiter_row(&self, start: usize, table: &TableSpan, hi: usize) -> Option<Planned> {
+        let (text, bytes, limits) = (self.text, self.text.as_bytes(), self.limits);
+        let p = table.delim_end;
+        if table.continued || start >= table.start || p > hi || table.rows_start > text.len() {
+            return None;
+        }
+        let p = p - bytes[table.start..p]
+            .iter()
+            .rev()
+            .take_while(|&&b| is_ws(b))
+            .count();
+        let deep = table.items_only && table.prefix_len >= 4;
+        let indent = match deep {
+            true => 0,
+            false => bytes[table.rows_start..]
+                .iter()
+                .take_while(|&&b| b == b' ' || b == b'\t')
+                .count(),
+        };
+        let q = match boundary_at(text, table.rows_start + indent) {
+            true => table.rows_start + indent,
+            false => table.rows_start,
+        };
+        let line_end = memchr::memchr(b'\n', &bytes[q..]).map(|i| q + i);
+        if line_end.is_none() && !self.complete {
+            return None;
+        }
+        let row_end = line_end.unwrap_or(text.len());
+        let row_end = q + bytes[q..row_end]
+            .iter()
+            .rposition(|&b| !is_ws(b))
+            .map_or(0, |i| i + 1);
+        if row_end <= q || table.end.is_some_and(|end| q >= end) {
+            return None;
+        }
+        let (head, blank) = self.table_head(table)?;
+        let cost = ReopenCost::of(Some(Reopen::Table { head, blank }), limits.metric);
+        let fits = limits.max_lines.is_none_or(|cap| cost.lines < cap)
+            && limits.fits(text, q, row_end, cost.units, cost.lines);
+        fits.then_some(Planned {
+            cut: Cut {
+                end: p,
+                sep_end: q,
+                class: BreakClass::Line,
+            },
+            close: None,
+            next: NextStart::Table,
+        })
     }
 
     /// A cut inside the inline code span `code`, longer than a piece: the piece ends with

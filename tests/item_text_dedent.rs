@@ -482,3 +482,45 @@ fn engine_joins_a_nested_items_fence_under_its_trimmed_first_line() {
         check_messages(NESTED_FENCE, &messages, &Allow::default()).unwrap();
     }
 }
+
+/// Outside list items, a line indented 4 columns or more after a paragraph line is the
+/// paragraph's lazy continuation, not an item's paragraph: a block that starts there is not
+/// de-indented, so the indented code after it (a `~~~` line 4 spaces deep) stays indented
+/// code, never a fence that the message leaves open. (The block's own first line keeps its
+/// indentation, which the send trims: README, known limits.)
+#[test]
+fn a_lazy_line_outside_items_is_no_items_paragraph() {
+    let text = "👍🏽 句子 日本語 e.g. stray`tick over snake_case。 `code` 日本語 x `code` block the \
+                block `code`. fox café brown x año e.g.?\nstream a 👍🏽 the！\n     v1.2.3 año x \
+                日本語 stream.\n\n    ~~~\n    print('line 936')\n    print('line 372')";
+    for delta in [1, 7, text.len()] {
+        let blocks = chunk(text, 43, 130, delta);
+        let last = blocks.last().expect("blocks");
+        assert_eq!(
+            (last.text.as_str(), last.dedent),
+            (
+                "     v1.2.3 año x 日本語 stream.\n\n    ~~~\n    print('line 936')\n    \
+                 print('line 372')",
+                0
+            ),
+            "deltas of {delta}: {blocks:#?}"
+        );
+    }
+    // The engine at a limit that cuts there: the message starts at the lazy line, trimmed.
+    let mut config = common::config("telegram");
+    config.chunk_min = 43;
+    config.chunk_max = 130;
+    config.chunk_mode = replystream::ChunkMode::Newline;
+    config.format = replystream::Format::Markdown;
+    for delta in [1, 7, text.len()] {
+        let messages = engine_messages(config.clone(), text, delta);
+        assert!(
+            messages
+                .iter()
+                .any(|m| m.starts_with("v1.2.3") && m.contains("\n    ~~~\n")),
+            "deltas of {delta}: {messages:#?}"
+        );
+        check_messages(text, &messages, &Allow::default())
+            .unwrap_or_else(|e| panic!("deltas of {delta}: {e}\n{messages:#?}"));
+    }
+}

@@ -22,9 +22,10 @@ use super::metric::LengthMetric;
 /// - with `item` (the content column of the list items holding `start`: the chunker
 ///   asks its scanner, which followed the containers line by line
 ///   ([`MarkdownScanner::item_column_at`]), the splitter looks back over the whole text
-///   ([`item_column`])): at a line indented 4 columns or more that the scanner,
-///   following the containers, does not read as indented code (a list item's paragraph),
-///   that line's indentation; at a nested item's own first line, indented less than the
+///   ([`item_column`])): at a line in a list item indented 4 columns or more that the
+///   scanner, following the containers, does not read as indented code (the item's
+///   paragraph), that line's indentation (outside items, such a line is a paragraph's
+///   lazy continuation, and the lines after it keep their columns); at a nested item's own first line, indented less than the
 ///   items' content column, with an indented line after it or no line with content after
 ///   it, that line's indentation (the send trims it); in a list item's text, with a line 4
 ///   or more columns deep after it, the item's content column.
@@ -109,18 +110,20 @@ fn item_text_dedent(
             .count(),
         false => 0,
     };
-    if line_start {
-        let content = bytes
+    let content = line_start
+        && bytes
             .get(start + own)
             .is_some_and(|b| !b" \t\r\n".contains(b));
-        if own >= 4 && content && scanner.indented_at(start + own).is_none() {
-            return own;
-        }
-    }
     // A piece that starts in a list item's text: its lines 4 or more columns deep would
     // read as indented code at the top level. The item's column is asked first: outside
     // list items (most pieces) the piece's lines are not read at all.
     let c = item();
+    // A list item's paragraph line 4 columns deep or more (not indented code). Outside list
+    // items such a line is a paragraph's lazy continuation: the send trims its indentation
+    // and the lines after it keep theirs (indented code after it stays indented code).
+    if own >= 4 && content && c > 0 && scanner.indented_at(start + own).is_none() {
+        return own;
+    }
     // At a block quote's line in a list item, 4 columns deep or more (the code the
     // scanner finds there is the quote's own): alone it would read as indented code, a
     // `>` in it. By its indentation, as an item's paragraph line.

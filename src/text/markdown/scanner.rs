@@ -983,6 +983,12 @@ impl MarkdownScanner {
     /// text line ends, so that most lines start without a call to
     /// [`MarkdownScanner::scan_line_start`] (whose first step this is).
     ///
+    /// So is a line that starts with any other byte that starts no block there (see
+    /// [`starts_plain_line`]: `<`, `[`, `!`, a non-ASCII letter, ...), as the full path
+    /// reads it: its content at its start (no container marker, no indentation), no quote
+    /// (no `>`), and [`block_start`] finds nothing. An ATX heading's line is read here
+    /// too, as the full path reads it: it ends the block before it.
+    ///
     /// A blank line there (its first byte a `\n` or `\r`) is read here too, as the full
     /// path reads it: its content at its start, no container, no quote.
     #[inline(always)]
@@ -998,7 +1004,19 @@ impl MarkdownScanner {
             return false;
         }
         let blank = match bytes.get(self.pos) {
-            Some(b) if b.is_ascii_alphabetic() && !self.in_indented() => false,
+            Some(&b) if starts_plain_line(b) && !self.in_indented() => false,
+            Some(b'#') if !self.in_indented() => {
+                match block_start(&bytes[self.pos..]) {
+                    None => return false,
+                    Some(BlockStart::Heading) => {
+                        // An inline code span never crosses into another block.
+                        self.drop_unclosed_code(bytes, self.line_start);
+                        self.heading = true;
+                    }
+                    Some(_) => {}
+                }
+                false
+            }
             Some(b'\n' | b'\r') if self.content.is_none() => true,
             _ => return false,
         };

@@ -528,10 +528,11 @@ fn late_pairs_pair_the_runs_after_an_unmatched_one_at_every_block_boundary() {
 }
 
 /// The fast paths of a line's start ([`MarkdownScanner::plain_line_start`]: a line that
-/// starts with a letter or is blank, outside containers and code; the container reading of
-/// a line that starts with a letter) read lines exactly as the full paths do: random replies built from lines that start every way (letters,
-/// blank lines with `\n` and `\r\n`, list items, quotes, indented code, fences, tables,
-/// headings) holding backticks, brackets, URLs, emphasis runs, pipes and CJK, read in random
+/// starts with a letter or another byte that starts no block, is a heading or is blank,
+/// outside containers and code; the container reading of a line that starts with a letter)
+/// read lines exactly as the full paths do: random replies built from lines that start
+/// every way (letters, other bytes, blank lines with `\n` and `\r\n`, list items, quotes,
+/// indented code, fences, tables, headings and lines that only look like them) holding backticks, brackets, URLs, emphasis runs, pipes and CJK, read in random
 /// pieces by a scanner with the fast path and one without, give the same answers at every
 /// position and report the same newly safe cuts after every piece.
 #[test]
@@ -559,6 +560,14 @@ fn the_fast_line_start_reads_as_the_full_one() {
         "- [",
         "_",
         "<",
+        "[",
+        "![",
+        "é ",
+        "#x ",
+        "#",
+        "###### ",
+        "####### ",
+        "#\t",
     ];
     const BODIES: &[&str] = &[
         "text and more",

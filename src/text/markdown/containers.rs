@@ -292,6 +292,12 @@ fn thematic_break(bytes: &[u8], at: usize) -> Option<bool> {
     }
 }
 
+/// Whether the line at `at` (its first byte) tells whether it is a thematic break: false
+/// while it holds only the break's char and spaces and has not ended.
+pub(super) fn decides_thematic_break(bytes: &[u8], at: usize) -> bool {
+    thematic_break(bytes, at).is_some()
+}
+
 impl Containers {
     /// Forgets every container.
     pub(crate) fn reset(&mut self) {

@@ -2,7 +2,9 @@
 
 use memchr::{memchr, memrchr};
 
-use super::containers::{ContainerPrefix, Containers, Continues, LineContent};
+use super::containers::{
+    ContainerPrefix, Containers, Continues, LineContent, decides_thematic_break,
+};
 use super::inline::{self, InlineScanner, InlineSpan};
 use super::quoted::{QuotedLine, columns_past_quote};
 use super::tables::{TableLine, TableSpan, TableState};
@@ -987,7 +989,11 @@ impl MarkdownScanner {
     /// [`starts_plain_line`]: `<`, `[`, `!`, a non-ASCII letter, ...), as the full path
     /// reads it: its content at its start (no container marker, no indentation), no quote
     /// (no `>`), and [`block_start`] finds nothing. An ATX heading's line is read here
-    /// too, as the full path reads it: it ends the block before it.
+    /// too, as the full path reads it: it ends the block before it. So is a line that
+    /// starts with a backtick or tilde (a possible fence line with three, else text), and
+    /// one with a bullet (`-`, `*`, `+`) right before a byte other than whitespace: no
+    /// list item (its marker needs whitespace after it), and a thematic break (`---`)
+    /// reads as text too, once the line tells whether it is one.
     ///
     /// A blank line there (its first byte a `\n` or `\r`) is read here too, as the full
     /// path reads it: its content at its start, no container, no quote.
@@ -1003,6 +1009,7 @@ impl MarkdownScanner {
         {
             return false;
         }
+        let mut mode = LineMode::Text;
         let blank = match bytes.get(self.pos) {
             Some(&b) if starts_plain_line(b) && !self.in_indented() => false,
             Some(b'#') if !self.in_indented() => {
@@ -1017,13 +1024,45 @@ impl MarkdownScanner {
                 }
                 false
             }
+            Some(&b @ (b'`' | b'~')) if !self.in_indented() => {
+                // Three markers make a possible fence line; fewer followed by anything else
+                // make ordinary text.
+                let run = bytes[self.pos..]
+                    .iter()
+                    .take(3)
+                    .take_while(|&&x| x == b)
+                    .count();
+                if run < 3 && self.pos + run == bytes.len() {
+                    return false;
+                }
+                mode = if run >= 3 {
+                    LineMode::MaybeFence
+                } else {
+                    LineMode::Text
+                };
+                false
+            }
+            // A bullet right before another byte than whitespace opens no list item; the
+            // line is text once the line tells whether it is a thematic break (it is text
+            // then too).
+            Some(b'-' | b'*' | b'+')
+                if !self.in_indented()
+                    && bytes
+                        .get(self.pos + 1)
+                        .is_some_and(|&n| !matches!(n, b' ' | b'\t' | b'\n' | b'\r')) =>
+            {
+                if !decides_thematic_break(bytes, self.pos) {
+                    return false;
+                }
+                false
+            }
             Some(b'\n' | b'\r') if self.content.is_none() => true,
             _ => return false,
         };
         if blank {
             self.top_level_line();
         }
-        self.mode = LineMode::Text;
+        self.mode = mode;
         // No quote goes on there.
         self.read_quoted_line(QuotedLine {
             quoted: false,

@@ -568,6 +568,17 @@ fn the_fast_line_start_reads_as_the_full_one() {
         "###### ",
         "####### ",
         "#\t",
+        "-->",
+        "--",
+        "---",
+        "***\n",
+        "*a",
+        "+x ",
+        "-\u{301}",
+        "`",
+        "``x",
+        "~~ ",
+        "~",
     ];
     const BODIES: &[&str] = &[
         "text and more",

@@ -544,8 +544,8 @@ impl MarkdownScanner {
     /// `text`. It is empty when the current line might close the fence. Scanning the stretch
     /// ends only lines that leave the fence open: no fence or code span opens or closes and
     /// no cut turns safe. `None` when no fence is open, or the open fence is in containers.
-    /// Cost: one memchr over the stretch
-    /// and a few bytes per line.
+    /// Cost: a search for the marker char over the stretch (code holds few), not a look at
+    /// every line, and a look back to its line's start for each one found.
     pub(crate) fn fence_stretch(&self, text: &str) -> Option<usize> {
         let open = self.open_fence()?;
         if open.depth > 0 {
@@ -556,22 +556,42 @@ impl MarkdownScanner {
         let marker = open.marker.ch;
         let bytes = text.as_bytes();
         debug_assert!(self.pos <= bytes.len());
-        let mut line = self.line_start;
-        loop {
+        // Whether the line at `line` may close the fence: at most 3 spaces, then the marker
+        // char or the end of the text.
+        let may_close = |line: usize| {
             let indent = bytes[line..]
                 .iter()
                 .take(4)
                 .take_while(|&&b| b == b' ')
                 .count();
-            if indent < 4 && bytes.get(line + indent).is_none_or(|&b| b == marker) {
-                return Some(line.max(self.pos));
+            indent < 4 && bytes.get(line + indent).is_none_or(|&b| b == marker)
+        };
+        let line = self.line_start;
+        if may_close(line) {
+            return Some(line.max(self.pos));
+        }
+        // The current line has no `\n` before `pos`; later lines start after it.
+        let from = line.max(self.pos);
+        let Some(i) = memchr(b'\n', &bytes[from..]) else {
+            return Some(bytes.len());
+        };
+        let first = from + i + 1;
+        // A later line that may close the fence has its marker char after at most 3 spaces:
+        // found by jumping between the marker chars. Else only the last line may, while the
+        // text ends within its first 3 spaces.
+        let mut at = first;
+        while let Some(i) = memchr(marker, &bytes[at..]) {
+            let m = at + i;
+            let ls = memrchr(b'\n', &bytes[first..m]).map_or(first, |k| first + k + 1);
+            if m - ls <= 3 && bytes[ls..m].iter().all(|&b| b == b' ') {
+                return Some(ls);
             }
-            // The current line has no `\n` before `pos`; later lines start after it.
-            let from = line.max(self.pos);
-            match memchr(b'\n', &bytes[from..]) {
-                Some(i) => line = from + i + 1,
-                None => return Some(bytes.len()),
-            }
+            at = m + 1;
+        }
+        let last = memrchr(b'\n', &bytes[first..]).map_or(first, |k| first + k + 1);
+        match may_close(last) {
+            true => Some(last),
+            false => Some(bytes.len()),
         }
     }
 

@@ -12,6 +12,47 @@ use super::tables::{TableLine, TableSpan, TableState};
 use super::lines::*;
 use super::spans::*;
 
+/// The text after the current line up to which [`MarkdownScanner::fence_stretch`] reads the
+/// lines of a fence one by one (the text comes in small pieces) rather than searching for
+/// its marker char (see [`fence_stretch_from`]): the searches' set-up would cost more than
+/// the lines.
+pub(super) const SHORT_FENCE_REST: usize = 64;
+
+/// Whether the line at `line` may close a fence of `marker`: at most 3 spaces, then the
+/// marker char or the end of the text (see [`FenceMarker::is_closed_by`]).
+#[inline(always)]
+fn may_close_fence(bytes: &[u8], line: usize, marker: u8) -> bool {
+    let indent = bytes[line..]
+        .iter()
+        .take(4)
+        .take_while(|&&b| b == b' ')
+        .count();
+    indent < 4 && bytes.get(line + indent).is_none_or(|&b| b == marker)
+}
+
+/// The start of the first line from `first` (a line's start) on that may close a fence of
+/// `marker` (see [`may_close_fence`]), else the end of `bytes`. Such a line has its marker
+/// char after at most 3 spaces: found by jumping between the marker chars (code holds
+/// few), not by looking at every line. Else only the last line may, while the text ends
+/// within its first 3 spaces.
+#[inline(never)]
+fn fence_stretch_from(bytes: &[u8], first: usize, marker: u8) -> usize {
+    let mut at = first;
+    while let Some(i) = memchr(marker, &bytes[at..]) {
+        let m = at + i;
+        let ls = memrchr(b'\n', &bytes[first..m]).map_or(first, |k| first + k + 1);
+        if m - ls <= 3 && bytes[ls..m].iter().all(|&b| b == b' ') {
+            return ls;
+        }
+        at = m + 1;
+    }
+    let last = memrchr(b'\n', &bytes[first..]).map_or(first, |k| first + k + 1);
+    match may_close_fence(bytes, last, marker) {
+        true => last,
+        false => bytes.len(),
+    }
+}
+
 /// What the scanner knows about the line it is in the middle of.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum LineMode {
@@ -544,8 +585,9 @@ impl MarkdownScanner {
     /// `text`. It is empty when the current line might close the fence. Scanning the stretch
     /// ends only lines that leave the fence open: no fence or code span opens or closes and
     /// no cut turns safe. `None` when no fence is open, or the open fence is in containers.
-    /// Cost: a search for the marker char over the stretch (code holds few), not a look at
-    /// every line, and a look back to its line's start for each one found.
+    /// Cost: past a short rest, a search for the marker char over the stretch (code holds
+    /// few) and a look back to its line's start for each one found, not a look at every
+    /// line.
     pub(crate) fn fence_stretch(&self, text: &str) -> Option<usize> {
         let open = self.open_fence()?;
         if open.depth > 0 {
@@ -556,42 +598,20 @@ impl MarkdownScanner {
         let marker = open.marker.ch;
         let bytes = text.as_bytes();
         debug_assert!(self.pos <= bytes.len());
-        // Whether the line at `line` may close the fence: at most 3 spaces, then the marker
-        // char or the end of the text.
-        let may_close = |line: usize| {
-            let indent = bytes[line..]
-                .iter()
-                .take(4)
-                .take_while(|&&b| b == b' ')
-                .count();
-            indent < 4 && bytes.get(line + indent).is_none_or(|&b| b == marker)
-        };
-        let line = self.line_start;
-        if may_close(line) {
-            return Some(line.max(self.pos));
-        }
-        // The current line has no `\n` before `pos`; later lines start after it.
-        let from = line.max(self.pos);
-        let Some(i) = memchr(b'\n', &bytes[from..]) else {
-            return Some(bytes.len());
-        };
-        let first = from + i + 1;
-        // A later line that may close the fence has its marker char after at most 3 spaces:
-        // found by jumping between the marker chars. Else only the last line may, while the
-        // text ends within its first 3 spaces.
-        let mut at = first;
-        while let Some(i) = memchr(marker, &bytes[at..]) {
-            let m = at + i;
-            let ls = memrchr(b'\n', &bytes[first..m]).map_or(first, |k| first + k + 1);
-            if m - ls <= 3 && bytes[ls..m].iter().all(|&b| b == b' ') {
-                return Some(ls);
+        let mut line = self.line_start;
+        loop {
+            if may_close_fence(bytes, line, marker) {
+                return Some(line.max(self.pos));
             }
-            at = m + 1;
-        }
-        let last = memrchr(b'\n', &bytes[first..]).map_or(first, |k| first + k + 1);
-        match may_close(last) {
-            true => Some(last),
-            false => Some(bytes.len()),
+            // The current line has no `\n` before `pos`; later lines start after it.
+            let from = line.max(self.pos);
+            match memchr(b'\n', &bytes[from..]) {
+                Some(i) => line = from + i + 1,
+                None => return Some(bytes.len()),
+            }
+            if bytes.len() - line > SHORT_FENCE_REST {
+                return Some(fence_stretch_from(bytes, line, marker));
+            }
         }
     }
 

@@ -309,7 +309,8 @@ fn fence_stretch_stops_before_possible_closers() {
 /// chars) ends where a reading line by line says: at the first line, the current one
 /// included, whose first byte after at most 3 spaces is the marker char or has not
 /// arrived; else at the end of the text. Random fences of lines that start every way,
-/// scanned to every position and asked about every longer text.
+/// short and long (read line by line, or by jumping between the marker chars: see
+/// [`SHORT_FENCE_REST`]), scanned to every position and asked about every longer text.
 #[test]
 fn fence_stretch_ends_where_a_line_by_line_reading_does() {
     const LINES: &[&str] = &[
@@ -320,7 +321,11 @@ fn fence_stretch_ends_where_a_line_by_line_reading_does() {
         let mut rng = fastrand::Rng::with_seed(seed);
         let marker = if rng.bool() { "```" } else { "~~~" };
         let mut text = format!("{marker}js\n");
-        for _ in 0..rng.usize(1..10) {
+        let lines = match seed % 2 {
+            0 => rng.usize(1..10),
+            _ => rng.usize(30..60),
+        };
+        for _ in 0..lines {
             let line = LINES[rng.usize(..LINES.len())];
             text.push_str(&line.replace('`', &marker[..1]));
             text.push('\n');

@@ -666,7 +666,7 @@ impl Containers {
     /// the first quote (a blank line carries no `>`), and leaves that quote and what is in
     /// it (no lazy continuation of a blank line); it opens nothing.
     #[inline]
-    fn blank_line(&mut self, line: usize) -> LineContent {
+    pub(super) fn blank_line(&mut self, line: usize) -> LineContent {
         let kept = self.stack[..self.depth()]
             .iter()
             .take_while(|c| matches!(c, Container::Item { .. }))

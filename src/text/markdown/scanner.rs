@@ -1036,18 +1036,19 @@ impl MarkdownScanner {
     /// reads as text too, once the line tells whether it is one.
     ///
     /// A blank line there (its first byte a `\n` or `\r`) is read here too, as the full
-    /// path reads it: its content at its start, no container, no quote.
+    /// path reads it: its content at its start, no container, no quote; and in containers
+    /// (see [`MarkdownScanner::blank_item_line`]).
     #[inline(always)]
     fn plain_line_start(&mut self, bytes: &[u8]) -> bool {
         #[cfg(test)]
         if self.full_line_starts {
             return false;
         }
-        if self.pos != self.line_start
-            || self.containers.depth() != 0
-            || self.open_fence().is_some()
-        {
+        if self.pos != self.line_start || self.open_fence().is_some() {
             return false;
+        }
+        if self.containers.depth() != 0 {
+            return self.blank_item_line(bytes);
         }
         let mut mode = LineMode::Text;
         let blank = match bytes.get(self.pos) {
@@ -1107,6 +1108,28 @@ impl MarkdownScanner {
         self.read_quoted_line(QuotedLine {
             quoted: false,
             blank,
+            lazy: false,
+            deep: false,
+        });
+        true
+    }
+
+    /// [`MarkdownScanner::plain_line_start`] in containers: a blank line (its first byte a
+    /// `\n` or `\r`) is read as the full path reads it: the list items it goes on in (see
+    /// [`Containers::read_line`]), its content at its start, no quote (no `>` before it),
+    /// nothing deep. Any other line: false, nothing read.
+    #[inline(always)]
+    fn blank_item_line(&mut self, bytes: &[u8]) -> bool {
+        if self.content.is_some() || !matches!(bytes.get(self.pos), Some(b'\n' | b'\r')) {
+            return false;
+        }
+        let c = self.containers.blank_line(self.line_start);
+        self.content = Some(c);
+        self.note_item_column(c.depth);
+        self.mode = LineMode::Text;
+        self.read_quoted_line(QuotedLine {
+            quoted: false,
+            blank: true,
             lazy: false,
             deep: false,
         });

@@ -292,6 +292,12 @@ fn thematic_break(bytes: &[u8], at: usize) -> Option<bool> {
     }
 }
 
+/// Whether the line at `at` (its first byte) tells whether it is a thematic break: false
+/// while it holds only the break's char and spaces and has not ended.
+pub(super) fn decides_thematic_break(bytes: &[u8], at: usize) -> bool {
+    thematic_break(bytes, at).is_some()
+}
+
 impl Containers {
     /// Forgets every container.
     pub(crate) fn reset(&mut self) {
@@ -660,7 +666,7 @@ impl Containers {
     /// the first quote (a blank line carries no `>`), and leaves that quote and what is in
     /// it (no lazy continuation of a blank line); it opens nothing.
     #[inline]
-    fn blank_line(&mut self, line: usize) -> LineContent {
+    pub(super) fn blank_line(&mut self, line: usize) -> LineContent {
         let kept = self.stack[..self.depth()]
             .iter()
             .take_while(|c| matches!(c, Container::Item { .. }))

@@ -68,6 +68,19 @@ fn zero_bytes(w: u64) -> u64 {
     w.wrapping_sub(ONES) & !w & HIGHS
 }
 
+/// Whether a line that starts with byte `b` (outside containers, not indented) is an
+/// ordinary text line whatever follows: `b` starts no container marker (`>`, a bullet, a
+/// digit), no thematic break (`_`), no heading, fence or table row, and is neither
+/// whitespace nor a line's end.
+#[inline]
+pub(super) fn starts_plain_line(b: u8) -> bool {
+    !matches!(
+        b,
+        b' ' | b'\t' | b'\n' | b'\r' | b'>' | b'-' | b'*' | b'+' | b'_' | b'0'
+            ..=b'9' | b'#' | b'`' | b'~' | b'|'
+    )
+}
+
 /// What a line starts, as far as inline code spans care.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum BlockStart {

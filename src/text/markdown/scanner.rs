@@ -2,13 +2,56 @@
 
 use memchr::{memchr, memrchr};
 
-use super::containers::{ContainerPrefix, Containers, Continues, LineContent};
+use super::containers::{
+    ContainerPrefix, Containers, Continues, LineContent, decides_thematic_break,
+};
 use super::inline::{self, InlineScanner, InlineSpan};
 use super::quoted::{QuotedLine, columns_past_quote};
 use super::tables::{TableLine, TableSpan, TableState};
 
 use super::lines::*;
 use super::spans::*;
+
+/// The text after the current line up to which [`MarkdownScanner::fence_stretch`] reads the
+/// lines of a fence one by one (the text comes in small pieces) rather than searching for
+/// its marker char (see [`fence_stretch_from`]): the searches' set-up would cost more than
+/// the lines.
+pub(super) const SHORT_FENCE_REST: usize = 64;
+
+/// Whether the line at `line` may close a fence of `marker`: at most 3 spaces, then the
+/// marker char or the end of the text (see [`FenceMarker::is_closed_by`]).
+#[inline(always)]
+fn may_close_fence(bytes: &[u8], line: usize, marker: u8) -> bool {
+    let indent = bytes[line..]
+        .iter()
+        .take(4)
+        .take_while(|&&b| b == b' ')
+        .count();
+    indent < 4 && bytes.get(line + indent).is_none_or(|&b| b == marker)
+}
+
+/// The start of the first line from `first` (a line's start) on that may close a fence of
+/// `marker` (see [`may_close_fence`]), else the end of `bytes`. Such a line has its marker
+/// char after at most 3 spaces: found by jumping between the marker chars (code holds
+/// few), not by looking at every line. Else only the last line may, while the text ends
+/// within its first 3 spaces.
+#[inline(never)]
+fn fence_stretch_from(bytes: &[u8], first: usize, marker: u8) -> usize {
+    let mut at = first;
+    while let Some(i) = memchr(marker, &bytes[at..]) {
+        let m = at + i;
+        let ls = memrchr(b'\n', &bytes[first..m]).map_or(first, |k| first + k + 1);
+        if m - ls <= 3 && bytes[ls..m].iter().all(|&b| b == b' ') {
+            return ls;
+        }
+        at = m + 1;
+    }
+    let last = memrchr(b'\n', &bytes[first..]).map_or(first, |k| first + k + 1);
+    match may_close_fence(bytes, last, marker) {
+        true => last,
+        false => bytes.len(),
+    }
+}
 
 /// What the scanner knows about the line it is in the middle of.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -542,8 +585,9 @@ impl MarkdownScanner {
     /// `text`. It is empty when the current line might close the fence. Scanning the stretch
     /// ends only lines that leave the fence open: no fence or code span opens or closes and
     /// no cut turns safe. `None` when no fence is open, or the open fence is in containers.
-    /// Cost: one memchr over the stretch
-    /// and a few bytes per line.
+    /// Cost: past a short rest, a search for the marker char over the stretch (code holds
+    /// few) and a look back to its line's start for each one found, not a look at every
+    /// line.
     pub(crate) fn fence_stretch(&self, text: &str) -> Option<usize> {
         let open = self.open_fence()?;
         if open.depth > 0 {
@@ -556,12 +600,7 @@ impl MarkdownScanner {
         debug_assert!(self.pos <= bytes.len());
         let mut line = self.line_start;
         loop {
-            let indent = bytes[line..]
-                .iter()
-                .take(4)
-                .take_while(|&&b| b == b' ')
-                .count();
-            if indent < 4 && bytes.get(line + indent).is_none_or(|&b| b == marker) {
+            if may_close_fence(bytes, line, marker) {
                 return Some(line.max(self.pos));
             }
             // The current line has no `\n` before `pos`; later lines start after it.
@@ -569,6 +608,9 @@ impl MarkdownScanner {
             match memchr(b'\n', &bytes[from..]) {
                 Some(i) => line = from + i + 1,
                 None => return Some(bytes.len()),
+            }
+            if bytes.len() - line > SHORT_FENCE_REST {
+                return Some(fence_stretch_from(bytes, line, marker));
             }
         }
     }
@@ -983,33 +1025,111 @@ impl MarkdownScanner {
     /// text line ends, so that most lines start without a call to
     /// [`MarkdownScanner::scan_line_start`] (whose first step this is).
     ///
+    /// So is a line that starts with any other byte that starts no block there (see
+    /// [`starts_plain_line`]: `<`, `[`, `!`, a non-ASCII letter, ...), as the full path
+    /// reads it: its content at its start (no container marker, no indentation), no quote
+    /// (no `>`), and [`block_start`] finds nothing. An ATX heading's line is read here
+    /// too, as the full path reads it: it ends the block before it. So is a line that
+    /// starts with a backtick or tilde (a possible fence line with three, else text), and
+    /// one with a bullet (`-`, `*`, `+`) right before a byte other than whitespace: no
+    /// list item (its marker needs whitespace after it), and a thematic break (`---`)
+    /// reads as text too, once the line tells whether it is one.
+    ///
     /// A blank line there (its first byte a `\n` or `\r`) is read here too, as the full
-    /// path reads it: its content at its start, no container, no quote.
+    /// path reads it: its content at its start, no container, no quote; and in containers
+    /// (see [`MarkdownScanner::blank_item_line`]).
     #[inline(always)]
     fn plain_line_start(&mut self, bytes: &[u8]) -> bool {
         #[cfg(test)]
         if self.full_line_starts {
             return false;
         }
-        if self.pos != self.line_start
-            || self.containers.depth() != 0
-            || self.open_fence().is_some()
-        {
+        if self.pos != self.line_start || self.open_fence().is_some() {
             return false;
         }
+        if self.containers.depth() != 0 {
+            return self.blank_item_line(bytes);
+        }
+        let mut mode = LineMode::Text;
         let blank = match bytes.get(self.pos) {
-            Some(b) if b.is_ascii_alphabetic() && !self.in_indented() => false,
+            Some(&b) if starts_plain_line(b) && !self.in_indented() => false,
+            Some(b'#') if !self.in_indented() => {
+                match block_start(&bytes[self.pos..]) {
+                    None => return false,
+                    Some(BlockStart::Heading) => {
+                        // An inline code span never crosses into another block.
+                        self.drop_unclosed_code(bytes, self.line_start);
+                        self.heading = true;
+                    }
+                    Some(_) => {}
+                }
+                false
+            }
+            Some(&b @ (b'`' | b'~')) if !self.in_indented() => {
+                // Three markers make a possible fence line; fewer followed by anything else
+                // make ordinary text.
+                let run = bytes[self.pos..]
+                    .iter()
+                    .take(3)
+                    .take_while(|&&x| x == b)
+                    .count();
+                if run < 3 && self.pos + run == bytes.len() {
+                    return false;
+                }
+                mode = if run >= 3 {
+                    LineMode::MaybeFence
+                } else {
+                    LineMode::Text
+                };
+                false
+            }
+            // A bullet right before another byte than whitespace opens no list item; the
+            // line is text once the line tells whether it is a thematic break (it is text
+            // then too).
+            Some(b'-' | b'*' | b'+')
+                if !self.in_indented()
+                    && bytes
+                        .get(self.pos + 1)
+                        .is_some_and(|&n| !matches!(n, b' ' | b'\t' | b'\n' | b'\r')) =>
+            {
+                if !decides_thematic_break(bytes, self.pos) {
+                    return false;
+                }
+                false
+            }
             Some(b'\n' | b'\r') if self.content.is_none() => true,
             _ => return false,
         };
         if blank {
             self.top_level_line();
         }
-        self.mode = LineMode::Text;
+        self.mode = mode;
         // No quote goes on there.
         self.read_quoted_line(QuotedLine {
             quoted: false,
             blank,
+            lazy: false,
+            deep: false,
+        });
+        true
+    }
+
+    /// [`MarkdownScanner::plain_line_start`] in containers: a blank line (its first byte a
+    /// `\n` or `\r`) is read as the full path reads it: the list items it goes on in (see
+    /// [`Containers::read_line`]), its content at its start, no quote (no `>` before it),
+    /// nothing deep. Any other line: false, nothing read.
+    #[inline(always)]
+    fn blank_item_line(&mut self, bytes: &[u8]) -> bool {
+        if self.content.is_some() || !matches!(bytes.get(self.pos), Some(b'\n' | b'\r')) {
+            return false;
+        }
+        let c = self.containers.blank_line(self.line_start);
+        self.content = Some(c);
+        self.note_item_column(c.depth);
+        self.mode = LineMode::Text;
+        self.read_quoted_line(QuotedLine {
+            quoted: false,
+            blank: true,
             lazy: false,
             deep: false,
         });

@@ -305,6 +305,64 @@ fn fence_stretch_stops_before_possible_closers() {
     assert_eq!(s.fence_stretch("~~~\ncode\n  x"), Some(12));
 }
 
+/// The stretch [`MarkdownScanner::fence_stretch`] finds (jumping between the marker
+/// chars) ends where a reading line by line says: at the first line, the current one
+/// included, whose first byte after at most 3 spaces is the marker char or has not
+/// arrived; else at the end of the text. Random fences of lines that start every way,
+/// short and long (read line by line, or by jumping between the marker chars: see
+/// [`SHORT_FENCE_REST`]), scanned to every position and asked about every longer text.
+#[test]
+fn fence_stretch_ends_where_a_line_by_line_reading_does() {
+    const LINES: &[&str] = &[
+        "code", "  `x`", "   ```", "    ```", "```", "``", " ~~~", "a ``` b", "", "  ", "   ",
+        "\t```", "   `", "x`", "````", " ` `",
+    ];
+    for seed in 0..150 {
+        let mut rng = fastrand::Rng::with_seed(seed);
+        let marker = if rng.bool() { "```" } else { "~~~" };
+        let mut text = format!("{marker}js\n");
+        let lines = match seed % 2 {
+            0 => rng.usize(1..10),
+            _ => rng.usize(30..60),
+        };
+        for _ in 0..lines {
+            let line = LINES[rng.usize(..LINES.len())];
+            text.push_str(&line.replace('`', &marker[..1]));
+            text.push('\n');
+        }
+        for scanned in marker.len() + 3..=text.len() {
+            let mut s = MarkdownScanner::new();
+            s.scan(&text[..scanned]);
+            // (A line may have closed the fence and another opened one.)
+            let Some(ch) = s.open_fence().map(|f| f.marker.ch) else {
+                continue;
+            };
+            for end in scanned..=text.len() {
+                let bytes = &text.as_bytes()[..end];
+                // Line by line, from the current line's start.
+                let mut line = s.line_start();
+                let expected = loop {
+                    let indent = bytes[line..].iter().take_while(|&&b| b == b' ').count();
+                    let first = bytes.get(line + indent);
+                    if indent < 4 && first.is_none_or(|&b| b == ch) {
+                        break line.max(scanned);
+                    }
+                    let from = line.max(scanned);
+                    match bytes[from..].iter().position(|&b| b == b'\n') {
+                        Some(i) => line = from + i + 1,
+                        None => break end,
+                    }
+                };
+                assert_eq!(
+                    s.fence_stretch(&text[..end]),
+                    Some(expected),
+                    "{text:?} scanned {scanned} end {end}"
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn undecided_fence_line_is_not_cut() {
     let mut s = MarkdownScanner::new();
@@ -528,10 +586,11 @@ fn late_pairs_pair_the_runs_after_an_unmatched_one_at_every_block_boundary() {
 }
 
 /// The fast paths of a line's start ([`MarkdownScanner::plain_line_start`]: a line that
-/// starts with a letter or is blank, outside containers and code; the container reading of
-/// a line that starts with a letter) read lines exactly as the full paths do: random replies built from lines that start every way (letters,
-/// blank lines with `\n` and `\r\n`, list items, quotes, indented code, fences, tables,
-/// headings) holding backticks, brackets, URLs, emphasis runs, pipes and CJK, read in random
+/// starts with a letter or another byte that starts no block, is a heading or is blank,
+/// outside containers and code; the container reading of a line that starts with a letter)
+/// read lines exactly as the full paths do: random replies built from lines that start
+/// every way (letters, other bytes, blank lines with `\n` and `\r\n`, list items, quotes,
+/// indented code, fences, tables, headings and lines that only look like them) holding backticks, brackets, URLs, emphasis runs, pipes and CJK, read in random
 /// pieces by a scanner with the fast path and one without, give the same answers at every
 /// position and report the same newly safe cuts after every piece.
 #[test]
@@ -559,6 +618,25 @@ fn the_fast_line_start_reads_as_the_full_one() {
         "- [",
         "_",
         "<",
+        "[",
+        "![",
+        "é ",
+        "#x ",
+        "#",
+        "###### ",
+        "####### ",
+        "#\t",
+        "-->",
+        "--",
+        "---",
+        "***\n",
+        "*a",
+        "+x ",
+        "-\u{301}",
+        "`",
+        "``x",
+        "~~ ",
+        "~",
     ];
     const BODIES: &[&str] = &[
         "text and more",

@@ -279,6 +279,21 @@ fn captions_over_the_caption_limit_go_first_as_their_own_message() {
         assert!(s.markdown().encode_utf16().count() <= 1024, "{s:?}");
     }
 
+    // A reply target holds for both: the text and the media that followed it.
+    let mut config = Config::for_channel(&ChannelProfile::TELEGRAM);
+    config.chunk_min = 3000;
+    config.chunk_max = 3500;
+    let sends = run(config, &format!("[[reply_to_current]]{text}"));
+    assert_eq!(sends.len(), 3, "{sends:#?}");
+    assert_eq!(sends[1].payload.media.len(), 1, "{sends:#?}");
+    for s in &sends {
+        assert_eq!(
+            s.payload.reply_to,
+            Some(replystream::ReplyTarget::Current),
+            "{s:?}"
+        );
+    }
+
     let short = "A chart.\nMEDIA: https://example.com/chart.png";
     let sends = run(Config::for_channel(&ChannelProfile::TELEGRAM), short);
     assert_eq!(sends.len(), 1, "{sends:#?}");

@@ -94,8 +94,8 @@ impl Engine {
                 audio_as_voice: false,
                 ..payload.clone()
             };
-            // The text answers the message replied to; the media follows it.
-            payload.reply_to = None;
+            // Both keep the reply target: the model's `[[reply_to…]]` holds for every send
+            // of its message (SPEC §4: media without a target take the caption's).
             self.enqueue_prefixed(kind, text, spans, false, None);
             self.dispatcher.enqueue(Outgoing {
                 kind,

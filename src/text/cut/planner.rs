@@ -674,7 +674,6 @@ impl<'a> Planner<'a> {
         // between rows until that line proves otherwise (the chunker then drops the header
         // it planned).
         let table_end = table.end.unwrap_or(usize::MAX);
-        let deep = table.items_only && table.prefix_len >= 4;
         // A line break right at the window's end, or after only whitespace there (a CRLF's
         // `\r`), still ends a row that fits.
         let mut search_end = hi
@@ -694,22 +693,7 @@ impl<'a> Planner<'a> {
             while p > rows_from && is_ws(bytes[p - 1]) {
                 p -= 1;
             }
-            // Rows hold no blank line: the next row starts right after the line break,
-            // past its indentation (a list item's; a quote's `>` stays with the row) unless
-            // the piece is de-indented (a table 4 columns deep or more in list items: the
-            // indentation goes with the row, to be taken off with the piece's).
-            let indent = match deep {
-                true => 0,
-                false => bytes[nl + 1..]
-                    .iter()
-                    .take_while(|&&b| b == b' ' || b == b'\t')
-                    .count(),
-            };
-            // (Not into a cluster: a space may carry a combining mark.)
-            let q = match boundary_at(text, nl + 1 + indent) {
-                true => nl + 1 + indent,
-                false => nl + 1,
-            };
+            let q = self.row_start_after(table, nl);
             search_end = p.min(nl);
             // Streaming, the next row's content may not have arrived yet (its quote marker
             // may have): the cut right before it leaves the next piece nothing so far, but
@@ -741,28 +725,9 @@ impl<'a> Planner<'a> {
             if p <= rows_from || (q >= table_end && !at_end) || !boundary_at(text, p) || !content {
                 continue;
             }
-            let repeat = self.table_head(table).filter(|&(head, blank)| {
-                // The header again and the row after the cut (up to its last non-blank
-                // byte) within the limits. When they do not fit together no piece can show
-                // that row as a table: it goes on plainly, as a row longer than a piece does
-                // (README design notes, tables). A row whose end has not arrived is judged
-                // on what has, with room for the widest cluster beside the header (the piece
-                // must be able to hold one whatever comes).
-                let line_end = memchr::memchr(b'\n', &bytes[q..]).map(|i| q + i);
-                let known = line_end.is_some() || self.complete;
-                let row_end = line_end.unwrap_or(text.len());
-                let row_end = q + bytes[q..row_end]
-                    .iter()
-                    .rposition(|&b| !is_ws(b))
-                    .map_or(0, |i| i + 1);
-                let cost = ReopenCost::of(Some(Reopen::Table { head, blank }), limits.metric);
-                limits.max_lines.is_none_or(|cap| cost.lines < cap)
-                    && (known || cost.units + widest_grapheme(limits.metric) <= limits.max)
-                    && limits.fits(text, q, row_end, cost.units, cost.lines)
-            });
-            let next = match repeat {
-                Some(_) if !at_end => NextStart::Table,
-                _ => NextStart::Plain,
+            let next = match !at_end && self.header_fits_before_row(table, q) {
+                true => NextStart::Table,
+                false => NextStart::Plain,
             };
             return Some(Planned {
                 cut: Cut {
@@ -777,6 +742,50 @@ impl<'a> Planner<'a> {
         self.after_delimiter_row(start, table, hi)
     }
 
+    /// Where the row after `table`'s line break at `nl` starts. Rows hold no blank line: right
+    /// after the line break, past its indentation (a list item's; a quote's `>` stays with
+    /// the row) unless the piece is de-indented (a table 4 columns deep or more in list
+    /// items: the indentation goes with the row, to be taken off with the piece's), and
+    /// not into a cluster (a space may carry a combining mark).
+    fn row_start_after(&self, table: &TableSpan, nl: usize) -> usize {
+        let (text, bytes) = (self.text, self.text.as_bytes());
+        let indent = match table.items_only && table.prefix_len >= 4 {
+            true => 0,
+            false => bytes[nl + 1..]
+                .iter()
+                .take_while(|&&b| b == b' ' || b == b'\t')
+                .count(),
+        };
+        match boundary_at(text, nl + 1 + indent) {
+            true => nl + 1 + indent,
+            false => nl + 1,
+        }
+    }
+
+    /// Whether `table`'s header and delimiter rows, repeated, fit in a piece with the row
+    /// that starts at `q` (up to its last non-blank byte). When they do not fit together no
+    /// piece can show that row as a table: it goes on plainly, as a row longer than a piece
+    /// does (README design notes, tables). A row whose end has not arrived is judged on
+    /// what has, with room for the widest cluster beside the header (the piece must be able
+    /// to hold one whatever comes).
+    fn header_fits_before_row(&self, table: &TableSpan, q: usize) -> bool {
+        let (text, bytes, limits) = (self.text, self.text.as_bytes(), self.limits);
+        let Some((head, blank)) = self.table_head(table) else {
+            return false;
+        };
+        let line_end = memchr::memchr(b'\n', &bytes[q..]).map(|i| q + i);
+        let known = line_end.is_some() || self.complete;
+        let row_end = line_end.unwrap_or(text.len());
+        let row_end = q + bytes[q..row_end]
+            .iter()
+            .rposition(|&b| !is_ws(b))
+            .map_or(0, |i| i + 1);
+        let cost = ReopenCost::of(Some(Reopen::Table { head, blank }), limits.metric);
+        limits.max_lines.is_none_or(|cap| cost.lines < cap)
+            && (known || cost.units + widest_grapheme(limits.metric) <= limits.max)
+            && limits.fits(text, q, row_end, cost.units, cost.lines)
+    }
+
     /// A piece that starts before `table` and holds no body row of it within `hi` (other
     /// text, or code, fills the room before the header): the cut right after the delimiter
     /// row, with the header and delimiter rows repeated in the next piece, so its rows show
@@ -784,9 +793,14 @@ impl<'a> Planner<'a> {
     /// plain cut after the delimiter row would show the rows as raw pipes). `None` when the
     /// header does not fit beside the first row, or no row has arrived yet.
     fn after_delimiter_row(&self, start: usize, table: &TableSpan, hi: usize) -> Option<Planned> {
-        let (text, bytes, limits) = (self.text, self.text.as_bytes(), self.limits);
+        let (text, bytes) = (self.text, self.text.as_bytes());
         let p = table.delim_end;
-        if table.continued || start >= table.start || p > hi || table.rows_start > text.len() {
+        if table.continued
+            || start >= table.start
+            || p > hi
+            || table.rows_start == 0
+            || table.rows_start > text.len()
+        {
             return None;
         }
         let p = p - bytes[table.start..p]
@@ -794,35 +808,16 @@ impl<'a> Planner<'a> {
             .rev()
             .take_while(|&&b| is_ws(b))
             .count();
-        let deep = table.items_only && table.prefix_len >= 4;
-        let indent = match deep {
-            true => 0,
-            false => bytes[table.rows_start..]
-                .iter()
-                .take_while(|&&b| b == b' ' || b == b'\t')
-                .count(),
-        };
-        let q = match boundary_at(text, table.rows_start + indent) {
-            true => table.rows_start + indent,
-            false => table.rows_start,
-        };
-        let line_end = memchr::memchr(b'\n', &bytes[q..]).map(|i| q + i);
-        if line_end.is_none() && !self.complete {
+        let q = self.row_start_after(table, table.rows_start - 1);
+        // The first row, whole (streaming: its line has ended), with content.
+        let line_end = memchr::memchr(b'\n', &bytes[q..]).map_or(text.len(), |i| q + i);
+        if (line_end == text.len() && !self.complete)
+            || bytes[q..line_end].iter().all(|&b| is_ws(b))
+            || table.end.is_some_and(|end| q >= end)
+        {
             return None;
         }
-        let row_end = line_end.unwrap_or(text.len());
-        let row_end = q + bytes[q..row_end]
-            .iter()
-            .rposition(|&b| !is_ws(b))
-            .map_or(0, |i| i + 1);
-        if row_end <= q || table.end.is_some_and(|end| q >= end) {
-            return None;
-        }
-        let (head, blank) = self.table_head(table)?;
-        let cost = ReopenCost::of(Some(Reopen::Table { head, blank }), limits.metric);
-        let fits = limits.max_lines.is_none_or(|cap| cost.lines < cap)
-            && limits.fits(text, q, row_end, cost.units, cost.lines);
-        fits.then_some(Planned {
+        self.header_fits_before_row(table, q).then_some(Planned {
             cut: Cut {
                 end: p,
                 sep_end: q,

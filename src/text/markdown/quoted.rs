@@ -137,13 +137,6 @@ impl QuotedLines {
         self.pending.or(self.from).is_some_and(|m| p > m)
     }
 
-    /// Whether cuts after a quoted line's start wait for the line after it (see
-    /// [`QuotedLines::blocks_cut`]).
-    #[inline]
-    pub(super) fn is_undecided(&self) -> bool {
-        !self.is_idle()
-    }
-
     /// No more text comes: no line follows. Returns where cuts turned safe.
     pub(super) fn finish(&mut self) -> Option<usize> {
         let m = self.pending.take().or(self.from.take());

@@ -708,7 +708,7 @@ impl MarkdownScanner {
     /// indented code (see `quoted`).
     #[inline]
     pub(crate) fn quoted_line_undecided(&self) -> bool {
-        self.inline.quoted().is_undecided()
+        !self.inline.quoted().is_idle()
     }
 
     /// Whether the current line cannot yet tell content from a fence line.

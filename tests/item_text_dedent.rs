@@ -524,3 +524,78 @@ fn a_lazy_line_outside_items_is_no_items_paragraph() {
             .unwrap_or_else(|e| panic!("deltas of {delta}: {e}\n{messages:#?}"));
     }
 }
+
+/// The texts the chat shows when every send after the first hangs: the first block arrives,
+/// the rest of the reply goes in the finals, from where that block ended.
+fn messages_after_a_hung_send(config: Config, text: &str, delta: usize) -> Vec<String> {
+    use replystream::sim::{Ack, Sim};
+    let mut sim = Sim::with_policy(
+        common::engine(config),
+        Box::new(|_, n| match n {
+            0 => Ack::Deliver { after_ms: 5 },
+            1 => Ack::Hang,
+            _ => Ack::Deliver { after_ms: 5 },
+        }),
+    );
+    sim.push(replystream::Input::MessageStart);
+    for d in common::deltas(text, delta) {
+        sim.push(replystream::Input::TextDelta(d));
+    }
+    sim.push(replystream::Input::MessageEnd(None))
+        .push(replystream::Input::Finish)
+        .run_until_idle();
+    assert!(sim.errors.is_empty(), "push errors: {:?}", sim.errors);
+    sim.delivered_texts()
+}
+
+#[test]
+fn a_final_starting_in_an_items_paragraph_shows_its_code_as_code() {
+    // The second block hangs: the finals carry the rest of the reply from the middle of
+    // the item's paragraph, and show it as that block did: de-indented by the item's 3
+    // columns, so the fence 4 columns deep is a fence. (The finals are split to the limit
+    // by the source's length, before de-indentation: the item's last line, over 100
+    // columns with the rest, goes on its own.)
+    let text = format!("Setup:\n\n{SETUP}").replace("\n2. Next step.", "\n    echo done");
+    let mut config = common::config("telegram");
+    config.text_limit = 100;
+    config.delivery_timeout_ms = 1000;
+    config.format = replystream::Format::Markdown;
+    for delta in [1, 7, text.len()] {
+        let messages = messages_after_a_hung_send(config.clone(), &text, delta);
+        assert_eq!(
+            messages,
+            [
+                "Setup:\n\n1. Install rustup first. It takes a minute or two on a slow line.",
+                "If rustup show lists no toolchain, run this:\n ```sh\n rustup default stable\n ```",
+                "echo done",
+            ],
+            "deltas of {delta}"
+        );
+        check_messages(&text, &messages, &Allow::default()).unwrap();
+    }
+}
+
+#[test]
+fn a_final_starting_in_an_items_deep_fence_reopens_it_de_indented() {
+    // The first block ends inside the item's fence (4 columns deep) and the second hangs:
+    // the final reopens the fence and shows its code de-indented by the item's 3 columns,
+    // as a block starting there does, never as indented code with fence lines in it.
+    let text = "1. Run:\n    ```sh\n    rustup default stable\n    rustup component add clippy\n    rustup component add rustfmt\n    ```\n2. Done.";
+    let mut config = common::config("telegram");
+    config.text_limit = 70;
+    config.delivery_timeout_ms = 1000;
+    config.format = replystream::Format::Markdown;
+    for delta in [1, 7, text.len()] {
+        let messages = messages_after_a_hung_send(config.clone(), text, delta);
+        assert_eq!(
+            messages,
+            [
+                "1. Run:\n    ```sh\n    rustup default stable\n    ```",
+                " ```sh\nrustup component add clippy\n ```",
+                " ```sh\n rustup component add rustfmt\n ```\n2. Done.",
+            ],
+            "deltas of {delta}"
+        );
+        check_messages(text, &messages, &Allow::default()).unwrap();
+    }
+}

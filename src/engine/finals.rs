@@ -38,11 +38,13 @@ use std::ops::Range;
 use smallvec::SmallVec;
 
 use super::Engine;
+use super::text::without_separator_edges;
 use crate::action::{SendKind, SendOp};
-use crate::payload::Payload;
+use crate::payload::{Lane, Payload};
 use crate::stage::coalescer::is_code_indent;
 use crate::stage::dispatch::Outgoing;
 use crate::stage::ledger::SourceSpan;
+use crate::text::dedent::{item_column, item_dedent};
 use crate::text::markdown::inline::SpanDelims;
 use crate::text::markdown::{FenceSpan, MarkdownScanner, is_indented_code_line};
 
@@ -216,6 +218,25 @@ impl Engine {
                 if slice.trim().is_empty() {
                     continue;
                 }
+                // A gap in a list item whose text or code a piece starting there shows
+                // de-indented (see `text::dedent`): split in the whole message, as the
+                // pieces after a cut there are, so it shows what the item shows.
+                if in_opening_line.is_none() && de_indented(&scanner, &msg.text, gap.clone()) {
+                    let splitter = self.splitter_for(Lane::Answer);
+                    let pieces = splitter.split_span(&msg.text, &scanner, gap);
+                    let code_line = |p: usize| is_indented_code_line(&msg.text, p);
+                    let pieces = pieces.into_iter().map(|piece| {
+                        let span = SourceSpan {
+                            message,
+                            range: piece.source.clone(),
+                            closes_fence: piece.fence_closed,
+                        };
+                        let text = without_separator_edges(&msg.text, piece, code_line);
+                        (text, SmallVec::from_iter([span]))
+                    });
+                    texts.push(FinalText::Split(pieces.collect()));
+                    continue;
+                }
                 // A gap that starts inside a fence gets the fence's opening line back; not
                 // when the fence cannot be closed and reopened within the limit (a piece cut
                 // inside it is not reopened either, SPEC §9): its text is then read as going
@@ -253,17 +274,21 @@ impl Engine {
                 };
                 text.push_str(slice);
                 close.push_close(&mut text);
-                texts.push((text, map));
+                texts.push(FinalText::Mapped(text, map));
             }
             let (reply_to, audio_as_voice) = (msg.reply_to.clone(), msg.audio_as_voice);
-            for (text, map) in texts {
+            for text in texts {
                 let payload = Payload {
-                    text,
                     reply_to: reply_to.clone(),
                     audio_as_voice,
                     ..Payload::default()
                 };
-                items.extend(self.final_pieces(payload, map));
+                match text {
+                    FinalText::Mapped(text, map) => {
+                        items.extend(self.final_pieces(Payload { text, ..payload }, map))
+                    }
+                    FinalText::Split(pieces) => items.extend(self.finals_of(payload, pieces)),
+                }
             }
         }
         items
@@ -303,8 +328,19 @@ impl Engine {
         if payload.text.trim().is_empty() {
             return Vec::new();
         }
+        let pieces = self.split_mapped_on(payload.lane, &payload.text, Some(&map));
+        self.finals_of(payload, pieces)
+    }
+
+    /// The final sends of `pieces` (texts and the source they show), each a plain `Create`
+    /// with `payload`'s target, the response prefix on the first it belongs to.
+    fn finals_of(
+        &mut self,
+        payload: Payload,
+        pieces: Vec<(String, SmallVec<[SourceSpan; 2]>)>,
+    ) -> Vec<Outgoing> {
         let mut out = Vec::new();
-        for (piece, spans) in self.split_mapped_on(payload.lane, &payload.text, Some(&map)) {
+        for (piece, spans) in pieces {
             // Only a reopened fence and its own closer: the piece before showed that line
             // with its synthetic close, and counts it as its own.
             if piece.is_empty() {
@@ -368,6 +404,23 @@ impl Engine {
             }
         }
     }
+}
+
+/// One text of the model's remainder, in source order.
+enum FinalText {
+    /// A text to split on its own: synthetic edges and the slice of the message it shows.
+    Mapped(String, ContentMap),
+    /// Pieces already split in the whole message (see `de_indented`).
+    Split(Vec<(String, SmallVec<[SourceSpan; 2]>)>),
+}
+
+/// Whether a piece that starts at bytes `gap` of the message's `text` (read by `scanner`)
+/// shows its lines de-indented: it starts in a list item's text or deep code that alone,
+/// without the item, would read otherwise (see `text::dedent`).
+fn de_indented(scanner: &MarkdownScanner, text: &str, gap: Range<usize>) -> bool {
+    let line_start = gap.start == 0 || text.as_bytes()[gap.start - 1] == b'\n';
+    let item = || item_column(text, gap.start, true, true).unwrap_or(0);
+    item_dedent(scanner, text, gap.start, gap.end, line_start, Some(item)).cols > 0
 }
 
 /// The inline delimiters a cut at `p` leaves open (emphasis, and an inline code span of one

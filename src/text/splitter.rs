@@ -209,6 +209,45 @@ impl PlatformSplitter {
     }
 
     fn split_scanned(&self, text: &str, scanner: &MarkdownScanner, out: &mut Vec<Block>) {
+        self.split_scanned_span(text, scanner, 0..text.len(), None, out);
+    }
+
+    /// Splits bytes `span` of `text`, read in the whole of `text` by `scanner` (which has
+    /// read all of it), as the pieces after a cut at `span.start` would be: each piece shows
+    /// the containers it is in as they read there (a piece in a list item's text or deep
+    /// code is de-indented, see `text::dedent`), a fence open at `span.start` is reopened,
+    /// and one open at `span.end` is closed. The pieces' `source` ranges index `text`.
+    pub(crate) fn split_span(
+        &self,
+        text: &str,
+        scanner: &MarkdownScanner,
+        span: std::ops::Range<usize>,
+    ) -> Vec<Block> {
+        let limits = self.limits();
+        let reopen = scanner
+            .fence_at(span.start)
+            .filter(|f| f.continued || span.start >= f.open_end)
+            .and_then(|f| {
+                let line = match f.continued {
+                    true => "",
+                    false => &text[f.start..f.open_end.min(text.len())],
+                };
+                limits.repair(f.marker, line.strip_suffix('\r').unwrap_or(line))
+            });
+        let mut out = Vec::new();
+        self.split_scanned_span(text, scanner, span, reopen, &mut out);
+        out
+    }
+
+    /// [`PlatformSplitter::split_span`] into `out`, the first piece starting with `reopen`.
+    fn split_scanned_span<'a>(
+        &self,
+        text: &'a str,
+        scanner: &'a MarkdownScanner,
+        span: std::ops::Range<usize>,
+        reopen: Option<Reopen<'a>>,
+        out: &mut Vec<Block>,
+    ) {
         let limits = self.limits();
         let first = out.len();
         let mut run = SplitRun {
@@ -216,20 +255,22 @@ impl PlatformSplitter {
             text,
             scanner,
             limits,
-            reopen: None,
+            reopen,
             out,
             first,
-            lead: 0..0,
+            lead: span.start..span.start,
         };
         match self.config.mode {
-            SplitMode::Length => run.split_range(0, text.len(), text.len()),
+            SplitMode::Length => run.split_range(span.start, span.end, span.end),
             SplitMode::Newline => {
-                let mut start = 0;
-                while let Some((end, sep_end)) = next_paragraph_break(text, scanner, start) {
+                let mut start = span.start;
+                while let Some((end, sep_end)) =
+                    next_paragraph_break(&text[..span.end], scanner, start)
+                {
                     run.split_range(start, end, sep_end);
                     start = sep_end;
                 }
-                run.split_range(start, text.len(), text.len());
+                run.split_range(start, span.end, span.end);
             }
         }
     }

@@ -466,3 +466,44 @@ fn a_line_capped_piece_at_an_item_its_text_would_swallow_starts_a_message() {
         );
     }
 }
+
+/// A fence 4 columns deep in item 1 whose code runs into a line at column 0: that line
+/// leaves the item and, in CommonMark, ends the fence with it (no closing line).
+const FENCE_LEFT_BY_A_LINE: &str = "1. Build it first:\n    ```\n    cargo build --release\n    cargo test --workspace\n    cargo run --example demo\nThat line left the item.\nMore text after it here.\n";
+
+#[test]
+fn a_piece_ends_where_a_line_leaving_the_item_ends_its_fence() {
+    // A piece that starts inside the fence (reopened, de-indented) has lost the item: at
+    // its top level no line ends the fence, so the line at column 0 and the text after it
+    // would show as code. The piece ends at the fence's end instead, whatever room is left.
+    let pieces = split(FENCE_LEFT_BY_A_LINE, 80, SplitMode::Length, None);
+    assert_eq!(
+        texts(&pieces),
+        [
+            "1. Build it first:",
+            " ```\n cargo build --release\n cargo test --workspace\n ```",
+            " ```\n cargo run --example demo",
+            "That line left the item.\nMore text after it here.",
+        ]
+    );
+    judge(FENCE_LEFT_BY_A_LINE, &owned(&pieces));
+    // With room for all of it, the piece holds the item's start: it shows the fence in
+    // the item, which the line ends, as the reply does, and goes on.
+    let pieces = split(FENCE_LEFT_BY_A_LINE, 200, SplitMode::Length, None);
+    assert_eq!(texts(&pieces), [FENCE_LEFT_BY_A_LINE.trim_end()]);
+    for (max, size) in [(45, 1), (60, 7), (80, 1000), (100, 1)] {
+        let config = ChunkerConfig {
+            min: 1,
+            max,
+            break_preference: BreakPreference::Paragraph,
+            flush_on_paragraph: false,
+            metric: LengthMetric::Chars,
+        };
+        let blocks = run_chunker(config, common::deltas(FENCE_LEFT_BY_A_LINE, size));
+        judge(FENCE_LEFT_BY_A_LINE, &owned(&blocks));
+        judge(
+            FENCE_LEFT_BY_A_LINE,
+            &engine_messages(FENCE_LEFT_BY_A_LINE, max, size),
+        );
+    }
+}

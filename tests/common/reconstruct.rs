@@ -1055,9 +1055,17 @@ fn match_rest(
         }
     }
     let (a, b) = walk_body(src, cursor, n, body, inside, rule)?;
+    // Only separator whitespace before the line that leaves a fence's container (which
+    // ends it) leaves nothing open, as for the balance check
+    // ([`Source::container_ends_fence_in`]).
+    let ended_by_container = |f: &Fence| {
+        f.by_container
+            && f.close_end
+                .is_some_and(|e| e >= b && src.text.as_bytes()[b..e].iter().all(|&c| is_sep(c)))
+    };
     if let Some(f) = src
         .open_at(b)
-        .filter(|f| !unrepairable(f.marker, rule.metric, rule.limit))
+        .filter(|f| !unrepairable(f.marker, rule.metric, rule.limit) && !ended_by_container(f))
     {
         return Err(format!(
             "span {a}..{b} ends inside the fence opened at {} without closing it: {text:?}",

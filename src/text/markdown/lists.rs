@@ -121,7 +121,65 @@ impl MarkdownScanner {
     /// item marker line of the piece, of its kind, at its column or left of it, as the piece
     /// shows them) is no such item. Cost: a lookup, and the lines of `text[start..to]` only
     /// when such an item lies there.
+    ///
+    /// Also where a fence in a list item or a block quote that a line leaving its container
+    /// ends (no closing line) ends, at or before `to` (see [`MarkdownScanner::fence_end_cut`]).
     pub(crate) fn list_cut(&self, text: &str, start: usize, to: usize) -> Option<(usize, usize)> {
+        let item = self.item_cut(text, start, to);
+        match self.fence_end_cut(text, start, to) {
+            Some(f) if item.is_none_or(|i| f.0 < i.0) => Some(f),
+            _ => item,
+        }
+    }
+
+    /// Where a piece starting at `start` must end at the latest because a fence of a list
+    /// item or a block quote ends in it with a line that leaves the container (CommonMark
+    /// ends the fence there, with no closing line): the fence's end, and the start of that
+    /// line. A piece that lost the container (it starts inside the fence, or after the
+    /// item's marker line) reads the fence at its top level, where no line leaves it: the
+    /// line and the text after it would show as code. No synthetic line can stand in the
+    /// middle of a piece, so the piece ends there. A piece whose first line opens
+    /// containers itself (a list marker or a `>` starts it) is taken to hold the fence's
+    /// and goes on. Cost: a lookup among the fences that end after `start`.
+    fn fence_end_cut(&self, text: &str, start: usize, to: usize) -> Option<(usize, usize)> {
+        let bytes = text.as_bytes();
+        let line_start = start == 0 || bytes[start - 1] == b'\n';
+        let opens_containers = line_start && {
+            let line = &bytes[start..];
+            let first = line.iter().find(|&&b| b != b' ' && b != b'\t');
+            first == Some(&b'>') || marker_column(line).is_some()
+        };
+        let fences = self.fences();
+        let upto = fences.partition_point(|f| f.start < to);
+        let mut cut = None;
+        for f in fences[..upto].iter().rev() {
+            let Some(end) = f.end else { continue };
+            if end <= start {
+                break;
+            }
+            // Ended by its container: its end is where its last line ends.
+            if end == f.close_start && end < to && (!opens_containers || start > f.start) {
+                let next =
+                    memchr::memchr(b'\n', &bytes[end..]).map_or(bytes.len(), |k| end + k + 1);
+                // Only quote markers and whitespace after it (a `>` line that leaves an
+                // inner quote): nothing the piece shows reads otherwise, and alone they
+                // would be no message.
+                let shown = |b: &u8| !matches!(b, b' ' | b'\t' | b'\r' | b'\n' | b'>');
+                // (The fence ends with its last line that has content: blank lines before
+                // the line that leaves go in the separator.) A piece that would hold the
+                // fence's opening line alone is no better: it goes on as before.
+                let last = end;
+                let opening_alone = start >= f.start && last <= f.open_end;
+                if last > start && !opening_alone && bytes[next.min(to)..to].iter().any(shown) {
+                    cut = Some((last, next));
+                }
+            }
+        }
+        cut
+    }
+
+    /// [`MarkdownScanner::list_cut`] for list items.
+    fn item_cut(&self, text: &str, start: usize, to: usize) -> Option<(usize, usize)> {
         let all = self.inline.list_items();
         let items = &all[all.partition_point(|&l| l <= start)..];
         if items.first().is_none_or(|&l| l > to) {

@@ -744,8 +744,7 @@ impl MarkdownScanner {
         self.fences[..i].last()?.line_of(x)
     }
 
-    /// All fences found (the last may be open).
-    #[cfg(test)]
+    /// All fences found (the last may be open), in order; drained ones are gone.
     pub(crate) fn fences(&self) -> &[FenceSpan] {
         &self.fences
     }
@@ -1169,7 +1168,10 @@ impl MarkdownScanner {
         // A line that a flush ended has no `\n`: the fence ends where the next line starts.
         let newline = line_start > 0 && bytes.get(line_start - 1) == Some(&b'\n');
         let mut end = (line_start - usize::from(newline)).max(f.open_end);
-        if end > f.open_end && bytes.get(end - 1) == Some(&b'\r') {
+        // Blank lines before the line that leaves are no code a piece must close the fence
+        // around: the fence ends with its last line that has content (they go with the
+        // separator after it).
+        while end > f.open_end && matches!(bytes.get(end - 1), Some(b'\r' | b'\n' | b' ' | b'\t')) {
             end -= 1;
         }
         f.close_start = end;

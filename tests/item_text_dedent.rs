@@ -524,3 +524,31 @@ fn a_lazy_line_outside_items_is_no_items_paragraph() {
             .unwrap_or_else(|e| panic!("deltas of {delta}: {e}\n{messages:#?}"));
     }
 }
+
+/// A message that starts in an item and joins two de-indented blocks of the item's fence,
+/// cut at a whitespace-only code line: that line (the source between the two blocks) is
+/// de-indented like the lines around it, so it keeps the code's own columns. (It kept the
+/// item's 3 columns too, 3 spaces of code more than the reply shows; found by engine_props
+/// at seed 315, there in an item's paragraph between two blocks.)
+#[test]
+fn engine_de_indents_the_whitespace_line_between_two_de_indented_blocks() {
+    let text = "1. Step one takes a while on a slow line, so start it early, and then wait.\n\n    \
+                ```sh\n    echo aaaaaaaaaaaaaaaa\n        \n    echo bbbbbbbbbbbbbbbbb\n    ```\n";
+    let mut config = common::config("telegram");
+    config.text_limit = 90;
+    config.chunk_min = 20;
+    config.chunk_max = 40;
+    config.format = replystream::Format::Markdown;
+    for delta in [1, 7, text.len()] {
+        let messages = engine_messages(config.clone(), text, delta);
+        assert_eq!(
+            messages,
+            [
+                "1. Step one takes a while on a slow line, so start it early, and then wait.",
+                " ```sh\n echo aaaaaaaaaaaaaaaa\n     \n echo bbbbbbbbbbbbbbbbb\n ```",
+            ],
+            "deltas of {delta}"
+        );
+        check_messages(text, &messages, &Allow::default()).unwrap();
+    }
+}

@@ -1123,3 +1123,52 @@ fn decorations_cover_every_kind() {
     }
     assert!(seen.iter().all(|&s| s), "{seen:?}");
 }
+
+/// A script on the Telegram profile (blocks of 10 to 29 units, 1-byte deltas, every send
+/// delivered at once) with one `TextEnd` at byte `end` of `text`: a fixed case that a
+/// seed found, kept as a regression test of the engine and of this file's checker.
+fn fixed_script(text: &str, end: usize) -> Script {
+    let positions = seam_positions(text);
+    let k = positions
+        .iter()
+        .position(|&p| p == end)
+        .expect("a TextEnd position");
+    let per_mille = (k * 1000).div_ceil(positions.len()) as u16;
+    assert_eq!(choose(&positions, &[per_mille]), [end]);
+    assert_eq!(ChannelProfile::ALL[0].name, "telegram");
+    Script {
+        texts: vec![text.to_owned()],
+        channel: 0,
+        preference: BreakPreference::Paragraph,
+        chunk_mode: ChunkMode::Newline,
+        break_mode: BreakMode::TextEnd,
+        sizes: Some((10, 29, 1)),
+        text_limit: None,
+        metric: None,
+        idle_ms: 0,
+        human: 0,
+        cuts: vec![1],
+        text_ends: vec![per_mille],
+        tools: Vec::new(),
+        gap_ms: 0,
+        latencies: vec![0],
+        fates: Vec::new(),
+        seed: 0,
+        decorate: false,
+    }
+}
+
+/// A `TextEnd` in the middle of a list item's indented code line ends that line for the
+/// chunker: the rest (`dented(body);`) starts a line at column 0, which ends the item
+/// (indented code takes no lazy continuation line), so the `~~~` line 4 columns in after
+/// it is a paragraph's continuation, not a fence of the item, and the lines after the
+/// blank line are indented code at the top level. (Seed 317: the checker's own reader
+/// took the item's indented code for a paragraph, kept the item open over that line and
+/// read an item fence there, then rejected the sends that read no fence.)
+#[test]
+fn a_line_ended_inside_item_code_ends_the_item() {
+    let text = "- message over x:\n\n        indented(body);\n        indented(body);\n    ~~~\n\n    \
+                xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n    print(1)\n\nUse it.\n";
+    let r = run(&fixed_script(text, 29)).expect("accepted");
+    check(&r).unwrap();
+}

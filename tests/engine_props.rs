@@ -1125,16 +1125,21 @@ fn decorations_cover_every_kind() {
 }
 
 /// A script on the Telegram profile (blocks of 10 to 29 units, 1-byte deltas, every send
-/// delivered at once) with one `TextEnd` at byte `end` of `text`: a fixed case that a
-/// seed found, kept as a regression test of the engine and of this file's checker.
-fn fixed_script(text: &str, end: usize) -> Script {
+/// delivered at once) with a `TextEnd` at each of `ends` (bytes of `text`): a fixed case
+/// that a seed found, kept as a regression test of the engine and of this file's checker.
+fn fixed_script(text: &str, ends: &[usize]) -> Script {
     let positions = seam_positions(text);
-    let k = positions
+    let per_mille: Vec<u16> = ends
         .iter()
-        .position(|&p| p == end)
-        .expect("a TextEnd position");
-    let per_mille = (k * 1000).div_ceil(positions.len()) as u16;
-    assert_eq!(choose(&positions, &[per_mille]), [end]);
+        .map(|end| {
+            let k = positions
+                .iter()
+                .position(|p| p == end)
+                .expect("a TextEnd position");
+            (k * 1000).div_ceil(positions.len()) as u16
+        })
+        .collect();
+    assert_eq!(choose(&positions, &per_mille), ends);
     assert_eq!(ChannelProfile::ALL[0].name, "telegram");
     Script {
         texts: vec![text.to_owned()],
@@ -1148,7 +1153,7 @@ fn fixed_script(text: &str, end: usize) -> Script {
         idle_ms: 0,
         human: 0,
         cuts: vec![1],
-        text_ends: vec![per_mille],
+        text_ends: per_mille,
         tools: Vec::new(),
         gap_ms: 0,
         latencies: vec![0],
@@ -1169,6 +1174,35 @@ fn fixed_script(text: &str, end: usize) -> Script {
 fn a_line_ended_inside_item_code_ends_the_item() {
     let text = "- message over x:\n\n        indented(body);\n        indented(body);\n    ~~~\n\n    \
                 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n    print(1)\n\nUse it.\n";
-    let r = run(&fixed_script(text, 29)).expect("accepted");
+    let r = run(&fixed_script(text, &[29])).expect("accepted");
+    check(&r).unwrap();
+}
+
+/// A send that ends in a list item's fence after a code line, closed by its synthetic
+/// closing line (`  ```` under `- `, de-indented), when the next code line starts with that
+/// marker (`    ```not a closer`, a code line: backticks with an info string never close):
+/// the send shows the code up to its cut, then the closing line. (Seeds 311 and 316: the
+/// checker's reading of de-indented sends took the closing line for the start of the next
+/// code line, so the span ended inside that line, leaving the fence open, and the next send
+/// could not be matched.)
+#[test]
+fn a_synthetic_close_before_a_code_line_that_starts_like_it() {
+    let text = "- naive the:\n\n    ```not a closer\n    ~~~\n    print(1)\n    \n\n    \
+                ```not a closer\n    ```not a closer\n    ```not a closer";
+    let mut script = fixed_script(text, &[]);
+    script.sizes = Some((6, 29, 1));
+    script.chunk_mode = ChunkMode::Length;
+    (script.idle_ms, script.gap_ms) = (300, 40);
+    let r = run(&script).expect("accepted");
+    let sends: Vec<String> = r
+        .sim
+        .sends()
+        .into_iter()
+        .map(|(_, s)| s.payload.text)
+        .collect();
+    assert!(
+        sends.iter().any(|s| s == "  ```\n  ```not a closer\n  ```"),
+        "the case is gone: {sends:#?}"
+    );
     check(&r).unwrap();
 }

@@ -1206,3 +1206,32 @@ fn a_synthetic_close_before_a_code_line_that_starts_like_it() {
     );
     check(&r).unwrap();
 }
+
+/// A send that ends at the last code line of a list item's fence that the item's end
+/// closes (blank lines, then a line at column 0: no closing line) needs no synthetic
+/// closing line: nothing but the blank lines stands between it and the end of the fence,
+/// as the balance check accepts. (Seed 312, after the check above: the de-indented reading
+/// took that fence for one the send leaves open.)
+#[test]
+fn a_send_ending_where_the_items_end_closes_its_fence() {
+    let text = "6. 🇫🇷 fox brown `code`.\r\n\r\n    print('line 880')\r\n\r\n    ```not a closer\r\n    \
+                ~~~\r\n\r\n    \r\n    \r\n\r\n    print('line 315')\r\n\r\n    print('line 759')\r\n    \
+                print('line 814')\r\n\r\n    ```not a closer\r\n    ```not a closer\r\n    \
+                ```not a closer\r\n\r\n\r\nnaïve x lazy quick";
+    let mut script = fixed_script(text, &[]);
+    assert_eq!(ChannelProfile::ALL[1].name, "discord");
+    script.channel = 1;
+    script.sizes = Some((22, 24, 1));
+    let r = run(&script).expect("accepted");
+    let sends: Vec<String> = r
+        .sim
+        .sends()
+        .into_iter()
+        .map(|(_, s)| s.payload.text)
+        .collect();
+    assert!(
+        sends.iter().any(|s| s == " ```\not a closer"),
+        "the case is gone: {sends:#?}"
+    );
+    check(&r).unwrap();
+}

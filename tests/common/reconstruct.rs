@@ -862,9 +862,15 @@ fn dedented_end(
         // A span that ends inside a fence it leaves open is no span: a send ending there
         // closes it (as in `match_rest`). (So the synthetic closing line is never taken for
         // the start of the code line after the cut: `  ```` of `    ```not a closer`.)
-        let open = src
-            .open_at(b)
-            .is_some_and(|f| !unrepairable(f.marker, rule.metric, rule.limit));
+        // Only separator whitespace before the line that leaves the fence's container
+        // (which closes it) leaves nothing open, as for the balance check
+        // ([`Source::container_ends_fence_in`]).
+        let open = src.open_at(b).is_some_and(|f| {
+            let closed_by_container = f.by_container
+                && f.close_end
+                    .is_some_and(|e| e >= b && s[b..e].bytes().all(is_sep));
+            !unrepairable(f.marker, rule.metric, rule.limit) && !closed_by_container
+        });
         return (!open).then_some(b);
     }
     // Two blocks joined at a text boundary: the joiner instead of the separator

@@ -1123,3 +1123,115 @@ fn decorations_cover_every_kind() {
     }
     assert!(seen.iter().all(|&s| s), "{seen:?}");
 }
+
+/// A script on the Telegram profile (blocks of 10 to 29 units, 1-byte deltas, every send
+/// delivered at once) with a `TextEnd` at each of `ends` (bytes of `text`): a fixed case
+/// that a seed found, kept as a regression test of the engine and of this file's checker.
+fn fixed_script(text: &str, ends: &[usize]) -> Script {
+    let positions = seam_positions(text);
+    let per_mille: Vec<u16> = ends
+        .iter()
+        .map(|end| {
+            let k = positions
+                .iter()
+                .position(|p| p == end)
+                .expect("a TextEnd position");
+            (k * 1000).div_ceil(positions.len()) as u16
+        })
+        .collect();
+    assert_eq!(choose(&positions, &per_mille), ends);
+    assert_eq!(ChannelProfile::ALL[0].name, "telegram");
+    Script {
+        texts: vec![text.to_owned()],
+        channel: 0,
+        preference: BreakPreference::Paragraph,
+        chunk_mode: ChunkMode::Newline,
+        break_mode: BreakMode::TextEnd,
+        sizes: Some((10, 29, 1)),
+        text_limit: None,
+        metric: None,
+        idle_ms: 0,
+        human: 0,
+        cuts: vec![1],
+        text_ends: per_mille,
+        tools: Vec::new(),
+        gap_ms: 0,
+        latencies: vec![0],
+        fates: Vec::new(),
+        seed: 0,
+        decorate: false,
+    }
+}
+
+/// A `TextEnd` in the middle of a list item's indented code line ends that line for the
+/// chunker: the rest (`dented(body);`) starts a line at column 0, which ends the item
+/// (indented code takes no lazy continuation line), so the `~~~` line 4 columns in after
+/// it is a paragraph's continuation, not a fence of the item, and the lines after the
+/// blank line are indented code at the top level. (Seed 317: the checker's own reader
+/// took the item's indented code for a paragraph, kept the item open over that line and
+/// read an item fence there, then rejected the sends that read no fence.)
+#[test]
+fn a_line_ended_inside_item_code_ends_the_item() {
+    let text = "- message over x:\n\n        indented(body);\n        indented(body);\n    ~~~\n\n    \
+                xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n    print(1)\n\nUse it.\n";
+    let r = run(&fixed_script(text, &[29])).expect("accepted");
+    check(&r).unwrap();
+}
+
+/// A send that ends in a list item's fence after a code line, closed by its synthetic
+/// closing line (`  ```` under `- `, de-indented), when the next code line starts with that
+/// marker (`    ```not a closer`, a code line: backticks with an info string never close):
+/// the send shows the code up to its cut, then the closing line. (Seeds 311 and 316: the
+/// checker's reading of de-indented sends took the closing line for the start of the next
+/// code line, so the span ended inside that line, leaving the fence open, and the next send
+/// could not be matched.)
+#[test]
+fn a_synthetic_close_before_a_code_line_that_starts_like_it() {
+    let text = "- naive the:\n\n    ```not a closer\n    ~~~\n    print(1)\n    \n\n    \
+                ```not a closer\n    ```not a closer\n    ```not a closer";
+    let mut script = fixed_script(text, &[]);
+    script.sizes = Some((6, 29, 1));
+    script.chunk_mode = ChunkMode::Length;
+    (script.idle_ms, script.gap_ms) = (300, 40);
+    let r = run(&script).expect("accepted");
+    let sends: Vec<String> = r
+        .sim
+        .sends()
+        .into_iter()
+        .map(|(_, s)| s.payload.text)
+        .collect();
+    assert!(
+        sends.iter().any(|s| s == "  ```\n  ```not a closer\n  ```"),
+        "the case is gone: {sends:#?}"
+    );
+    check(&r).unwrap();
+}
+
+/// A send that ends at the last code line of a list item's fence that the item's end
+/// closes (blank lines, then a line at column 0: no closing line) needs no synthetic
+/// closing line: nothing but the blank lines stands between it and the end of the fence,
+/// as the balance check accepts. (Seed 312, after the check above: the de-indented reading
+/// took that fence for one the send leaves open.)
+#[test]
+fn a_send_ending_where_the_items_end_closes_its_fence() {
+    let text = "6. 🇫🇷 fox brown `code`.\r\n\r\n    print('line 880')\r\n\r\n    ```not a closer\r\n    \
+                ~~~\r\n\r\n    \r\n    \r\n\r\n    print('line 315')\r\n\r\n    print('line 759')\r\n    \
+                print('line 814')\r\n\r\n    ```not a closer\r\n    ```not a closer\r\n    \
+                ```not a closer\r\n\r\n\r\nnaïve x lazy quick";
+    let mut script = fixed_script(text, &[]);
+    assert_eq!(ChannelProfile::ALL[1].name, "discord");
+    script.channel = 1;
+    script.sizes = Some((22, 24, 1));
+    let r = run(&script).expect("accepted");
+    let sends: Vec<String> = r
+        .sim
+        .sends()
+        .into_iter()
+        .map(|(_, s)| s.payload.text)
+        .collect();
+    assert!(
+        sends.iter().any(|s| s == " ```\not a closer"),
+        "the case is gone: {sends:#?}"
+    );
+    check(&r).unwrap();
+}

@@ -373,7 +373,11 @@ pub(crate) fn read(text: &str, line_ends: &[usize]) -> (Vec<Line>, Vec<Fence>) {
             }
             None => {
                 let heading = w + over < 4 && rest[next - i..].starts_with(b"#");
-                paragraph = !blank(rest) && !heading;
+                // Indented code (4 columns past the content of its containers, where no
+                // paragraph goes on: indented code cannot interrupt one) is no paragraph:
+                // a line after it that leaves a container is no lazy continuation.
+                let code = (opened || !paragraph) && w + over >= 4 && !blank(rest);
+                paragraph = !blank(rest) && !heading && !code;
                 out.push(Line {
                     start,
                     end,

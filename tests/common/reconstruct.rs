@@ -579,7 +579,7 @@ fn match_send(
     if exact.is_ok() {
         return exact;
     }
-    if let Some(span) = match_send_dedented(src, cursor, text, rule.joiner) {
+    if let Some(span) = match_send_dedented(src, cursor, text, rule) {
         return Ok(span);
     }
     let is_delim = |b: u8| matches!(b, b'`' | b'*' | b'_' | b'~');
@@ -599,7 +599,7 @@ fn match_send(
             }
             // Both repairs: a piece de-indented (a deep list item's table or code) that
             // starts or ends inside a span.
-            if let Some(span) = match_send_dedented(src, cursor, body, rule.joiner) {
+            if let Some(span) = match_send_dedented(src, cursor, body, rule) {
                 return Ok(span);
             }
         }
@@ -618,7 +618,7 @@ fn match_send_dedented(
     src: &Source,
     cursor: usize,
     text: &str,
-    joiner: &str,
+    rule: &Rule,
 ) -> Option<(usize, usize)> {
     use super::containers::dedent_view as dedent_lines;
     let s = src.text.as_str();
@@ -751,7 +751,7 @@ fn match_send_dedented(
     }
     readings
         .into_iter()
-        .find_map(|(cols, head, from)| dedented_span(src, text, cols, &head, from, joiner))
+        .find_map(|(cols, head, from)| dedented_span(src, text, cols, &head, from, rule))
 }
 
 /// The de-indentation a piece starting in a fence in list items inside a block quote is
@@ -786,11 +786,11 @@ fn dedented_span(
     cols: Dedent,
     head: &str,
     from: usize,
-    joiner: &str,
+    rule: &Rule,
 ) -> Option<(usize, usize)> {
     let body = text.strip_prefix(head)?;
     let first_line = from == 0 || src.text.as_bytes()[from - 1] == b'\n';
-    let end = dedented_walk(src, body, cols, from, first_line, joiner)?;
+    let end = dedented_walk(src, body, cols, from, first_line, rule)?;
     Some((from, end))
 }
 
@@ -805,7 +805,7 @@ fn dedented_walk(
     cols: Dedent,
     from: usize,
     first_line: bool,
-    joiner: &str,
+    rule: &Rule,
 ) -> Option<usize> {
     use super::containers::dedent_view as dedent_lines;
     let s = src.text.as_str();
@@ -839,7 +839,7 @@ fn dedented_walk(
     }
     let ends = part.into_iter().chain([(b, shown)]);
     ends.into_iter()
-        .find_map(|(b, shown)| dedented_end(src, body, cols, from, first_line, joiner, b, &shown))
+        .find_map(|(b, shown)| dedented_end(src, body, cols, from, first_line, rule, b, &shown))
 }
 
 /// [`dedented_walk`] where the body shows the source `from..b` as `shown`: the end of the
@@ -851,7 +851,7 @@ fn dedented_end(
     cols: Dedent,
     from: usize,
     first_line: bool,
-    joiner: &str,
+    rule: &Rule,
     b: usize,
     shown: &str,
 ) -> Option<usize> {
@@ -859,7 +859,19 @@ fn dedented_end(
     let s = src.text.as_str();
     let rest = &body[shown.len()..];
     if rest.is_empty() {
-        return Some(b);
+        // A span that ends inside a fence it leaves open is no span: a send ending there
+        // closes it (as in `match_rest`). (So the synthetic closing line is never taken for
+        // the start of the code line after the cut: `  ```` of `    ```not a closer`.)
+        // Only separator whitespace before the line that leaves the fence's container
+        // (which closes it) leaves nothing open, as for the balance check
+        // ([`Source::container_ends_fence_in`]).
+        let open = src.open_at(b).is_some_and(|f| {
+            let closed_by_container = f.by_container
+                && f.close_end
+                    .is_some_and(|e| e >= b && s[b..e].bytes().all(is_sep));
+            !unrepairable(f.marker, rule.metric, rule.limit) && !closed_by_container
+        });
+        return (!open).then_some(b);
     }
     // Two blocks joined at a text boundary: the joiner instead of the separator
     // whitespace there.
@@ -869,13 +881,15 @@ fn dedented_end(
         .filter(|&&q| q > from && q <= b && s[q..b].bytes().all(is_sep))
         .find_map(|&q| {
             let (view, cols) = dedent_lines_to(&s[from..q], cols, first_line);
-            let after = body.strip_prefix(view.as_str())?.strip_prefix(joiner)?;
+            let after = body
+                .strip_prefix(view.as_str())?
+                .strip_prefix(rule.joiner)?;
             let r = src.next_non_sep(q);
             // The block after may start at its line's indentation.
             let line = s[..r].rfind('\n').map_or(0, |i| i + 1).max(q);
             [r, line].into_iter().find_map(|r| {
                 let first_line = r == 0 || s.as_bytes()[r - 1] == b'\n';
-                dedented_walk(src, after, cols, r, first_line, joiner)
+                dedented_walk(src, after, cols, r, first_line, rule)
             })
         });
     if joined.is_some() {

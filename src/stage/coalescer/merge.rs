@@ -4,7 +4,7 @@ use std::ops::Range;
 
 use crate::render::{BoundScan, ResumedScan};
 use crate::text::block::Block;
-use crate::text::dedent::redented;
+use crate::text::dedent::{QUOTED_END, dedent_into, redented};
 use crate::text::markdown::shows_list_for;
 use crate::text::markdown::{FenceMarker, is_indented_code_line};
 use crate::{Format, Lane, LengthMetric, Time};
@@ -261,6 +261,7 @@ impl Coalescer {
                 }
                 .map(str::to_owned);
                 let closer = &block.text[head..closed_at];
+                let gap = gap.map(|gap| self.seam_shown(&gap).into_owned());
                 let swapped = gap.is_some_and(|gap| self.swap_in_closer(&gap, closer, meta));
                 if swapped {
                     self.tail_gap.clear();
@@ -344,6 +345,9 @@ impl Coalescer {
                 verbatim: a.dedent == 0,
             })
         });
+        // Between two de-indented blocks, the whitespace lines of the source between them
+        // are de-indented alike (a blank code line of the item's fence keeps its own columns).
+        let seam_text = seam_text.map(|gap| self.seam_shown(gap));
         self.push_piece(
             Piece {
                 end_cols: end_cols(&block, source),
@@ -358,7 +362,7 @@ impl Coalescer {
                 table_head: block.table_head,
                 verbatim: block.dedent == 0,
             },
-            seam_text,
+            seam_text.as_deref(),
             meta,
             now,
             out,
@@ -372,6 +376,21 @@ impl Coalescer {
             end: block.source.end,
             continues: true,
         });
+    }
+
+    /// What the source `gap` between the buffer and the next block shows in the message:
+    /// as written, or, after a buffer de-indented by [`Block::dedent`] columns (not after
+    /// quote markers: such a buffer joins nothing), with each line that starts in it
+    /// de-indented as the blocks' own lines are, so the message is its source de-indented
+    /// throughout. (The gap is whitespace: its lines never lower the columns in force.)
+    fn seam_shown<'g>(&self, gap: &'g str) -> std::borrow::Cow<'g, str> {
+        let cols = self.buffer_dedent as usize;
+        if self.buffer.is_none() || cols == 0 || cols >= QUOTED_END || !gap.contains('\n') {
+            return gap.into();
+        }
+        let mut shown = String::with_capacity(gap.len());
+        dedent_into(gap, cols, false, &mut shown);
+        shown.into()
     }
 
     /// Where the line holding `block`'s start begins, when the block goes on from the

@@ -455,7 +455,7 @@ impl<'a> Planner<'a> {
         {
             return Some(planned);
         }
-        Some(Planned::plain(cut))
+        Some(Planned::plain(ws_to_sep(text, start, cut)))
     }
 
     /// A cut inside `fence`, closing it and reopening it in the next piece.
@@ -1052,6 +1052,23 @@ impl<'a> Planner<'a> {
             sep_end: end,
             class: BreakClass::Hard,
         })
+    }
+}
+
+/// A hard cut outside code that falls in separator whitespace (past a line break, in the
+/// indentation of a paragraph's next line, when the room ends there) ends its piece at the
+/// text before that whitespace: the whitespace is the separator, and the next piece still
+/// starts where the cut fell. So no piece ends with whitespace of the line after it, and
+/// where the next piece starts inside a line's indentation, the line's start is in the
+/// source between the two (the coalescer joins them de-indented from there).
+fn ws_to_sep(text: &str, start: usize, cut: Cut) -> Cut {
+    let kept = text[start..cut.end].trim_end_matches([' ', '\t', '\n', '\r']);
+    match cut.class == BreakClass::Hard && cut.sep_end == cut.end && !kept.is_empty() {
+        true => Cut {
+            end: start + kept.len(),
+            ..cut
+        },
+        false => cut,
     }
 }
 

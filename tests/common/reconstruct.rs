@@ -301,6 +301,21 @@ impl Source {
         })
     }
 
+    /// The fence a span ending at `b` leaves open, which a send ending there must close: one
+    /// open at `b` ([`Source::open_at`]) that the limits let the library repair, unless only
+    /// separator whitespace stands between `b` and the line that leaves the fence's
+    /// container (which ends it, as for the balance check,
+    /// [`Source::container_ends_fence_in`]).
+    fn left_open_at(&self, b: usize, rule: &Rule) -> Option<&Fence> {
+        self.open_at(b).filter(|f| {
+            let ended_by_container = f.by_container
+                && f.close_end.is_some_and(|e| {
+                    e >= b && self.text.as_bytes()[b..e].iter().all(|&c| is_sep(c))
+                });
+            !unrepairable(f.marker, rule.metric, rule.limit) && !ended_by_container
+        })
+    }
+
     /// Whether a fence in containers ends in `range` (or in the whitespace at its edges)
     /// because a line leaves its container (CommonMark closes it there with no closing
     /// line). A send holding that end but not the container's start reads the fence on at
@@ -862,15 +877,7 @@ fn dedented_end(
         // A span that ends inside a fence it leaves open is no span: a send ending there
         // closes it (as in `match_rest`). (So the synthetic closing line is never taken for
         // the start of the code line after the cut: `  ```` of `    ```not a closer`.)
-        // Only separator whitespace before the line that leaves the fence's container
-        // (which closes it) leaves nothing open, as for the balance check
-        // ([`Source::container_ends_fence_in`]).
-        let open = src.open_at(b).is_some_and(|f| {
-            let closed_by_container = f.by_container
-                && f.close_end
-                    .is_some_and(|e| e >= b && s[b..e].bytes().all(is_sep));
-            !unrepairable(f.marker, rule.metric, rule.limit) && !closed_by_container
-        });
+        let open = src.left_open_at(b, rule).is_some();
         return (!open).then_some(b);
     }
     // Two blocks joined at a text boundary: the joiner instead of the separator
@@ -1069,18 +1076,7 @@ fn match_rest(
         }
     }
     let (a, b) = walk_body(src, cursor, n, body, inside, rule)?;
-    // Only separator whitespace before the line that leaves a fence's container (which
-    // ends it) leaves nothing open, as for the balance check
-    // ([`Source::container_ends_fence_in`]).
-    let ended_by_container = |f: &Fence| {
-        f.by_container
-            && f.close_end
-                .is_some_and(|e| e >= b && src.text.as_bytes()[b..e].iter().all(|&c| is_sep(c)))
-    };
-    if let Some(f) = src
-        .open_at(b)
-        .filter(|f| !unrepairable(f.marker, rule.metric, rule.limit) && !ended_by_container(f))
-    {
+    if let Some(f) = src.left_open_at(b, rule) {
         return Err(format!(
             "span {a}..{b} ends inside the fence opened at {} without closing it: {text:?}",
             f.open_start

@@ -20,27 +20,11 @@
 mod common;
 
 use common::render_judge::{Allow, check_messages};
-use replystream::{
-    Block, BreakPreference, ChunkerConfig, Config, LengthMetric, PlatformSplitter, SplitConfig,
-    SplitMode,
-};
+use replystream::{Block, Config, LengthMetric, PlatformSplitter, SplitConfig, SplitMode};
 
 /// The chunker's blocks of `text` at `max` chars, fed whole and byte by byte (the same).
 fn chunked(text: &str, max: usize) -> Vec<Block> {
-    let config = ChunkerConfig {
-        min: 1,
-        max,
-        break_preference: BreakPreference::Paragraph,
-        flush_on_paragraph: false,
-        metric: LengthMetric::Chars,
-    };
-    let whole = common::chunk_with(config, text, text.len());
-    assert_eq!(
-        common::chunk_with(config, text, 1),
-        whole,
-        "1-byte deltas differ"
-    );
-    whole
+    common::chunked_both_ways(text, max)
 }
 
 /// The splitter's pieces of `text` at `limit` chars (length mode, line cap `cap`).

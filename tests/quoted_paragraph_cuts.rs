@@ -41,20 +41,7 @@ fn split_holds(text: &str, limit: usize) {
 
 /// The chunker's blocks of `text` at `max` chars, fed whole and byte by byte (the same).
 fn chunked(text: &str, max: usize) -> Vec<Block> {
-    let config = ChunkerConfig {
-        min: 1,
-        max,
-        break_preference: BreakPreference::Paragraph,
-        flush_on_paragraph: false,
-        metric: LengthMetric::Chars,
-    };
-    let whole = common::chunk_with(config, text, text.len());
-    assert_eq!(
-        common::chunk_with(config, text, 1),
-        whole,
-        "1-byte deltas differ"
-    );
-    whole
+    common::chunked_both_ways(text, max)
 }
 
 /// The answer messages the chat shows for `text` in `delta`-byte deltas, with a text limit

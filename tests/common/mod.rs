@@ -70,6 +70,21 @@ pub(crate) fn chunk_with(
     out
 }
 
+/// The chunker's blocks of `text` (no `min`, paragraph breaks preferred, `max` chars), fed
+/// whole and byte by byte: the two must be the same.
+pub(crate) fn chunked_both_ways(text: &str, max: usize) -> Vec<replystream::Block> {
+    let config = replystream::ChunkerConfig {
+        min: 1,
+        max,
+        break_preference: replystream::BreakPreference::Paragraph,
+        flush_on_paragraph: false,
+        metric: replystream::LengthMetric::Chars,
+    };
+    let whole = chunk_with(config, text, text.len());
+    assert_eq!(chunk_with(config, text, 1), whole, "1-byte deltas differ");
+    whole
+}
+
 /// The answer messages the chat shows for `text` sent to an engine with `config` (seed 7)
 /// in `delta`-byte deltas, in one assistant message, the turn ended and every send acked.
 pub(crate) fn answer_messages(

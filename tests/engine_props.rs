@@ -1194,12 +1194,7 @@ fn a_synthetic_close_before_a_code_line_that_starts_like_it() {
     script.chunk_mode = ChunkMode::Length;
     (script.idle_ms, script.gap_ms) = (300, 40);
     let r = run(&script).expect("accepted");
-    let sends: Vec<String> = r
-        .sim
-        .sends()
-        .into_iter()
-        .map(|(_, s)| s.payload.text)
-        .collect();
+    let sends = r.sim.sent_texts();
     assert!(
         sends.iter().any(|s| s == "  ```\n  ```not a closer\n  ```"),
         "the case is gone: {sends:#?}"
@@ -1223,12 +1218,7 @@ fn a_send_ending_where_the_items_end_closes_its_fence() {
     script.channel = 1;
     script.sizes = Some((22, 24, 1));
     let r = run(&script).expect("accepted");
-    let sends: Vec<String> = r
-        .sim
-        .sends()
-        .into_iter()
-        .map(|(_, s)| s.payload.text)
-        .collect();
+    let sends = r.sim.sent_texts();
     assert!(
         sends.iter().any(|s| s == " ```\not a closer"),
         "the case is gone: {sends:#?}"

@@ -33,6 +33,7 @@
 //! depends only on that text. It jumps between the few bytes that matter with a lookup
 //! table, keeps its spans in a vector that is reused, and forgets what a consumer drains.
 
+use super::groups::first_of;
 use super::quoted::QuotedLines;
 
 /// A bracket or destination still undecided this many bytes after its start is literal.
@@ -96,7 +97,7 @@ static SPECIAL: [bool; 256] = specials();
 
 /// The first byte of `bytes` that ordinary text stops at (see [`SPECIAL`]).
 ///
-/// Sixteen bytes are tested per branch (see [`specials_in`]), then eight at a time by
+/// Sixteen bytes are tested per branch (see [`first_of`]), then eight at a time by
 /// table lookups (independent, so about two instructions per byte rather than a compare
 /// and a branch each).
 #[inline]
@@ -105,9 +106,11 @@ fn find_special(bytes: &[u8]) -> Option<usize> {
     let mut groups = bytes.chunks_exact(16);
     let mut base = 0;
     for g in &mut groups {
-        let hits = specials_in(g.try_into().expect("16 bytes"));
-        if hits != 0 {
-            return Some(base + hits.trailing_zeros() as usize / 8);
+        if let Some(k) = first_of(
+            g.try_into().expect("16 bytes"),
+            [b'[', b']', b'\\', b'<', b'/', b'.', b'*', b'_', b'~'],
+        ) {
+            return Some(base + k);
         }
         base += 16;
     }
@@ -131,27 +134,6 @@ fn find_special(bytes: &[u8]) -> Option<usize> {
         .iter()
         .position(|&b| special(b))
         .map(|k| base + k)
-}
-
-/// The [`SPECIAL`] bytes among 16, as a 128-bit little-endian mask: byte `k` of it is
-/// `0xFF` where `group[k]` is special, else 0. Written as compares (not lookups) so that
-/// the compiler makes it a few vector instructions (SSE2, in every x86-64).
-#[inline(always)]
-fn specials_in(group: &[u8; 16]) -> u128 {
-    let mut hits = [0u8; 16];
-    for (h, &b) in hits.iter_mut().zip(group) {
-        let special = u8::from(b == b'[')
-            | u8::from(b == b']')
-            | u8::from(b == b'\\')
-            | u8::from(b == b'<')
-            | u8::from(b == b'/')
-            | u8::from(b == b'.')
-            | u8::from(b == b'*')
-            | u8::from(b == b'_')
-            | u8::from(b == b'~');
-        *h = special.wrapping_neg();
-    }
-    u128::from_le_bytes(hits)
 }
 
 /// The incremental reader of inline spans. See the module docs.

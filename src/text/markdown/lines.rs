@@ -2,10 +2,12 @@
 
 use memchr::memchr3;
 
+use super::groups::first_of;
+
 /// The first backtick, `\n` or `|` of `bytes`: the bytes
 /// [`MarkdownScanner::scan_text`](super::MarkdownScanner::scan_text) stops at.
 ///
-/// The first [`SHORT_STOP`] bytes are looked at sixteen at a time (see [`stops_in`]), the
+/// The first [`SHORT_STOP`] bytes are looked at sixteen at a time (see [`first_of`]), the
 /// rest of them eight at a time, as one word (a bit trick finds a byte equal to a given
 /// one: see [`zero_bytes`]); a vector search goes on from there. Text lines are short (a
 /// few dozen bytes between stops), and a vector search's set-up cost per call was most of
@@ -17,9 +19,8 @@ pub(super) fn find_text_stop(bytes: &[u8]) -> Option<usize> {
     let mut groups = head.chunks_exact(16);
     let mut base = 0;
     for g in &mut groups {
-        let hits = stops_in(g.try_into().expect("16 bytes"));
-        if hits != 0 {
-            return Some(base + hits.trailing_zeros() as usize / 8);
+        if let Some(k) = first_of(g.try_into().expect("16 bytes"), [b'`', b'\n', b'|']) {
+            return Some(base + k);
         }
         base += 16;
     }
@@ -42,18 +43,6 @@ pub(super) fn find_text_stop(bytes: &[u8]) -> Option<usize> {
         return Some(base + k);
     }
     memchr3(b'`', b'\n', b'|', &bytes[head.len()..]).map(|k| head.len() + k)
-}
-
-/// The stops among 16 bytes, as a 128-bit little-endian mask: byte `k` of it is `0xFF`
-/// where `group[k]` is a stop, else 0. Written so that the compiler makes it a few vector
-/// compares (SSE2, in every x86-64), about one instruction per byte less than a word.
-#[inline(always)]
-fn stops_in(group: &[u8; 16]) -> u128 {
-    let mut hits = [0u8; 16];
-    for (h, &b) in hits.iter_mut().zip(group) {
-        *h = (u8::from(b == b'`') | u8::from(b == b'\n') | u8::from(b == b'|')).wrapping_neg();
-    }
-    u128::from_le_bytes(hits)
 }
 
 /// How many bytes [`find_text_stop`] looks at a word at a time before a vector search.

@@ -1149,10 +1149,18 @@ impl MarkdownScanner {
     }
 
     /// The current line was read as `line`, for the quoted lines (see [`super::quoted`]).
+    /// Inlined: most lines are read with no quote around (a test and nothing more).
+    #[inline(always)]
     fn read_quoted_line(&mut self, line: QuotedLine) {
         if !line.quoted && self.inline.quoted().is_idle() {
             return;
         }
+        self.read_quoted_line_slow(line);
+    }
+
+    /// [`MarkdownScanner::read_quoted_line`] in or after a quote.
+    #[inline(never)]
+    fn read_quoted_line_slow(&mut self, line: QuotedLine) {
         let line_start = self.line_start;
         if let Some(p) = self.inline.quoted_mut().line_read(line_start, line) {
             self.mark_newly_safe(p);

@@ -432,10 +432,18 @@ impl BlockChunker {
     /// The units `c` at byte `i` adds. In the graphemes metric: 1 if `c` starts a cluster.
     /// A cluster boundary depends only on the text before it and the char after it, so it
     /// is decided as the char arrives.
+    // Inlined: in the other metrics it is a lookup (the graphemes walk is a call).
+    #[inline(always)]
     fn char_units(&mut self, i: usize, c: char) -> usize {
         if self.config.metric != LengthMetric::Graphemes {
             return self.config.metric.char_len(c);
         }
+        self.grapheme_units(i, c)
+    }
+
+    /// [`BlockChunker::char_units`] in the graphemes metric.
+    #[inline(never)]
+    fn grapheme_units(&mut self, i: usize, c: char) -> usize {
         let is_ri = ('\u{1F1E6}'..='\u{1F1FF}').contains(&c);
         let bytes = self.buffer.as_bytes();
         let boundary = if i == 0 || i == self.start {

@@ -36,6 +36,9 @@
 use super::groups::first_of;
 use super::quoted::QuotedLines;
 
+/// The most bytes [`InlineScanner::feed`] reads inline (a word or two).
+const SHORT_READ: usize = 16;
+
 /// A bracket or destination still undecided this many bytes after its start is literal.
 pub(crate) const LINK_LOOK: usize = 2048;
 
@@ -456,6 +459,18 @@ impl InlineScanner {
             return;
         }
         if self.in_code {
+            self.pos = to;
+            return;
+        }
+        // A word or two of ordinary text with no special byte and nothing pending or
+        // expiring in it: what the reading loop does (it moves on), without the call.
+        if to - self.pos <= SHORT_READ
+            && self.state == State::Normal
+            && self.run.is_none()
+            && !self.escape
+            && self.expiry_bound() >= to
+            && !bytes[self.pos..to].iter().any(|&b| SPECIAL[usize::from(b)])
+        {
             self.pos = to;
             return;
         }

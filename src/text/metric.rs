@@ -353,7 +353,11 @@ mod tests {
                     t[at] = high;
                     assert!(!all_ascii(&t), "{len} {at} {high:#x}");
                     assert_eq!(all_ascii(&t[..at]), t[..at].is_ascii(), "{len} {at}");
-                    assert_eq!(all_ascii(&t[at + 1..]), t[at + 1..].is_ascii(), "{len} {at}");
+                    assert_eq!(
+                        all_ascii(&t[at + 1..]),
+                        t[at + 1..].is_ascii(),
+                        "{len} {at}"
+                    );
                 }
             }
         }

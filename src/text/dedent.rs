@@ -407,16 +407,32 @@ pub(crate) fn dedent_lines_into(
     at_line_start: bool,
     out: &mut String,
 ) -> Dedent {
-    for (k, line) in text.split_inclusive('\n').enumerate() {
-        if d.cols == 0 || (k == 0 && !at_line_start) {
-            out.push_str(line);
+    // Lines found with a vector search; the usual line (nothing kept before the columns
+    // taken, no tab split) is one copy, and once nothing is taken (0 columns in force
+    // stay 0) the rest is one copy.
+    let bytes = text.as_bytes();
+    let mut line = 0;
+    while line < bytes.len() {
+        let end = memchr::memchr(b'\n', &bytes[line..]).map_or(bytes.len(), |i| line + i + 1);
+        if d.cols == 0 {
+            out.push_str(&text[line..]);
+            break;
+        }
+        if line == 0 && !at_line_start {
+            out.push_str(&text[..end]);
+            line = end;
             continue;
         }
         let (keep, taken, pad);
-        (d, keep, taken, pad) = quoted_line_cut(line, d);
-        out.push_str(&line[..keep]);
-        out.extend(std::iter::repeat_n(' ', pad));
-        out.push_str(&line[keep + taken..]);
+        (d, keep, taken, pad) = quoted_line_cut(&text[line..end], d);
+        if keep > 0 {
+            out.push_str(&text[line..line + keep]);
+        }
+        if pad > 0 {
+            out.extend(std::iter::repeat_n(' ', pad));
+        }
+        out.push_str(&text[line + keep + taken..end]);
+        line = end;
     }
     d
 }

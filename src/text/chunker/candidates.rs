@@ -3,13 +3,26 @@
 
 use crate::text::cut::{
     BreakClass, Candidate, candidate_at, is_ws, line_continues, may_be_candidate,
-    may_break_beyond_whitespace, partial_fence_at_end,
+    may_break_beyond_whitespace, may_end_tail, partial_fence_at_end,
 };
 use crate::text::markdown::FenceMarker;
 use crate::text::metric::LengthMetric;
 
 use super::scan::*;
 use super::*;
+
+/// The bytes a candidate of a class beyond whitespace lies right after or in the run of
+/// (see [`may_break_beyond_whitespace`]): a byte that may end a sentence mark or a closer,
+/// and a line break.
+static BREAK_HINT: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = b == b'\n' as usize || may_end_tail(b as u8);
+        b += 1;
+    }
+    t
+};
 
 impl BlockChunker {
     /// Whether the next piece after a cut at `p` would start, mid-line, with one or two
@@ -165,17 +178,43 @@ impl BlockChunker {
             let beyond_ws = !self.eager.contains(&BreakClass::Whitespace);
             let mut next = lo;
             while next < t {
-                let j = next;
-                next += 1;
-                // A plain byte after a plain byte (inside a word) is no candidate: the
-                // positions up to the next byte that is not plain are passed over in one go
-                // (each of them is a plain byte after a plain one).
-                if j > 0 && PLAIN[usize::from(bytes[j - 1])] && PLAIN[usize::from(bytes[j])] {
-                    next = bytes[next..t]
+                let mut j = next;
+                if beyond_ws {
+                    // Only a position right after a byte that may end a sentence mark or a
+                    // closer, or in a whitespace run that holds a line break, passes the
+                    // filters below: the positions before the first of them from `j` on
+                    // (the one after the next such byte, or the run of the next line break)
+                    // are passed over in one go. (`j >= lo > start >= 0`.)
+                    let Some(q) = bytes[j - 1..t]
                         .iter()
-                        .position(|&b| !PLAIN[usize::from(b)])
-                        .map_or(t, |k| next + k);
-                    continue;
+                        .position(|&b| BREAK_HINT[usize::from(b)])
+                        .map(|k| j - 1 + k)
+                    else {
+                        break;
+                    };
+                    j = match bytes[q] {
+                        b'\n' => {
+                            let run = bytes[..q].iter().rev().take_while(|&&b| is_ws(b)).count();
+                            j.max(q - run)
+                        }
+                        _ => q + 1,
+                    };
+                    if j >= t {
+                        break;
+                    }
+                    next = j + 1;
+                } else {
+                    next += 1;
+                    // A plain byte after a plain byte (inside a word) is no candidate: the
+                    // positions up to the next byte that is not plain are passed over in one
+                    // go (each of them is a plain byte after a plain one).
+                    if j > 0 && PLAIN[usize::from(bytes[j - 1])] && PLAIN[usize::from(bytes[j])] {
+                        next = bytes[next..t]
+                            .iter()
+                            .position(|&b| !PLAIN[usize::from(b)])
+                            .map_or(t, |k| next + k);
+                        continue;
+                    }
                 }
                 if may_be_candidate(bytes, j)
                     && (!beyond_ws || may_break_beyond_whitespace(bytes, j))

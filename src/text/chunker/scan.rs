@@ -3,7 +3,7 @@
 
 use crate::text::block::Block;
 use crate::text::cut::{is_tail_char, is_ws, joined_ws, shown_start};
-use crate::text::metric::{LengthMetric, is_grapheme_boundary};
+use crate::text::metric::{LengthMetric, all_ascii, is_grapheme_boundary};
 
 use super::*;
 
@@ -205,7 +205,7 @@ impl BlockChunker {
         let rest = &self.buffer[self.cursor..];
         let (fit, ascii) = if rest.len() <= room {
             (rest.len(), false)
-        } else if rest.as_bytes()[..room].is_ascii() {
+        } else if all_ascii(&rest.as_bytes()[..room]) {
             (room, true)
         } else if self.config.metric == LengthMetric::Graphemes {
             (LengthMetric::Chars.floor_index(rest, room), false)
@@ -238,7 +238,7 @@ impl BlockChunker {
         // `room` bytes fits whole.
         // ASCII (the usual case) is one unit per byte in these metrics: `room` ASCII bytes
         // are the longest prefix that fits (each byte is looked at once).
-        let (len, added) = if rest.len() > room && rest.as_bytes()[..room].is_ascii() {
+        let (len, added) = if rest.len() > room && all_ascii(&rest.as_bytes()[..room]) {
             (room, room)
         } else {
             let len = if rest.len() <= room {
@@ -432,10 +432,18 @@ impl BlockChunker {
     /// The units `c` at byte `i` adds. In the graphemes metric: 1 if `c` starts a cluster.
     /// A cluster boundary depends only on the text before it and the char after it, so it
     /// is decided as the char arrives.
+    // Inlined: in the other metrics it is a lookup (the graphemes walk is a call).
+    #[inline(always)]
     fn char_units(&mut self, i: usize, c: char) -> usize {
         if self.config.metric != LengthMetric::Graphemes {
             return self.config.metric.char_len(c);
         }
+        self.grapheme_units(i, c)
+    }
+
+    /// [`BlockChunker::char_units`] in the graphemes metric.
+    #[inline(never)]
+    fn grapheme_units(&mut self, i: usize, c: char) -> usize {
         let is_ri = ('\u{1F1E6}'..='\u{1F1FF}').contains(&c);
         let bytes = self.buffer.as_bytes();
         let boundary = if i == 0 || i == self.start {

@@ -120,7 +120,7 @@ pub(crate) fn is_tail_char(c: char) -> bool {
 
 /// Whether byte `b` may be the last byte of a tail char (a cheap pre-filter).
 #[inline]
-fn may_end_tail(b: u8) -> bool {
+pub(crate) const fn may_end_tail(b: u8) -> bool {
     matches!(
         b,
         b'.' | b'!' | b'?' | b')' | b']' | b'"' | b'\'' | 0x80..=0xBF

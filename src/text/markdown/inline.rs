@@ -33,7 +33,11 @@
 //! depends only on that text. It jumps between the few bytes that matter with a lookup
 //! table, keeps its spans in a vector that is reused, and forgets what a consumer drains.
 
+use super::groups::first_of;
 use super::quoted::QuotedLines;
+
+/// The most bytes [`InlineScanner::feed`] reads inline (a word or two).
+const SHORT_READ: usize = 16;
 
 /// A bracket or destination still undecided this many bytes after its start is literal.
 pub(crate) const LINK_LOOK: usize = 2048;
@@ -96,7 +100,7 @@ static SPECIAL: [bool; 256] = specials();
 
 /// The first byte of `bytes` that ordinary text stops at (see [`SPECIAL`]).
 ///
-/// Sixteen bytes are tested per branch (see [`specials_in`]), then eight at a time by
+/// Sixteen bytes are tested per branch (see [`first_of`]), then eight at a time by
 /// table lookups (independent, so about two instructions per byte rather than a compare
 /// and a branch each).
 #[inline]
@@ -105,9 +109,11 @@ fn find_special(bytes: &[u8]) -> Option<usize> {
     let mut groups = bytes.chunks_exact(16);
     let mut base = 0;
     for g in &mut groups {
-        let hits = specials_in(g.try_into().expect("16 bytes"));
-        if hits != 0 {
-            return Some(base + hits.trailing_zeros() as usize / 8);
+        if let Some(k) = first_of(
+            g.try_into().expect("16 bytes"),
+            [b'[', b']', b'\\', b'<', b'/', b'.', b'*', b'_', b'~'],
+        ) {
+            return Some(base + k);
         }
         base += 16;
     }
@@ -131,27 +137,6 @@ fn find_special(bytes: &[u8]) -> Option<usize> {
         .iter()
         .position(|&b| special(b))
         .map(|k| base + k)
-}
-
-/// The [`SPECIAL`] bytes among 16, as a 128-bit little-endian mask: byte `k` of it is
-/// `0xFF` where `group[k]` is special, else 0. Written as compares (not lookups) so that
-/// the compiler makes it a few vector instructions (SSE2, in every x86-64).
-#[inline(always)]
-fn specials_in(group: &[u8; 16]) -> u128 {
-    let mut hits = [0u8; 16];
-    for (h, &b) in hits.iter_mut().zip(group) {
-        let special = u8::from(b == b'[')
-            | u8::from(b == b']')
-            | u8::from(b == b'\\')
-            | u8::from(b == b'<')
-            | u8::from(b == b'/')
-            | u8::from(b == b'.')
-            | u8::from(b == b'*')
-            | u8::from(b == b'_')
-            | u8::from(b == b'~');
-        *h = special.wrapping_neg();
-    }
-    u128::from_le_bytes(hits)
 }
 
 /// The incremental reader of inline spans. See the module docs.
@@ -474,6 +459,18 @@ impl InlineScanner {
             return;
         }
         if self.in_code {
+            self.pos = to;
+            return;
+        }
+        // A word or two of ordinary text with no special byte and nothing pending or
+        // expiring in it: what the reading loop does (it moves on), without the call.
+        if to - self.pos <= SHORT_READ
+            && self.state == State::Normal
+            && self.run.is_none()
+            && !self.escape
+            && self.expiry_bound() >= to
+            && !bytes[self.pos..to].iter().any(|&b| SPECIAL[usize::from(b)])
+        {
             self.pos = to;
             return;
         }

@@ -2,28 +2,34 @@
 
 use memchr::memchr3;
 
+use super::groups::first_of;
+
 /// The first backtick, `\n` or `|` of `bytes`: the bytes
 /// [`MarkdownScanner::scan_text`](super::MarkdownScanner::scan_text) stops at.
 ///
-/// The first [`SHORT_STOP`] bytes are looked at sixteen at a time (see [`stops_in`]), the
-/// rest of them eight at a time, as one word (a bit trick finds a byte equal to a given
-/// one: see [`zero_bytes`]); a vector search goes on from there. Text lines are short (a
-/// few dozen bytes between stops), and a vector search's set-up cost per call was most of
-/// its time there.
+/// The first [`SHORT_STOP`] bytes are looked at sixteen at a time (see [`first_of`]), and a
+/// vector search goes on from there; where fewer than sixteen bytes are left, they are
+/// looked at eight at a time, as one word (a bit trick finds a byte equal to a given one:
+/// see [`zero_bytes`]), then one by one. Text lines are short (a few dozen bytes between
+/// stops), and a vector search's set-up cost per call was most of its time there.
 #[inline]
 pub(super) fn find_text_stop(bytes: &[u8]) -> Option<usize> {
     const ONES: u64 = u64::from_ne_bytes([1; 8]);
-    let head = &bytes[..bytes.len().min(SHORT_STOP)];
-    let mut groups = head.chunks_exact(16);
     let mut base = 0;
-    for g in &mut groups {
-        let hits = stops_in(g.try_into().expect("16 bytes"));
-        if hits != 0 {
-            return Some(base + hits.trailing_zeros() as usize / 8);
+    // Most stops lie in the first group: no set-up before it.
+    while base < SHORT_STOP
+        && let Some(g) = bytes.get(base..base + 16)
+    {
+        if let Some(k) = first_of(g.try_into().expect("16 bytes"), [b'`', b'\n', b'|']) {
+            return Some(base + k);
         }
         base += 16;
     }
-    let mut chunks = groups.remainder().chunks_exact(8);
+    if base == SHORT_STOP {
+        return memchr3(b'`', b'\n', b'|', &bytes[base..]).map(|k| base + k);
+    }
+    // Fewer than 16 bytes left.
+    let mut chunks = bytes[base..].chunks_exact(8);
     for c in &mut chunks {
         let w = u64::from_le_bytes(c.try_into().expect("8 bytes"));
         let hits = zero_bytes(w ^ (ONES * u64::from(b'`')))
@@ -34,26 +40,11 @@ pub(super) fn find_text_stop(bytes: &[u8]) -> Option<usize> {
         }
         base += 8;
     }
-    if let Some(k) = chunks
+    chunks
         .remainder()
         .iter()
         .position(|&b| matches!(b, b'`' | b'\n' | b'|'))
-    {
-        return Some(base + k);
-    }
-    memchr3(b'`', b'\n', b'|', &bytes[head.len()..]).map(|k| head.len() + k)
-}
-
-/// The stops among 16 bytes, as a 128-bit little-endian mask: byte `k` of it is `0xFF`
-/// where `group[k]` is a stop, else 0. Written so that the compiler makes it a few vector
-/// compares (SSE2, in every x86-64), about one instruction per byte less than a word.
-#[inline(always)]
-fn stops_in(group: &[u8; 16]) -> u128 {
-    let mut hits = [0u8; 16];
-    for (h, &b) in hits.iter_mut().zip(group) {
-        *h = (u8::from(b == b'`') | u8::from(b == b'\n') | u8::from(b == b'|')).wrapping_neg();
-    }
-    u128::from_le_bytes(hits)
+        .map(|k| base + k)
 }
 
 /// How many bytes [`find_text_stop`] looks at a word at a time before a vector search.

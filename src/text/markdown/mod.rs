@@ -33,6 +33,7 @@
 //! (never reallocated once warm), and [`MarkdownScanner::drain`] drops what a consumer has cut
 //! off the front of its buffer.
 
+mod groups;
 mod indented;
 mod lines;
 mod scanner;

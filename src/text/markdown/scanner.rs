@@ -53,6 +53,9 @@ fn fence_stretch_from(bytes: &[u8], first: usize, marker: u8) -> usize {
     }
 }
 
+/// The most bytes [`MarkdownScanner::scan`] reads inline (a word or two).
+const SHORT_SCAN: usize = 16;
+
 /// What the scanner knows about the line it is in the middle of.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum LineMode {
@@ -258,7 +261,32 @@ impl MarkdownScanner {
     /// Scans `text` from where the previous call stopped to its end. `text` must extend the
     /// text given before (minus what was drained). The last, unterminated line is scanned as
     /// far as it can be decided; call [`MarkdownScanner::finish`] when no more text will come.
+    ///
+    /// Inlined for the usual step of a streaming consumer, a word or two more of a text
+    /// line with no byte [`MarkdownScanner::scan_text`] stops at: what that reading does
+    /// then (the line's blankness, the position, the inline reader) without the call.
+    #[inline]
     pub(crate) fn scan(&mut self, text: &str) {
+        let bytes = text.as_bytes();
+        if self.mode == LineMode::Text
+            && self.run.is_none()
+            && let Some(new) = bytes.get(self.pos..)
+            && new.len() <= SHORT_SCAN
+            && !new.iter().any(|&b| matches!(b, b'`' | b'\n' | b'|'))
+        {
+            if self.line_blank {
+                self.line_blank = is_blank(new);
+            }
+            self.pos = bytes.len();
+            self.feed_inline(bytes, bytes.len());
+            return;
+        }
+        self.scan_lines(text);
+    }
+
+    /// [`MarkdownScanner::scan`] as a call: line after line.
+    #[inline(never)]
+    fn scan_lines(&mut self, text: &str) {
         let bytes = text.as_bytes();
         debug_assert!(self.pos <= bytes.len());
         while self.pos < bytes.len() {
@@ -1148,10 +1176,18 @@ impl MarkdownScanner {
     }
 
     /// The current line was read as `line`, for the quoted lines (see [`super::quoted`]).
+    /// Inlined: most lines are read with no quote around (a test and nothing more).
+    #[inline(always)]
     fn read_quoted_line(&mut self, line: QuotedLine) {
         if !line.quoted && self.inline.quoted().is_idle() {
             return;
         }
+        self.read_quoted_line_slow(line);
+    }
+
+    /// [`MarkdownScanner::read_quoted_line`] in or after a quote.
+    #[inline(never)]
+    fn read_quoted_line_slow(&mut self, line: QuotedLine) {
         let line_start = self.line_start;
         if let Some(p) = self.inline.quoted_mut().line_read(line_start, line) {
             self.mark_newly_safe(p);

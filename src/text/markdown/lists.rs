@@ -122,7 +122,7 @@ impl MarkdownScanner {
     /// shows them) is no such item. Cost: a lookup, and the lines of `text[start..to]` only
     /// when such an item lies there.
     ///
-    /// Also where a fence in a list item or a block quote that a line leaving its container
+    /// Also where a fence in list items that a line leaving its item
     /// ends (no closing line) ends, at or before `to` (see [`MarkdownScanner::fence_end_cut`]).
     pub(crate) fn list_cut(&self, text: &str, start: usize, to: usize) -> Option<(usize, usize)> {
         let item = self.item_cut(text, start, to);
@@ -133,21 +133,21 @@ impl MarkdownScanner {
     }
 
     /// Where a piece starting at `start` must end at the latest because a fence of a list
-    /// item or a block quote ends in it with a line that leaves the container (CommonMark
+    /// item (not in a quote) ends in it with a line that leaves the item (CommonMark
     /// ends the fence there, with no closing line): the fence's end, and the start of that
     /// line. A piece that lost the container (it starts inside the fence, or after the
     /// item's marker line) reads the fence at its top level, where no line leaves it: the
     /// line and the text after it would show as code. No synthetic line can stand in the
     /// middle of a piece, so the piece ends there. A piece whose first line opens
-    /// containers itself (a list marker or a `>` starts it) is taken to hold the fence's
-    /// and goes on. Cost: a lookup among the fences that end after `start`.
+    /// containers itself (a list marker or a `>` starts it) or stands outside list items is
+    /// taken to hold the fence's containers, and goes on. Cost: a lookup among the fences that end after `start`.
     fn fence_end_cut(&self, text: &str, start: usize, to: usize) -> Option<(usize, usize)> {
         let bytes = text.as_bytes();
         let line_start = start == 0 || bytes[start - 1] == b'\n';
-        let opens_containers = line_start && {
+        let holds_containers = line_start && {
             let line = &bytes[start..];
             let first = line.iter().find(|&&b| b != b' ' && b != b'\t');
-            first == Some(&b'>') || marker_column(line).is_some()
+            first == Some(&b'>') || marker_column(line).is_some() || self.item_column_at(start) == 0
         };
         let fences = self.fences();
         let upto = fences.partition_point(|f| f.start < to);
@@ -157,13 +157,19 @@ impl MarkdownScanner {
             if end <= start {
                 break;
             }
-            // Ended by its container: its end is where its last line ends.
-            if end == f.close_start && end < to && (!opens_containers || start > f.start) {
+            // Ended by its container: its end is where its last line ends. (A fence in a
+            // quote is reopened with the quote's markers, so the piece keeps the quote and
+            // the line that leaves it ends the fence there too: only list items are lost.)
+            let in_items_alone = !f.marker.prefix.as_str().contains('>');
+            if end == f.close_start
+                && end < to
+                && in_items_alone
+                && (!holds_containers || start > f.start)
+            {
                 let next =
                     memchr::memchr(b'\n', &bytes[end..]).map_or(bytes.len(), |k| end + k + 1);
-                // Only quote markers and whitespace after it (a `>` line that leaves an
-                // inner quote): nothing the piece shows reads otherwise, and alone they
-                // would be no message.
+                // Only whitespace (or `>` markers) after it: nothing the piece shows reads
+                // otherwise, and alone it would be no message.
                 let shown = |b: &u8| !matches!(b, b' ' | b'\t' | b'\r' | b'\n' | b'>');
                 // (The fence ends with its last line that has content: blank lines before
                 // the line that leaves go in the separator.) A piece that would hold the

@@ -142,43 +142,43 @@ impl MarkdownScanner {
     /// containers itself (a list marker or a `>` starts it) or stands outside list items is
     /// taken to hold the fence's containers, and goes on. Cost: a lookup among the fences that end after `start`.
     fn fence_end_cut(&self, text: &str, start: usize, to: usize) -> Option<(usize, usize)> {
-        let bytes = text.as_bytes();
-        let line_start = start == 0 || bytes[start - 1] == b'\n';
-        let holds_containers = line_start && {
-            let line = &bytes[start..];
-            let first = line.iter().find(|&&b| b != b' ' && b != b'\t');
-            first == Some(&b'>') || marker_column(line).is_some() || self.item_column_at(start) == 0
-        };
         let fences = self.fences();
         let upto = fences.partition_point(|f| f.start < to);
+        let bytes = text.as_bytes();
+        // Asked only when such a fence lies in the piece.
+        let holds_containers = || {
+            let line = &bytes[start..];
+            let first = line.iter().find(|&&b| b != b' ' && b != b'\t');
+            (start == 0 || bytes[start - 1] == b'\n')
+                && (first == Some(&b'>')
+                    || marker_column(line).is_some()
+                    || self.item_column_at(start) == 0)
+        };
         let mut cut = None;
         for f in fences[..upto].iter().rev() {
             let Some(end) = f.end else { continue };
             if end <= start {
                 break;
             }
-            // Ended by its container: its end is where its last line ends. (A fence in a
-            // quote is reopened with the quote's markers, so the piece keeps the quote and
-            // the line that leaves it ends the fence there too: only list items are lost.)
-            let in_items_alone = !f.marker.prefix.as_str().contains('>');
-            if end == f.close_start
-                && end < to
-                && in_items_alone
-                && (!holds_containers || start > f.start)
-            {
-                let next =
-                    memchr::memchr(b'\n', &bytes[end..]).map_or(bytes.len(), |k| end + k + 1);
-                // Only whitespace (or `>` markers) after it: nothing the piece shows reads
-                // otherwise, and alone it would be no message.
-                let shown = |b: &u8| !matches!(b, b' ' | b'\t' | b'\r' | b'\n' | b'>');
-                // (The fence ends with its last line that has content: blank lines before
-                // the line that leaves go in the separator.) A piece that would hold the
-                // fence's opening line alone is no better: it goes on as before.
-                let last = end;
-                let opening_alone = start >= f.start && last <= f.open_end;
-                if last > start && !opening_alone && bytes[next.min(to)..to].iter().any(shown) {
-                    cut = Some((last, next));
-                }
+            // Ended by its container (its end is where its last line with content ends),
+            // in list items alone: a fence in a quote is reopened with the quote's
+            // markers, so the piece keeps the quote and the line that leaves it ends the
+            // fence there too.
+            if end != f.close_start || end >= to || f.marker.prefix.as_str().contains('>') {
+                continue;
+            }
+            // A piece that would hold the fence's opening line alone is no better: it goes
+            // on as before.
+            let opening_alone = start >= f.start && end <= f.open_end;
+            if opening_alone || (start <= f.start && holds_containers()) {
+                continue;
+            }
+            let next = memchr::memchr(b'\n', &bytes[end..]).map_or(bytes.len(), |k| end + k + 1);
+            // Only whitespace (or `>` markers) after it: nothing the piece shows reads
+            // otherwise, and alone it would be no message.
+            let shown = |b: &u8| !matches!(b, b' ' | b'\t' | b'\r' | b'\n' | b'>');
+            if bytes[next.min(to)..to].iter().any(shown) {
+                cut = Some((end, next));
             }
         }
         cut

@@ -25,10 +25,11 @@ use super::metric::LengthMetric;
 ///   ([`item_column`])): at a line in a list item indented 4 columns or more that the
 ///   scanner, following the containers, does not read as indented code (the item's
 ///   paragraph), that line's indentation (outside items, such a line is a paragraph's
-///   lazy continuation, and the lines after it keep their columns); at a nested item's own first line, indented less than the
-///   items' content column, with an indented line after it or no line with content after
-///   it, that line's indentation (the send trims it); in a list item's text, with a line 4
-///   or more columns deep after it, the item's content column.
+///   lazy continuation, and the lines after it keep their columns); at a nested item's own
+///   first line, indented less than the items' content column, with an indented line after
+///   it or no line with content after it, that line's indentation (the send trims it); in
+///   a list item's text, with a line 4 or more columns deep after it, the item's content
+///   column.
 ///
 /// 0 otherwise. Without `item`, only fences count.
 pub(crate) fn item_dedent(

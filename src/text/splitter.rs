@@ -209,7 +209,7 @@ impl PlatformSplitter {
     }
 
     fn split_scanned(&self, text: &str, scanner: &MarkdownScanner, out: &mut Vec<Block>) {
-        self.split_scanned_span(text, scanner, 0..text.len(), None, out);
+        self.split_scanned_span(text, scanner, 0..text.len(), out);
     }
 
     /// Splits bytes `span` of `text`, read in the whole of `text` by `scanner` (which has
@@ -223,29 +223,17 @@ impl PlatformSplitter {
         scanner: &MarkdownScanner,
         span: std::ops::Range<usize>,
     ) -> Vec<Block> {
-        let limits = self.limits();
-        let reopen = scanner
-            .fence_at(span.start)
-            .filter(|f| f.continued || span.start >= f.open_end)
-            .and_then(|f| {
-                let line = match f.continued {
-                    true => "",
-                    false => &text[f.start..f.open_end.min(text.len())],
-                };
-                limits.repair(f.marker, line.strip_suffix('\r').unwrap_or(line))
-            });
         let mut out = Vec::new();
-        self.split_scanned_span(text, scanner, span, reopen, &mut out);
+        self.split_scanned_span(text, scanner, span, &mut out);
         out
     }
 
-    /// [`PlatformSplitter::split_span`] into `out`, the first piece starting with `reopen`.
-    fn split_scanned_span<'a>(
+    /// [`PlatformSplitter::split_span`] into `out`.
+    fn split_scanned_span(
         &self,
-        text: &'a str,
-        scanner: &'a MarkdownScanner,
+        text: &str,
+        scanner: &MarkdownScanner,
         span: std::ops::Range<usize>,
-        reopen: Option<Reopen<'a>>,
         out: &mut Vec<Block>,
     ) {
         let limits = self.limits();
@@ -255,11 +243,17 @@ impl PlatformSplitter {
             text,
             scanner,
             limits,
-            reopen,
+            reopen: None,
             out,
             first,
             lead: span.start..span.start,
         };
+        // A fence open at the span's start (past its opening line) is reopened, as after a
+        // cut there.
+        run.reopen = scanner
+            .fence_at(span.start)
+            .filter(|f| f.continued || span.start >= f.open_end)
+            .and_then(|f| run.planner(span.end).repair(f));
         match self.config.mode {
             SplitMode::Length => run.split_range(span.start, span.end, span.end),
             SplitMode::Newline => {

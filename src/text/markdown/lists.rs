@@ -122,8 +122,8 @@ impl MarkdownScanner {
     /// shows them) is no such item. Cost: a lookup, and the lines of `text[start..to]` only
     /// when such an item lies there.
     ///
-    /// Also where a fence in list items that a line leaving its item
-    /// ends (no closing line) ends, at or before `to` (see [`MarkdownScanner::fence_end_cut`]).
+    /// Also where a fence in list items that a line leaving its item ends (no closing line)
+    /// ends, at or before `to` (see [`MarkdownScanner::fence_end_cut`]).
     pub(crate) fn list_cut(&self, text: &str, start: usize, to: usize) -> Option<(usize, usize)> {
         let item = self.item_cut(text, start, to);
         match self.fence_end_cut(text, start, to) {
@@ -140,7 +140,8 @@ impl MarkdownScanner {
     /// line and the text after it would show as code. No synthetic line can stand in the
     /// middle of a piece, so the piece ends there. A piece whose first line opens
     /// containers itself (a list marker or a `>` starts it) or stands outside list items is
-    /// taken to hold the fence's containers, and goes on. Cost: a lookup among the fences that end after `start`.
+    /// taken to hold the fence's containers, and goes on. Cost: a lookup among the fences
+    /// that end after `start`.
     fn fence_end_cut(&self, text: &str, start: usize, to: usize) -> Option<(usize, usize)> {
         let fences = self.fences();
         let upto = fences.partition_point(|f| f.start < to);

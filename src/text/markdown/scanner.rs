@@ -330,6 +330,9 @@ impl MarkdownScanner {
         else {
             return false;
         };
+        // The test of `may_close_fence`, written out: called here, the function changed how
+        // this one is inlined into `scan_text` and cost about 7 K instructions per
+        // node-events text (callgrind).
         let may_close = |line: usize| {
             let indent = bytes[line..]
                 .iter()

@@ -537,14 +537,7 @@ fn messages_after_a_hung_send(config: Config, text: &str, delta: usize) -> Vec<S
             _ => Ack::Deliver { after_ms: 5 },
         }),
     );
-    sim.push(replystream::Input::MessageStart);
-    for d in common::deltas(text, delta) {
-        sim.push(replystream::Input::TextDelta(d));
-    }
-    sim.push(replystream::Input::MessageEnd(None))
-        .push(replystream::Input::Finish)
-        .run_until_idle();
-    assert!(sim.errors.is_empty(), "push errors: {:?}", sim.errors);
+    common::stream_reply(&mut sim, text, delta);
     sim.delivered_texts()
 }
 

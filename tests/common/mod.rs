@@ -85,14 +85,9 @@ pub(crate) fn chunked_both_ways(text: &str, max: usize) -> Vec<replystream::Bloc
     whole
 }
 
-/// The answer messages the chat shows for `text` sent to an engine with `config` (seed 7)
-/// in `delta`-byte deltas, in one assistant message, the turn ended and every send acked.
-pub(crate) fn answer_messages(
-    config: replystream::Config,
-    text: &str,
-    delta: usize,
-) -> Vec<String> {
-    let mut sim = Sim::new(engine(config));
+/// Streams `text` to `sim` as one assistant message in `delta`-byte deltas, ends the turn
+/// and runs until idle; no push may fail.
+pub(crate) fn stream_reply(sim: &mut Sim, text: &str, delta: usize) {
     sim.push(replystream::Input::MessageStart);
     for d in deltas(text, delta) {
         sim.push(replystream::Input::TextDelta(d));
@@ -101,6 +96,17 @@ pub(crate) fn answer_messages(
         .push(replystream::Input::Finish)
         .run_until_idle();
     assert!(sim.errors.is_empty(), "push errors: {:?}", sim.errors);
+}
+
+/// The answer messages the chat shows for `text` sent to an engine with `config` (seed 7)
+/// in `delta`-byte deltas, in one assistant message, the turn ended and every send acked.
+pub(crate) fn answer_messages(
+    config: replystream::Config,
+    text: &str,
+    delta: usize,
+) -> Vec<String> {
+    let mut sim = Sim::new(engine(config));
+    stream_reply(&mut sim, text, delta);
     sim.chat
         .lane_texts(replystream::Lane::Answer)
         .into_iter()

@@ -680,3 +680,62 @@ fn a_cut_inside_a_deep_lines_indentation_keeps_the_message_de_indented() {
         );
     }
 }
+
+#[test]
+fn a_final_after_a_text_end_in_an_items_paragraph_shows_the_items_fence_as_code() {
+    // The model's first text ends in the middle of the item's paragraph line (after a lazy
+    // line: looking back over the text alone finds no item), so that line ends there; the second text goes on with its lazy rest, and the fence 1 column deep in
+    // the item. The first send hangs: the finals carry the reply in two texts, and the
+    // second, starting at the forced line end, shows the fence de-indented by the item's 3
+    // columns, as the chunker's blocks do. Read on its own, its opening line (4 columns
+    // deep after paragraph text) went on with the paragraph, the code showed as indented
+    // code, and with paragraph chunking the blank code line split the fence in two messages
+    // (found by engine_props at seed 328).
+    use replystream::sim::{Ack, Sim};
+    use replystream::{BreakMode, ChunkMode, Input};
+    let text = "1. Install the tools,\nall of them:\n\n    Then run the checker script:\n    ~~~\n\n    ./check.sh --all\n    ~~~\nDone.";
+    let at = text.find("er script").unwrap();
+    let rest = "er script:\n ~~~\n\n ./check.sh --all\n ~~~\nDone.";
+    for (mode, first) in [
+        (
+            ChunkMode::Length,
+            vec!["1. Install the tools,\nall of them:\n\n    Then run the check"],
+        ),
+        (
+            ChunkMode::Newline,
+            vec!["1. Install the tools,\nall of them:", "Then run the check"],
+        ),
+    ] {
+        let mut config = common::config("telegram");
+        config.break_mode = BreakMode::TextEnd;
+        config.chunk_mode = mode;
+        config.delivery_timeout_ms = 1000;
+        config.format = replystream::Format::Markdown;
+        let mut sim = Sim::with_policy(
+            common::engine(config),
+            Box::new(|_, n| match n {
+                0 => Ack::Hang,
+                _ => Ack::Deliver { after_ms: 5 },
+            }),
+        );
+        sim.push(Input::MessageStart)
+            .push(Input::TextDelta(&text[..at]))
+            .push(Input::TextEnd(None))
+            .push(Input::TextDelta(&text[at..]))
+            .push(Input::MessageEnd(None))
+            .push(Input::Finish)
+            .run_until_idle();
+        assert!(sim.errors.is_empty(), "{:?}", sim.errors);
+        let mut want = first.clone();
+        want.push(rest);
+        assert_eq!(sim.delivered_texts(), want, "{mode:?}");
+        // What the item shows from there: the lazy rest of the paragraph, the code block
+        // (a blank line and the command), and the paragraph after the list.
+        use common::render_judge::{describe, render};
+        assert_eq!(
+            describe(&render(rest)),
+            describe(&render("er script:\n```\n\n./check.sh --all\n```\n\nDone.")),
+            "{mode:?}"
+        );
+    }
+}

@@ -507,3 +507,37 @@ fn a_piece_ends_where_a_line_leaving_the_item_ends_its_fence() {
         );
     }
 }
+
+#[test]
+fn a_fence_its_item_ends_right_after_its_opening_line_ends_there_with_crlf_too() {
+    // The item's fence holds no code: the blank line and the heading that leaves the item
+    // end it at its opening line. With CRLF the opening line's `\r` was read as code, so
+    // the piece cut before the blank line closed the fence ("\n~~~") and the next piece
+    // sent the opening line again, reopened (found by engine_props at seed 328).
+    let lf = "1. Build it first, with the release flags on:\n\n    cargo build --release\n    ~~~\n\n## Next\nMore text.\n";
+    for eol in ["\n", "\r\n"] {
+        let text = lf.replace('\n', eol);
+        let pieces = split(&text, 40, SplitMode::Length, None);
+        let want = [
+            "1. Build it first, with the release".to_owned(),
+            "flags on:".to_owned(),
+            format!("cargo build --release{eol}~~~"),
+            format!("## Next{eol}More text."),
+        ];
+        assert_eq!(texts(&pieces), want, "{eol:?}");
+        judge(&text, &owned(&pieces));
+        for size in [1, 7, text.len()] {
+            let config = ChunkerConfig {
+                min: 1,
+                max: 40,
+                break_preference: BreakPreference::Paragraph,
+                flush_on_paragraph: false,
+                metric: LengthMetric::Chars,
+            };
+            let blocks = run_chunker(config, common::deltas(&text, size));
+            assert_eq!(texts(&blocks)[2], want[2], "{eol:?} deltas of {size}");
+            judge(&text, &owned(&blocks));
+            judge(&text, &engine_messages(&text, 40, size));
+        }
+    }
+}

@@ -44,7 +44,7 @@ use crate::payload::{Lane, Payload};
 use crate::stage::coalescer::is_code_indent;
 use crate::stage::dispatch::Outgoing;
 use crate::stage::ledger::SourceSpan;
-use crate::text::dedent::{item_column, item_dedent};
+use crate::text::dedent::item_dedent;
 use crate::text::markdown::inline::SpanDelims;
 use crate::text::markdown::{FenceSpan, MarkdownScanner, is_indented_code_line};
 
@@ -419,7 +419,8 @@ enum FinalText {
 /// without the item, would read otherwise (see `text::dedent`).
 fn de_indented(scanner: &MarkdownScanner, text: &str, gap: Range<usize>) -> bool {
     let line_start = gap.start == 0 || text.as_bytes()[gap.start - 1] == b'\n';
-    let item = || item_column(text, gap.start, true, true).unwrap_or(0);
+    // The item's column as the scanner followed the containers (see `SplitRun::emit_with`).
+    let item = || scanner.item_column_at(gap.start);
     item_dedent(scanner, text, gap.start, gap.end, line_start, Some(item)).cols > 0
 }
 

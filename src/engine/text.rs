@@ -563,6 +563,9 @@ fn line_cap_pieces<'a>(
             // The block's mark on its first piece; a later piece that the splitter started
             // at such an item (see `MarkdownScanner::list_cut`) carries the splitter's.
             continues_list: (block.continues_list && i == 0) || piece.continues_list,
+            // The block's mark on its last piece (a piece of the block's text alone reads
+            // no item).
+            ends_item_fence: block.ends_item_fence && i == starts.len(),
             // The block's first row, without the splitter's repairs: the header the block
             // would show before it suits the piece as well.
             table_head: block

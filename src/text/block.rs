@@ -101,6 +101,11 @@ pub struct Block {
     /// not numbered 1, an empty item): joined after text that does not show that list's
     /// earlier items, it would read as that text's continuation (see the coalescer).
     pub(crate) continues_list: bool,
+    /// The piece ends where a line leaving a list item ends that item's fence, with no
+    /// closing line (see `MarkdownScanner::list_cut`). A message that shows the fence
+    /// without its item (de-indented) reads it open at the top level, where that line does
+    /// not end it: the coalescer starts the next block apart from such a message.
+    pub(crate) ends_item_fence: bool,
     /// The piece starts with a whole body row of a table whose header and delimiter rows it
     /// does not repeat (with that row they did not fit within `max`): those two rows as a
     /// repeated header would show them (each followed by `"\n"`, the container prefix

@@ -19,10 +19,9 @@ use super::metric::LengthMetric;
 ///   only (the prefix is spaces; in a quote in items, the spaces before its `>`) and the
 ///   fence would read as indented code without them (prefix and indentation reach 4
 ///   columns);
-/// - with `item` (the content column of the list items holding `start`: the chunker
-///   asks its scanner, which followed the containers line by line
-///   ([`MarkdownScanner::item_column_at`]), the splitter looks back over the whole text
-///   ([`item_column`])): at a line in a list item indented 4 columns or more that the
+/// - with `item` (the content column of the list items holding `start`, as the scanner
+///   followed the containers line by line, lazy continuation lines included
+///   ([`MarkdownScanner::item_column_at`])): at a line in a list item indented 4 columns or more that the
 ///   scanner, following the containers, does not read as indented code (the item's
 ///   paragraph), that line's indentation (outside items, such a line is a paragraph's
 ///   lazy continuation, and the lines after it keep their columns); at a nested item's own
@@ -165,9 +164,6 @@ fn item_text_dedent(
     }
 }
 
-/// How far back [`item_column`] looks for a list item's first line.
-const ITEM_LOOK_BACK: usize = 2048;
-
 /// Whether a line of `piece` after its first is indented `cols` columns or more: with 4,
 /// whether a list item's content column matters at a message's start.
 fn line_after_indented(piece: &str, cols: usize) -> bool {
@@ -185,52 +181,6 @@ fn first_line_only(piece: &str) -> bool {
     match memchr::memchr(b'\n', piece.as_bytes()) {
         None => true,
         Some(nl) => piece[nl + 1..].bytes().all(|b| b" \t\r\n".contains(&b)),
-    }
-}
-
-/// The content column of the innermost list item that holds byte `start` of `text` (in a
-/// quote nested in list items, the column of the quote's `>`; 0 in a quote outside items), read back over at most [`ITEM_LOOK_BACK`] bytes: `Some(0)` when
-/// there is none, `None` when the text held cannot tell (it begins after the item's first
-/// line might be: `text_starts` says whether `text[0]` starts the whole text,
-/// `starts_line` whether it starts a line). A line is in an item when it is the item's
-/// first line or every non-blank line from the item's first line down to it is indented at
-/// least to the content column (a lazy continuation line indented less is not followed:
-/// none is found then).
-pub(crate) fn item_column(
-    text: &str,
-    start: usize,
-    text_starts: bool,
-    starts_line: bool,
-) -> Option<usize> {
-    let bytes = text.as_bytes();
-    let floor = start.saturating_sub(ITEM_LOOK_BACK);
-    // The least indentation of the non-blank lines passed.
-    let mut least = usize::MAX;
-    let from = start.min(bytes.len());
-    // The line holding `start` counts whole.
-    let mut end = memchr::memchr(b'\n', &bytes[from..]).map_or(bytes.len(), |i| from + i);
-    loop {
-        let nl = memchr::memrchr(b'\n', &bytes[floor..end]);
-        let line_start = nl.map_or(floor, |i| floor + i + 1);
-        if nl.is_none() && (floor > 0 || !starts_line) {
-            return None;
-        }
-        let line = &text[line_start..end];
-        if let Some(indent) = content_indent(line) {
-            if let Some(c) = item_content_column(line)
-                && least >= c
-            {
-                return Some(c);
-            }
-            if indent == 0 {
-                return Some(0);
-            }
-            least = least.min(indent);
-        }
-        if line_start == 0 {
-            return text_starts.then_some(0);
-        }
-        end = line_start - 1;
     }
 }
 

@@ -18,7 +18,7 @@ use super::block::Block;
 use super::cut::{
     BreakClass, NextStart, Planner, Reopen, ReopenCost, candidate_at, is_ws, joined_ws, shown_start,
 };
-use super::dedent::{build_piece_within, item_column, item_dedent};
+use super::dedent::{build_piece_within, item_dedent};
 use super::limits::{Limits, MIN_LINES, check_limit};
 use super::markdown::inline::SpanDelims;
 use super::markdown::{FenceMarker, MarkdownScanner};
@@ -517,14 +517,11 @@ impl<'a> SplitRun<'a, '_> {
     ) {
         let mut text = String::with_capacity(end - start + 16);
         let line_start = start == 0 || self.text.as_bytes()[start - 1] == b'\n';
-        let dedent = item_dedent(
-            self.scanner,
-            self.text,
-            start,
-            end,
-            line_start,
-            Some(|| item_column(self.text, start, true, true).unwrap_or(0)),
-        );
+        // The item's column as the scanner followed the containers line by line, as the
+        // chunker asks it: lazy continuation lines and a line a forced flush ended (the
+        // engine's finals) included, which a look back over the text cannot tell.
+        let item = || self.scanner.item_column_at(start);
+        let dedent = item_dedent(self.scanner, self.text, start, end, line_start, Some(item));
         let source = &self.text[start..end];
         let (head_len, tail_len, dedent) = build_piece_within(
             source,
@@ -561,6 +558,7 @@ impl<'a> SplitRun<'a, '_> {
             dedent: dedent.cols,
             dedent_quotes: dedent.quotes,
             continues_list: self.reopen.is_none() && self.scanner.continues_list_at(start),
+            ends_item_fence: self.scanner.item_fence_ends_at(end),
             table_head: None,
         });
     }

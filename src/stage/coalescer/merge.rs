@@ -24,6 +24,8 @@ struct Tail {
     /// False after [`Coalescer::end_of_text`]: the next block comes from another text block,
     /// a tool or media, and is joined by the configured joiner.
     continues: bool,
+    /// The block ended where its list item's end ended a fence ([`Block::ends_item_fence`]).
+    ends_item_fence: bool,
 }
 
 /// What stands between the buffer and an incoming block.
@@ -271,6 +273,7 @@ impl Coalescer {
                         lane: meta.lane,
                         end: block.source.end,
                         continues: true,
+                        ends_item_fence: block.ends_item_fence,
                     });
                     if let Some(last) = self.buffer.as_mut().and_then(|b| b.sources.last_mut()) {
                         last.end = block.source.end;
@@ -292,6 +295,12 @@ impl Coalescer {
             && let Some(buffer) = &self.buffer
             && !shows_list_for(&buffer.text, shown)
         {
+            apart = true;
+        }
+        // After a block that ended where its list item's end ended a fence, in a message
+        // that shows the fence without its item (de-indented): there the fence reads open
+        // at the top level, and the block's text would show as its code.
+        if tail.is_some_and(|t| t.ends_item_fence) && self.buffer_dedent > 0 {
             apart = true;
         }
         if apart {
@@ -375,6 +384,7 @@ impl Coalescer {
             lane: meta.lane,
             end: block.source.end,
             continues: true,
+            ends_item_fence: block.ends_item_fence,
         });
     }
 

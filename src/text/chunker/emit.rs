@@ -208,6 +208,7 @@ impl BlockChunker {
             dedent: dedent.cols,
             dedent_quotes: dedent.quotes,
             continues_list: reopen.is_none() && self.scanner.continues_list_at(self.start),
+            ends_item_fence: self.scanner.item_fence_ends_at(end),
             table_head,
         });
         self.lead_from = self.start;

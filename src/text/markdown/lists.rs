@@ -185,6 +185,18 @@ impl MarkdownScanner {
         cut
     }
 
+    /// Whether a fence of list items (not in a quote) that a line leaving its item ends,
+    /// with no closing line, ends at `end` (see [`MarkdownScanner::fence_end_cut`]): a
+    /// piece ending there that lost the item showed the fence open to its end, so the text
+    /// after it must not join that piece. Cost: a lookup.
+    pub(crate) fn item_fence_ends_at(&self, end: usize) -> bool {
+        let fences = self.fences();
+        let i = fences.partition_point(|f| f.start < end);
+        fences[..i].last().is_some_and(|f| {
+            f.end == Some(end) && f.close_start == end && !f.marker.prefix.as_str().contains('>')
+        })
+    }
+
     /// [`MarkdownScanner::list_cut`] for list items.
     fn item_cut(&self, text: &str, start: usize, to: usize) -> Option<(usize, usize)> {
         let all = self.inline.list_items();

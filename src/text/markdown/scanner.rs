@@ -1206,11 +1206,14 @@ impl MarkdownScanner {
         };
         // A line that a flush ended has no `\n`: the fence ends where the next line starts.
         let newline = line_start > 0 && bytes.get(line_start - 1) == Some(&b'\n');
-        let mut end = (line_start - usize::from(newline)).max(f.open_end);
+        // (The opening line's `\r` is the line break's, as the blank lines' are.)
+        let open_end =
+            f.open_end - usize::from(bytes.get(f.open_end.wrapping_sub(1)) == Some(&b'\r'));
+        let mut end = (line_start - usize::from(newline)).max(open_end);
         // Blank lines before the line that leaves are no code a piece must close the fence
         // around: the fence ends with its last line that has content (they go with the
         // separator after it).
-        while end > f.open_end && matches!(bytes.get(end - 1), Some(b'\r' | b'\n' | b' ' | b'\t')) {
+        while end > open_end && matches!(bytes.get(end - 1), Some(b'\r' | b'\n' | b' ' | b'\t')) {
             end -= 1;
         }
         f.close_start = end;

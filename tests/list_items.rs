@@ -541,3 +541,63 @@ fn a_fence_its_item_ends_right_after_its_opening_line_ends_there_with_crlf_too()
         }
     }
 }
+
+#[test]
+fn a_line_after_an_empty_item_that_a_forced_flush_ended_leaves_the_list() {
+    // A tool call right after a nested item's marker ends that line there: `  * ` is an
+    // empty item, which ends the paragraph before it, so the model's next line (at column
+    // 0) is no lazy continuation of it: it leaves the list (CommonMark, as pulldown-cmark
+    // reads the text with that line break). The fence-like lines 4 columns deep after it go
+    // on with its paragraph. The scanner had kept that line in the item (the empty item's
+    // line, ended by the flush, was read as paragraph text), so the chunker took the lines
+    // after it as a fence in the item and showed them as code (found by engine_props at
+    // seed 332, where a message was de-indented by the item's column).
+    let text = "* Options:\n  * `history` keeps the last lines.\n  * `tabSize` sets the tab width:\n    ```\n    tabSize = 8\n    ```\n* Returns an interface.\n";
+    let at = text.find("`tabSize`").unwrap();
+    let config = ChunkerConfig {
+        min: 5,
+        max: 40,
+        break_preference: BreakPreference::Paragraph,
+        flush_on_paragraph: false,
+        metric: LengthMetric::Chars,
+    };
+    let mut chunker = replystream::BlockChunker::new(config).unwrap();
+    let mut blocks = Vec::new();
+    chunker.push(&text[..at], &mut blocks);
+    chunker.flush(&mut blocks);
+    chunker.push(&text[at..], &mut blocks);
+    chunker.flush(&mut blocks);
+    assert_eq!(
+        texts(&blocks),
+        [
+            "* Options:",
+            "* `history` keeps the last lines.\n*",
+            "`tabSize` sets the tab width:",
+            "    ```\n    tabSize = 8\n    ```",
+            "* Returns an interface.",
+        ]
+    );
+    assert!(blocks.iter().skip(2).all(|b| b.dedent == 0), "{blocks:#?}");
+    // Through the engine, the tool call forcing the flush.
+    let mut sim = Sim::new(common::engine(common::config("discord")));
+    sim.push(Input::MessageStart)
+        .push(Input::TextDelta(&text[..at]))
+        .push(Input::ToolStart { name: "search" })
+        .push(Input::TextDelta(&text[at..]))
+        .push(Input::MessageEnd(None))
+        .push(Input::Finish)
+        .run_until_idle();
+    let shown = sim.delivered_texts();
+    let rest =
+        "`tabSize` sets the tab width:\n    ```\n    tabSize = 8\n    ```\n* Returns an interface.";
+    assert_eq!(shown[1], rest);
+    // What that message shows: one paragraph, the backtick runs pairing as an inline
+    // code span over its lines (no code block), then the list.
+    use common::render_judge::{describe, render};
+    assert_eq!(
+        describe(&render(rest)),
+        describe(&render(
+            "`tabSize` sets the tab width: ```     tabSize = 8     ```\n\n* Returns an interface."
+        ))
+    );
+}

@@ -377,6 +377,7 @@ impl MarkdownScanner {
         self.scan(text);
         let end = text.len();
         self.decide_last_fence_line(text.as_bytes());
+        self.read_last_containers(text.as_bytes());
         if self.line_start < end || self.run.is_some() {
             self.end_line(text, end);
             self.pos = end;
@@ -387,6 +388,51 @@ impl MarkdownScanner {
         }
         if let Some(p) = self.inline.quoted_mut().finish() {
             self.mark_newly_safe(p);
+        }
+    }
+
+    /// The containers the line just read carries, opens and leaves (`c`, from
+    /// [`Containers::read_line`]): noted for the line, which reads on from its content.
+    fn take_containers(&mut self, c: LineContent) -> LineContent {
+        self.content = Some(c);
+        self.note_item_column(c.depth);
+        if c.continues_list {
+            // A list item its paragraph text would swallow in a piece that starts after its
+            // list did (see `lists`).
+            self.inline.push_list_item(self.line_start);
+        }
+        if c.opened {
+            // The content of a new list item or quote starts a new block.
+            self.code_may_start = true;
+        }
+        c
+    }
+
+    /// At the end of a finished text, a last line whose containers [`MarkdownScanner::scan`]
+    /// could not read yet (the text ended first: `  * ` where a forced flush ended the
+    /// line): the end of the text ends it, so they are read now. An empty item it opens
+    /// ends the paragraph before it (the line's content is blank), so the next line is no
+    /// lazy continuation of it. The line is read from a copy with a line break after it
+    /// (on the stack: a line that long is text, never a prefix still to be told).
+    fn read_last_containers(&mut self, bytes: &[u8]) {
+        const MAX_LINE: usize = 128;
+        let line = &bytes[self.line_start.min(bytes.len())..];
+        if self.mode != LineMode::Start
+            || self.content.is_some()
+            || line.is_empty()
+            || line.len() >= MAX_LINE
+        {
+            return;
+        }
+        let mut copy = [0u8; MAX_LINE];
+        copy[..line.len()].copy_from_slice(line);
+        copy[line.len()] = b'\n';
+        let read = self
+            .containers
+            .read_line(&copy[..=line.len()], 0, self.paragraph);
+        if let Some(c) = read {
+            let at = (self.line_start + c.at).min(bytes.len());
+            self.take_containers(LineContent { at, ..c });
         }
     }
 
@@ -922,20 +968,7 @@ impl MarkdownScanner {
                 .containers
                 .read_line(bytes, self.line_start, self.paragraph)
             {
-                Some(c) => {
-                    self.content = Some(c);
-                    self.note_item_column(c.depth);
-                    if c.continues_list {
-                        // A list item its paragraph text would swallow in a piece that
-                        // starts after its list did (see `lists`).
-                        self.inline.push_list_item(self.line_start);
-                    }
-                    if c.opened {
-                        // The content of a new list item or quote starts a new block.
-                        self.code_may_start = true;
-                    }
-                    c
-                }
+                Some(c) => self.take_containers(c),
                 None => return false,
             },
         };
@@ -1538,7 +1571,9 @@ impl MarkdownScanner {
                         continued: false,
                         depth,
                     });
-                } else if is_blank(line.as_bytes()) {
+                } else if is_blank(content_line.as_bytes()) {
+                    // (Blank past its container prefixes too: an empty list item, a bare
+                    // `>`, read by `read_last_containers`.)
                     self.line_blank = true;
                     self.table_line_end(text.as_bytes(), end);
                     self.mark_newly_safe(self.line_start);

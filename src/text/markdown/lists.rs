@@ -190,9 +190,14 @@ impl MarkdownScanner {
     /// piece ending there that lost the item showed the fence open to its end, so the text
     /// after it must not join that piece. Cost: a lookup.
     pub(crate) fn item_fence_ends_at(&self, end: usize) -> bool {
+        // The candidate is the last fence starting before `end`: most often the last of
+        // all (blocks end after the fences read so far), found without a search.
         let fences = self.fences();
-        let i = fences.partition_point(|f| f.start < end);
-        fences[..i].last().is_some_and(|f| {
+        let f = match fences.last() {
+            Some(f) if f.start < end => Some(f),
+            _ => fences[..fences.partition_point(|f| f.start < end)].last(),
+        };
+        f.is_some_and(|f| {
             f.end == Some(end) && f.close_start == end && !f.marker.prefix.as_str().contains('>')
         })
     }

@@ -393,6 +393,7 @@ impl MarkdownScanner {
 
     /// The containers the line just read carries, opens and leaves (`c`, from
     /// [`Containers::read_line`]): noted for the line, which reads on from its content.
+    #[inline(always)]
     fn take_containers(&mut self, c: LineContent) -> LineContent {
         self.content = Some(c);
         self.note_item_column(c.depth);

@@ -351,6 +351,15 @@ impl Source {
             .find(|f| p > f.open_start + f.marker.prefix + f.marker.indent && p < f.open_end)
     }
 
+    /// Whether a cut at `p` falls inside a fence opening line's marker run (after its
+    /// first marker char, before its last).
+    fn in_opening_marker(&self, p: usize) -> bool {
+        self.fences.iter().any(|f| {
+            let run = f.open_start + f.marker.prefix + f.marker.indent;
+            p > run && p < run + f.marker.len
+        })
+    }
+
     /// Whether `p` lies in a fence, its opening and closing lines included.
     pub(crate) fn in_code(&self, p: usize) -> bool {
         self.fences
@@ -844,6 +853,10 @@ fn dedented_walk(
             .map(|(k, _)| k)
             // (A cut in a line's indentation shows nothing of it.)
             .filter(|&k| !piece[..k].bytes().all(|b| b == b' ' || b == b'\t'))
+            // (Nor does a cut inside a fence's opening marker run: no piece ends there. A
+            // synthetic closing line may read as the start of such a line: "```" of a
+            // "`````js" line after the code a fence's container ended.)
+            .filter(|&k| !src.in_opening_marker(b + k))
             .filter_map(|k| {
                 let view =
                     dedent_lines(&format!("{}{}", &s[from..b], &piece[..k]), cols, first_line);

@@ -368,6 +368,26 @@ fn defect_5d_whitespace_after_a_prepended_char() {
     assert_eq!(rebuilt(text, &pieces), text);
 }
 
+/// 5d, at a hard cut: one that falls in the whitespace after a prepended char ends the
+/// piece before the separator whitespace, and the space joined to the char stays with it
+/// (chunker_props at seed 134 split that cluster).
+#[test]
+fn defect_5d_a_hard_cut_in_whitespace_after_a_prepended_char() {
+    let text = "- item 中文句子。消息aaaa\u{600}    \n\n    indented code line\na";
+    let blocks = chunk_with(
+        ChunkerConfig {
+            min: 11,
+            max: 16,
+            metric: LengthMetric::Graphemes,
+            ..ChunkerConfig::default()
+        },
+        text,
+    );
+    let prepended = blocks.iter().find(|b| b.text.contains('\u{600}')).unwrap();
+    assert!(prepended.text.ends_with("\u{600} "), "{:?}", texts(&blocks));
+    assert_eq!(rebuilt(text, &blocks), text);
+}
+
 /// 5e. A CR LF after a closing fence is a cut point, as a LF is.
 #[test]
 fn defect_5e_crlf_after_a_closing_fence_is_a_cut_point() {

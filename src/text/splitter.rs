@@ -16,7 +16,8 @@
 
 use super::block::Block;
 use super::cut::{
-    BreakClass, NextStart, Planner, Reopen, ReopenCost, candidate_at, is_ws, joined_ws, shown_start,
+    BreakClass, NextStart, Planner, Reopen, ReopenCost, candidate_at, is_ws, sep_trimmed_end,
+    shown_start,
 };
 use super::dedent::{build_piece_within, item_dedent};
 use super::limits::{Limits, MIN_LINES, check_limit};
@@ -395,12 +396,8 @@ impl<'a> SplitRun<'a, '_> {
     /// when nothing is left to show.
     fn plan_piece(&mut self, start: usize, end: usize, sep_end: usize) -> Option<Piece> {
         let text = self.text;
-        let bytes = text.as_bytes();
         let planner = self.planner(end);
-        let mut last = end;
-        while last > start && is_ws(bytes[last - 1]) && !joined_ws(&text[..end], last - 1) {
-            last -= 1;
-        }
+        let last = sep_trimmed_end(text, start, end);
         if last <= start {
             return None;
         }

@@ -59,7 +59,7 @@
 //! that emits nothing does not allocate once the buffers are warm.
 
 use super::block::Block;
-use super::cut::{BreakClass, Candidate, NextStart, ReopenCost, is_ws, joined_ws};
+use super::cut::{BreakClass, Candidate, NextStart, ReopenCost, sep_trimmed_end};
 use super::markdown::MarkdownScanner;
 use crate::Error;
 
@@ -294,11 +294,7 @@ impl BlockChunker {
             return;
         }
         loop {
-            let bytes = self.buffer.as_bytes();
-            let mut end = len;
-            while end > self.start && is_ws(bytes[end - 1]) && !joined_ws(&self.buffer, end - 1) {
-                end -= 1;
-            }
+            let end = sep_trimmed_end(&self.buffer, self.start, len);
             if end <= self.start {
                 break;
             }

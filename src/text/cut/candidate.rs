@@ -187,6 +187,18 @@ pub(crate) fn joined_ws(text: &str, j: usize) -> bool {
         || (j + 1 < b.len() && b[j + 1] >= 0x80 && !is_grapheme_boundary(text, j + 1))
 }
 
+/// Where `text[start..end]` ends without its trailing separator whitespace: a whitespace
+/// char joined into one grapheme cluster with the char before it (after a prepended char
+/// such as U+0600) is part of that cluster, and stays.
+pub(crate) fn sep_trimmed_end(text: &str, start: usize, end: usize) -> usize {
+    let bytes = text.as_bytes();
+    let mut last = end;
+    while last > start && is_ws(bytes[last - 1]) && !joined_ws(&text[..end], last - 1) {
+        last -= 1;
+    }
+    last
+}
+
 /// The cut candidate at `p`, if `p` is one: the start of a breaking whitespace run right
 /// after non-whitespace, or the position right after a CJK sentence end. Unless `complete`
 /// (no more text will come), a whitespace run that reaches the end of `text` is undecided

@@ -46,6 +46,7 @@ pub(crate) use bounds::shown_start;
 pub(crate) use candidate::{
     BreakClass, Candidate, candidate_at, is_tail_char, is_ws, joined_ws, line_continues,
     may_be_candidate, may_break_beyond_whitespace, may_end_tail, partial_fence_at_end,
+    sep_trimmed_end,
 };
 pub(crate) use planner::{NextStart, Planned, Planner};
 pub(crate) use reopen::{Reopen, ReopenCost, build_piece, quoted_after};

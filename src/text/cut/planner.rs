@@ -1062,12 +1062,9 @@ impl<'a> Planner<'a> {
 /// where the next piece starts inside a line's indentation, the line's start is in the
 /// source between the two (the coalescer joins them de-indented from there).
 fn ws_to_sep(text: &str, start: usize, cut: Cut) -> Cut {
-    let kept = text[start..cut.end].trim_end_matches([' ', '\t', '\n', '\r']);
-    match cut.class == BreakClass::Hard && cut.sep_end == cut.end && !kept.is_empty() {
-        true => Cut {
-            end: start + kept.len(),
-            ..cut
-        },
+    let kept = sep_trimmed_end(text, start, cut.end);
+    match cut.class == BreakClass::Hard && cut.sep_end == cut.end && kept > start {
+        true => Cut { end: kept, ..cut },
         false => cut,
     }
 }

@@ -475,17 +475,20 @@ const FENCE_LEFT_BY_A_LINE: &str = "1. Build it first:\n    ```\n    cargo build
 fn a_piece_ends_where_a_line_leaving_the_item_ends_its_fence() {
     // A piece that starts inside the fence (reopened, de-indented) has lost the item: at
     // its top level no line ends the fence, so the line at column 0 and the text after it
-    // would show as code. The piece ends at the fence's end instead, whatever room is left.
+    // would show as code. The piece ends at the fence's end instead, whatever room is left,
+    // and closes the fence there (synthetic, never reopened): CommonMark shows the code to
+    // the message's end anyway, but Discord shows an unclosed fence's lines as text.
     let pieces = split(FENCE_LEFT_BY_A_LINE, 80, SplitMode::Length, None);
     assert_eq!(
         texts(&pieces),
         [
             "1. Build it first:",
             " ```\n cargo build --release\n cargo test --workspace\n ```",
-            " ```\n cargo run --example demo",
+            " ```\n cargo run --example demo\n ```",
             "That line left the item.\nMore text after it here.",
         ]
     );
+    assert!(pieces[2].fence_closed && !pieces[3].fence_reopened);
     judge(FENCE_LEFT_BY_A_LINE, &owned(&pieces));
     // With room for all of it, the piece holds the item's start: it shows the fence in
     // the item, which the line ends, as the reply does, and goes on.
@@ -501,10 +504,21 @@ fn a_piece_ends_where_a_line_leaving_the_item_ends_its_fence() {
         };
         let blocks = run_chunker(config, common::deltas(FENCE_LEFT_BY_A_LINE, size));
         judge(FENCE_LEFT_BY_A_LINE, &owned(&blocks));
-        judge(
-            FENCE_LEFT_BY_A_LINE,
-            &engine_messages(FENCE_LEFT_BY_A_LINE, max, size),
-        );
+        let messages = engine_messages(FENCE_LEFT_BY_A_LINE, max, size);
+        judge(FENCE_LEFT_BY_A_LINE, &messages);
+        // Every piece and message that opens a fence closes it (as Discord needs), read
+        // line by line here: a line of three or more backticks after at most 3 spaces.
+        let fence_lines = |t: &str| {
+            t.lines()
+                .filter(|l| {
+                    l.trim_start_matches(' ').starts_with("```")
+                        && l.len() - l.trim_start_matches(' ').len() <= 3
+                })
+                .count()
+        };
+        for t in owned(&blocks).iter().chain(&messages) {
+            assert_eq!(fence_lines(t) % 2, 0, "max {max}, deltas of {size}: {t:?}");
+        }
     }
 }
 

@@ -406,7 +406,16 @@ impl<'a> SplitRun<'a, '_> {
             .scanner
             .fence_at(last)
             .filter(|f| planner.repair(f).is_some());
-        let (close_cost, close_lines) = open.map_or((0, 0), |f| (f.marker.close_len() + 1, 1));
+        // Or a fence its list item's end ended right there: closed, never reopened.
+        let ended = match open {
+            Some(_) => None,
+            None => self
+                .scanner
+                .fence_to_close_at_end(last)
+                .filter(|f| planner.repair(f).is_some()),
+        };
+        let closed = open.or(ended);
+        let (close_cost, close_lines) = closed.map_or((0, 0), |f| (f.marker.close_len() + 1, 1));
         if self.limits.fits(
             text,
             start,
@@ -415,7 +424,7 @@ impl<'a> SplitRun<'a, '_> {
             reopen.lines + close_lines,
         ) || self.tail_over_line_cap(start, last, reopen.units + close_cost, reopen.lines)
         {
-            self.emit(start, last, sep_end, open.map(|f| f.marker));
+            self.emit(start, last, sep_end, closed.map(|f| f.marker));
             self.reopen = open.and_then(|f| planner.repair(f));
             return Some(Piece::Last);
         }

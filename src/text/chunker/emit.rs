@@ -114,6 +114,25 @@ impl BlockChunker {
         }
     }
 
+    /// The marker of the fence a block ending at `end` closes although no cut falls inside
+    /// it (see `MarkdownScanner::fence_to_close_at_end`), where the closing line fits the
+    /// block's room (it was planned without it).
+    fn ended_fence_close(&self, end: usize) -> Option<FenceMarker> {
+        let f = self.scanner.fence_to_close_at_end(end)?;
+        self.planner(self.buffer.len(), true).repair(f)?;
+        let reopen = self.reopen_cost();
+        let close = f.marker.close_len() + 1;
+        self.limits()
+            .fits(
+                &self.buffer,
+                self.start,
+                end,
+                reopen.units + close,
+                reopen.lines + 1,
+            )
+            .then_some(f.marker)
+    }
+
     pub(super) fn emit_planned(&mut self, planned: &Planned, out: &mut Vec<Block>) {
         self.emit(
             planned.cut.end,
@@ -159,6 +178,10 @@ impl BlockChunker {
             }
         }
         let reopen = self.current_reopen();
+        // A fence its list item's end ended right at `end` is closed where the closing line
+        // fits (see `MarkdownScanner::fence_to_close_at_end`; nothing reopens it).
+        let ended = self.scanner.item_fence_ending_at(end);
+        let close = close.or_else(|| self.ended_fence_close(end));
         let line_start = match self.start {
             0 => self.buffer_start == BufferStart::Line,
             s => self.buffer.as_bytes()[s - 1] == b'\n',
@@ -208,7 +231,7 @@ impl BlockChunker {
             dedent: dedent.cols,
             dedent_quotes: dedent.quotes,
             continues_list: reopen.is_none() && self.scanner.continues_list_at(self.start),
-            ends_item_fence: self.scanner.item_fence_ends_at(end),
+            ends_item_fence: ended.is_some(),
             table_head,
         });
         self.lead_from = self.start;

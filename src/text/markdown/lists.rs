@@ -11,6 +11,7 @@
 //! [`MarkdownScanner::list_cut`].
 
 use super::MarkdownScanner;
+use super::spans::FenceSpan;
 
 /// The column and the kind of the list marker that starts `line` (after spaces, tabs and
 /// quote markers), if it starts with one: `-`, `*`, `+`, or 1 to 9 digits and `.` or `)`,
@@ -190,6 +191,11 @@ impl MarkdownScanner {
     /// piece ending there that lost the item showed the fence open to its end, so the text
     /// after it must not join that piece. Cost: a lookup.
     pub(crate) fn item_fence_ends_at(&self, end: usize) -> bool {
+        self.item_fence_ending_at(end).is_some()
+    }
+
+    /// The fence [`MarkdownScanner::item_fence_ends_at`] finds at `end`.
+    pub(crate) fn item_fence_ending_at(&self, end: usize) -> Option<&FenceSpan> {
         // The candidate is the last fence starting before `end`: most often the last of
         // all (blocks end after the fences read so far), found without a search.
         let fences = self.fences();
@@ -197,9 +203,26 @@ impl MarkdownScanner {
             Some(f) if f.start < end => Some(f),
             _ => fences[..fences.partition_point(|f| f.start < end)].last(),
         };
-        f.is_some_and(|f| {
-            f.end == Some(end) && f.close_start == end && !f.marker.prefix.as_str().contains('>')
+        // (Only a fence in containers is ended by one: a fence's `close_start` and `end`
+        // otherwise meet only where a drained fence's positions were cut to 0.)
+        f.filter(|f| {
+            f.depth > 0
+                && f.end == Some(end)
+                && f.close_start == end
+                && !f.marker.prefix.as_str().contains('>')
         })
+    }
+
+    /// The fence a piece that ends at `end` closes with a synthetic
+    /// closing line although no cut falls inside it: one its list item's end ended right at
+    /// `end` (see [`MarkdownScanner::item_fence_ends_at`]), with code (the piece shows code
+    /// of it, or ends in its opening line's container otherwise: a piece ends there only
+    /// after some of it).
+    /// CommonMark shows such a fence's code to the message's end, but a platform that needs
+    /// the closing line (Discord) shows its fence lines as text without it. Nothing reopens
+    /// it: the fence is over.
+    pub(crate) fn fence_to_close_at_end(&self, end: usize) -> Option<&FenceSpan> {
+        self.item_fence_ending_at(end).filter(|f| f.open_end < end)
     }
 
     /// [`MarkdownScanner::list_cut`] for list items.

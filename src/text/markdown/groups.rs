@@ -24,9 +24,75 @@ pub(super) fn first_of<const N: usize>(group: &[u8; 16], needles: [u8; N]) -> Op
     Some(u128::from_le_bytes(hits).trailing_zeros() as usize / 8)
 }
 
+/// Row `k`: `0xFF` at the indices from `k` on, `0` before (what [`first_of_from`] keeps).
+static FROM: [[u8; 16]; 16] = {
+    let mut rows = [[0u8; 16]; 16];
+    let mut k = 0;
+    while k < 16 {
+        let mut i = k;
+        while i < 16 {
+            rows[k][i] = 0xFF;
+            i += 1;
+        }
+        k += 1;
+    }
+    rows
+};
+
+/// [`first_of`] among the bytes of `group` from index `from` (below 16) on: a group read
+/// back from the end of a text, whose first bytes were looked at already. The bytes before
+/// `from` are masked out with one more vector AND.
+#[inline(always)]
+pub(super) fn first_of_from<const N: usize>(
+    group: &[u8; 16],
+    needles: [u8; N],
+    from: usize,
+) -> Option<usize> {
+    let mut hits = [0u8; 16];
+    for ((h, &b), &keep) in hits.iter_mut().zip(group).zip(&FROM[from]) {
+        let mut hit = 0;
+        for n in needles {
+            hit |= u8::from(b == n);
+        }
+        *h = hit.wrapping_neg() & keep;
+    }
+    if hits.iter().fold(0, |any, &h| any | h) == 0 {
+        return None;
+    }
+    Some(u128::from_le_bytes(hits).trailing_zeros() as usize / 8)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::first_of;
+    use super::{first_of, first_of_from};
+
+    /// Every start index: the first needle at or after it, against a walk byte by byte.
+    #[test]
+    fn finds_the_first_needle_from_an_index() {
+        let needles = [b'`', b'\n', b'|'];
+        let mut rng = fastrand::Rng::with_seed(11);
+        for _ in 0..4000 {
+            let mut group = [0u8; 16];
+            for b in &mut group {
+                *b = match rng.u8(0..6) {
+                    0 => needles[rng.usize(0..3)],
+                    1 => rng.u8(..),
+                    _ => b'a',
+                };
+            }
+            for from in 0..16 {
+                let want = group[from..]
+                    .iter()
+                    .position(|b| needles.contains(b))
+                    .map(|k| from + k);
+                assert_eq!(
+                    first_of_from(&group, needles, from),
+                    want,
+                    "{group:?} {from}"
+                );
+            }
+        }
+    }
 
     /// Every position and every needle, against a walk byte by byte.
     #[test]

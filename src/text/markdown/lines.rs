@@ -2,7 +2,7 @@
 
 use memchr::memchr3;
 
-use super::groups::first_of;
+use super::groups::{first_of, first_of_from};
 
 /// The first backtick, `\n` or `|` of `bytes`: the bytes
 /// [`MarkdownScanner::scan_text`](super::MarkdownScanner::scan_text) stops at.
@@ -45,6 +45,23 @@ pub(super) fn find_text_stop(bytes: &[u8]) -> Option<usize> {
         .iter()
         .position(|&b| matches!(b, b'`' | b'\n' | b'|'))
         .map(|k| base + k)
+}
+
+/// Whether `bytes[from..]`, at most sixteen bytes, holds a backtick, `\n` or `|` (a stop
+/// of [`find_text_stop`]). Tested as the last sixteen bytes of `bytes`, the ones before
+/// `from` masked out (see [`first_of_from`]): one group, with no loop exit to mispredict.
+#[inline(always)]
+pub(super) fn tail_has_text_stop(bytes: &[u8], from: usize) -> bool {
+    let stop = |b: &u8| matches!(b, b'`' | b'\n' | b'|');
+    match bytes.len().checked_sub(16) {
+        Some(back) if from < bytes.len() => first_of_from(
+            bytes[back..].try_into().expect("16 bytes"),
+            [b'`', b'\n', b'|'],
+            from - back,
+        )
+        .is_some(),
+        _ => bytes[from..].iter().any(stop),
+    }
 }
 
 /// How many bytes [`find_text_stop`] looks at a word at a time before a vector search.

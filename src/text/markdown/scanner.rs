@@ -272,7 +272,7 @@ impl MarkdownScanner {
             && self.run.is_none()
             && let Some(new) = bytes.get(self.pos..)
             && new.len() <= SHORT_SCAN
-            && !new.iter().any(|&b| matches!(b, b'`' | b'\n' | b'|'))
+            && !tail_has_text_stop(bytes, self.pos)
         {
             if self.line_blank {
                 self.line_blank = is_blank(new);

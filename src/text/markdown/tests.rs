@@ -736,3 +736,28 @@ fn find_text_stop_finds_the_first_stop() {
         }
     }
 }
+
+/// The scan's inline test for a stop in the last few bytes (a group read back from the
+/// text's end) against a walk byte by byte, from every start in the last sixteen bytes.
+#[test]
+fn tail_has_text_stop_finds_a_stop_after_its_start() {
+    use super::lines::tail_has_text_stop;
+    let stop = |b: &u8| matches!(b, b'`' | b'\n' | b'|');
+    for b in 0..=255u8 {
+        for len in 0..40 {
+            for at in 0..len {
+                let mut text = vec![b'`'; len];
+                text[at..].fill(b'a');
+                text[at] = b;
+                for from in len.saturating_sub(16)..=len {
+                    let expected = text[from..].iter().any(stop);
+                    assert_eq!(
+                        tail_has_text_stop(&text, from),
+                        expected,
+                        "{b} at {at}, {from} of {len}"
+                    );
+                }
+            }
+        }
+    }
+}

@@ -402,7 +402,8 @@ impl InlineScanner {
     }
 
     /// The span (decided or not) that a cut at `p` would fall inside, if any.
-    #[inline]
+    // Always inlined: the compiler kept a call for the usual answer (none).
+    #[inline(always)]
     pub(crate) fn span_at(&self, p: usize) -> Option<InlineSpan> {
         // Most cuts: nothing undecided, and every decided span ended before `p`.
         let none =
@@ -855,7 +856,8 @@ impl InlineScanner {
 
     /// The block ends at `at` (the reader has read up to it): whatever is still undecided
     /// is literal text, and a URL ends.
-    #[inline]
+    // Always inlined: the compiler kept a call for the usual case (nothing undecided).
+    #[inline(always)]
     pub(crate) fn end_block(&mut self, at: usize) {
         if self.run.is_none()
             && self.state == State::Normal

@@ -743,25 +743,32 @@ impl MarkdownScanner {
     }
 
     /// Whether the current line cannot yet tell content from a fence line.
+    // Inlined for the mode's test (the compiler kept a call for it), the line in a fence
+    // read in a call.
+    #[inline(always)]
     fn current_line_undecided(&self, bytes: &[u8]) -> bool {
         match self.mode {
             LineMode::Start | LineMode::MaybeFence => true,
-            LineMode::InFence => {
-                // A line inside a fence may close it only while it holds nothing but spaces,
-                // then marker chars, then spaces and tabs.
-                let marker = self.open_fence().map_or(b'`', |f| f.marker.ch);
-                let from = self.content.map_or(self.line_start, |c| c.at);
-                let line = &bytes[from.min(self.pos)..self.pos.min(bytes.len())];
-                let indent = line.iter().take_while(|&&b| b == b' ').count();
-                let run = line[indent..].iter().take_while(|&&b| b == marker).count();
-                indent < 4
-                    && line[indent + run..]
-                        .iter()
-                        .all(|&b| matches!(b, b' ' | b'\t' | b'\r'))
-                    && (run > 0 || indent == line.len())
-            }
+            LineMode::InFence => self.fence_line_undecided(bytes),
             LineMode::Text | LineMode::Indented => false,
         }
+    }
+
+    /// [`MarkdownScanner::current_line_undecided`] in a fence: a line inside a fence may
+    /// close it only while it holds nothing but spaces, then marker chars, then spaces and
+    /// tabs.
+    #[inline(never)]
+    fn fence_line_undecided(&self, bytes: &[u8]) -> bool {
+        let marker = self.open_fence().map_or(b'`', |f| f.marker.ch);
+        let from = self.content.map_or(self.line_start, |c| c.at);
+        let line = &bytes[from.min(self.pos)..self.pos.min(bytes.len())];
+        let indent = line.iter().take_while(|&&b| b == b' ').count();
+        let run = line[indent..].iter().take_while(|&&b| b == marker).count();
+        indent < 4
+            && line[indent + run..]
+                .iter()
+                .all(|&b| matches!(b, b' ' | b'\t' | b'\r'))
+            && (run > 0 || indent == line.len())
     }
 
     /// The opening or closing fence line that byte `x` lies on, if any: (start, end).
@@ -1224,6 +1231,9 @@ impl MarkdownScanner {
     }
 
     /// Ends the open indented code block, if any, after its last code line.
+    // Inlined: it runs at each line start read in full, most often finding no block open
+    // (the compiler kept a call for that test).
+    #[inline(always)]
     fn end_indented(&mut self) {
         if let Some(c) = self.indented.last_mut()
             && c.end.is_none()

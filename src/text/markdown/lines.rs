@@ -1,6 +1,6 @@
 //! Byte-level line helpers for the scanner: text stops, block starts, quote markers, blanks.
 
-use memchr::memchr3;
+use memchr::{memchr, memchr3};
 
 use super::groups::{first_of, first_of_from};
 
@@ -62,6 +62,29 @@ pub(super) fn tail_has_text_stop(bytes: &[u8], from: usize) -> bool {
         .is_some(),
         _ => bytes[from..].iter().any(stop),
     }
+}
+
+/// The first `\n` of `bytes` (the end of a fence line or a code line). The first
+/// [`SHORT_STOP`] bytes are looked at sixteen at a time (see [`first_of`]), fewer than
+/// sixteen one by one, and a vector search goes on past them: such lines are short, and
+/// the vector search's set-up cost per call was most of its time there.
+#[inline(never)]
+pub(super) fn find_newline(bytes: &[u8]) -> Option<usize> {
+    let mut base = 0;
+    while base < SHORT_STOP
+        && let Some(g) = bytes.get(base..base + 16)
+    {
+        if let Some(k) = first_of(g.try_into().expect("16 bytes"), [b'\n']) {
+            return Some(base + k);
+        }
+        base += 16;
+    }
+    let rest = &bytes[base..];
+    match rest.len() < 16 {
+        true => rest.iter().position(|&b| b == b'\n'),
+        false => memchr(b'\n', rest),
+    }
+    .map(|k| base + k)
 }
 
 /// How many bytes [`find_text_stop`] looks at a word at a time before a vector search.

@@ -298,7 +298,7 @@ impl MarkdownScanner {
                 }
                 LineMode::Text => self.scan_text(bytes),
                 LineMode::MaybeFence | LineMode::InFence | LineMode::Indented => {
-                    match memchr(b'\n', &bytes[self.pos..]) {
+                    match find_newline(&bytes[self.pos..]) {
                         Some(i) => {
                             let end = self.pos + i;
                             self.pos = end + 1;

@@ -761,3 +761,21 @@ fn tail_has_text_stop_finds_a_stop_after_its_start() {
         }
     }
 }
+
+/// The line-end search against a walk byte by byte: a `\n` at each offset of texts of
+/// every length around the group sizes and the vector search's start, or none.
+#[test]
+fn find_newline_finds_the_first_line_end() {
+    use super::lines::find_newline;
+    for len in (0..100).chain([200]) {
+        assert_eq!(find_newline(&vec![b'a'; len]), None, "none in {len}");
+        for at in 0..len {
+            let mut text = vec![b'a'; len];
+            text[at] = b'\n';
+            if at + 1 < len {
+                text[len - 1] = b'\n';
+            }
+            assert_eq!(find_newline(&text), Some(at), "{at} of {len}");
+        }
+    }
+}

@@ -5,7 +5,7 @@ use crate::text::cut::{
     BreakClass, Candidate, candidate_at, is_ws, line_continues, may_be_candidate,
     may_break_beyond_whitespace, may_end_tail, partial_fence_at_end,
 };
-use crate::text::markdown::FenceMarker;
+use crate::text::markdown::{FenceMarker, find_in};
 use crate::text::metric::LengthMetric;
 
 use super::scan::*;
@@ -24,16 +24,43 @@ static BREAK_HINT: [bool; 256] = {
     t
 };
 
+/// The first byte of `bytes[from..to]` that [`BREAK_HINT`] holds. Searched for by groups of
+/// sixteen (see [`find_in`]) among the ASCII ones and all non-ASCII bytes, a superset: a
+/// byte found that is not a hint (a UTF-8 lead byte) is passed over.
+#[inline]
+fn next_break_hint(bytes: &[u8], mut from: usize, to: usize) -> Option<usize> {
+    loop {
+        let q = find_in(
+            bytes,
+            from,
+            to,
+            [b'\n', b'.', b'!', b'?', b')', b']', b'"', b'\''],
+            true,
+        )?;
+        if BREAK_HINT[usize::from(bytes[q])] {
+            return Some(q);
+        }
+        from = q + 1;
+    }
+}
+
 impl BlockChunker {
     /// Whether the next piece after a cut at `p` would start, mid-line, with one or two
     /// backticks or tildes that end the text at moment `t` (see [`BlockChunker::recheck`]).
-    #[inline]
+    // Inlined for its first test (the compiler left the call, about 20 instructions a
+    // candidate), the rest outlined.
+    #[inline(always)]
     pub(super) fn partial_fence_after(&self, p: usize, t: usize) -> bool {
-        let bytes = &self.buffer.as_bytes()[p..t];
         // Most moments: the text does not end with a backtick or tilde.
-        if !matches!(bytes.last(), Some(b'`' | b'~')) {
-            return false;
-        }
+        p < t
+            && matches!(self.buffer.as_bytes()[t - 1], b'`' | b'~')
+            && self.partial_fence_run_after(p, t)
+    }
+
+    /// [`BlockChunker::partial_fence_after`] once the text ends with a backtick or tilde.
+    #[inline(never)]
+    fn partial_fence_run_after(&self, p: usize, t: usize) -> bool {
+        let bytes = &self.buffer.as_bytes()[p..t];
         let ws = bytes.iter().take_while(|&&b| is_ws(b)).count();
         !bytes[..ws].contains(&b'\n') && partial_fence_at_end(&bytes[ws..])
     }
@@ -185,11 +212,7 @@ impl BlockChunker {
                     // filters below: the positions before the first of them from `j` on
                     // (the one after the next such byte, or the run of the next line break)
                     // are passed over in one go. (`j >= lo > start >= 0`.)
-                    let Some(q) = bytes[j - 1..t]
-                        .iter()
-                        .position(|&b| BREAK_HINT[usize::from(b)])
-                        .map(|k| j - 1 + k)
-                    else {
+                    let Some(q) = next_break_hint(bytes, j - 1, t) else {
                         break;
                     };
                     j = match bytes[q] {

@@ -266,7 +266,8 @@ pub(crate) fn candidate_at(text: &str, p: usize, complete: bool) -> Option<Candi
         if newlines >= 2 {
             classes |= BreakClass::Paragraph.bit();
         }
-        if sentence_tail(text, p) != Tail::None {
+        // The byte before first (most runs follow a word): no tail char ends there.
+        if may_end_tail(bytes[p - 1]) && sentence_tail(text, p) != Tail::None {
             classes |= BreakClass::Sentence.bit();
         }
         return Some(Candidate {

@@ -1,8 +1,8 @@
 //! Byte-level line helpers for the scanner: text stops, block starts, quote markers, blanks.
 
-use memchr::memchr3;
+use memchr::{memchr, memchr3};
 
-use super::groups::first_of;
+use super::groups::{first_of, first_of_from};
 
 /// The first backtick, `\n` or `|` of `bytes`: the bytes
 /// [`MarkdownScanner::scan_text`](super::MarkdownScanner::scan_text) stops at.
@@ -45,6 +45,46 @@ pub(super) fn find_text_stop(bytes: &[u8]) -> Option<usize> {
         .iter()
         .position(|&b| matches!(b, b'`' | b'\n' | b'|'))
         .map(|k| base + k)
+}
+
+/// Whether `bytes[from..]`, at most sixteen bytes, holds a backtick, `\n` or `|` (a stop
+/// of [`find_text_stop`]). Tested as the last sixteen bytes of `bytes`, the ones before
+/// `from` masked out (see [`first_of_from`]): one group, with no loop exit to mispredict.
+#[inline(always)]
+pub(super) fn tail_has_text_stop(bytes: &[u8], from: usize) -> bool {
+    let stop = |b: &u8| matches!(b, b'`' | b'\n' | b'|');
+    match bytes.len().checked_sub(16) {
+        Some(back) if from < bytes.len() => first_of_from(
+            bytes[back..].try_into().expect("16 bytes"),
+            [b'`', b'\n', b'|'],
+            from - back,
+        )
+        .is_some(),
+        _ => bytes[from..].iter().any(stop),
+    }
+}
+
+/// The first `\n` of `bytes` (the end of a fence line or a code line). The first
+/// [`SHORT_STOP`] bytes are looked at sixteen at a time (see [`first_of`]), fewer than
+/// sixteen one by one, and a vector search goes on past them: such lines are short, and
+/// the vector search's set-up cost per call was most of its time there.
+#[inline(never)]
+pub(super) fn find_newline(bytes: &[u8]) -> Option<usize> {
+    let mut base = 0;
+    while base < SHORT_STOP
+        && let Some(g) = bytes.get(base..base + 16)
+    {
+        if let Some(k) = first_of(g.try_into().expect("16 bytes"), [b'\n']) {
+            return Some(base + k);
+        }
+        base += 16;
+    }
+    let rest = &bytes[base..];
+    match rest.len() < 16 {
+        true => rest.iter().position(|&b| b == b'\n'),
+        false => memchr(b'\n', rest),
+    }
+    .map(|k| base + k)
 }
 
 /// How many bytes [`find_text_stop`] looks at a word at a time before a vector search.

@@ -34,6 +34,7 @@
 //! off the front of its buffer.
 
 mod groups;
+pub(crate) use groups::find_in;
 mod indented;
 mod lines;
 mod scanner;

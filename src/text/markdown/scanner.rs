@@ -272,7 +272,7 @@ impl MarkdownScanner {
             && self.run.is_none()
             && let Some(new) = bytes.get(self.pos..)
             && new.len() <= SHORT_SCAN
-            && !new.iter().any(|&b| matches!(b, b'`' | b'\n' | b'|'))
+            && !tail_has_text_stop(bytes, self.pos)
         {
             if self.line_blank {
                 self.line_blank = is_blank(new);
@@ -298,7 +298,7 @@ impl MarkdownScanner {
                 }
                 LineMode::Text => self.scan_text(bytes),
                 LineMode::MaybeFence | LineMode::InFence | LineMode::Indented => {
-                    match memchr(b'\n', &bytes[self.pos..]) {
+                    match find_newline(&bytes[self.pos..]) {
                         Some(i) => {
                             let end = self.pos + i;
                             self.pos = end + 1;
@@ -790,25 +790,32 @@ impl MarkdownScanner {
     }
 
     /// Whether the current line cannot yet tell content from a fence line.
+    // Inlined for the mode's test (the compiler kept a call for it), the line in a fence
+    // read in a call.
+    #[inline(always)]
     fn current_line_undecided(&self, bytes: &[u8]) -> bool {
         match self.mode {
             LineMode::Start | LineMode::MaybeFence => true,
-            LineMode::InFence => {
-                // A line inside a fence may close it only while it holds nothing but spaces,
-                // then marker chars, then spaces and tabs.
-                let marker = self.open_fence().map_or(b'`', |f| f.marker.ch);
-                let from = self.content.map_or(self.line_start, |c| c.at);
-                let line = &bytes[from.min(self.pos)..self.pos.min(bytes.len())];
-                let indent = line.iter().take_while(|&&b| b == b' ').count();
-                let run = line[indent..].iter().take_while(|&&b| b == marker).count();
-                indent < 4
-                    && line[indent + run..]
-                        .iter()
-                        .all(|&b| matches!(b, b' ' | b'\t' | b'\r'))
-                    && (run > 0 || indent == line.len())
-            }
+            LineMode::InFence => self.fence_line_undecided(bytes),
             LineMode::Text | LineMode::Indented => false,
         }
+    }
+
+    /// [`MarkdownScanner::current_line_undecided`] in a fence: a line inside a fence may
+    /// close it only while it holds nothing but spaces, then marker chars, then spaces and
+    /// tabs.
+    #[inline(never)]
+    fn fence_line_undecided(&self, bytes: &[u8]) -> bool {
+        let marker = self.open_fence().map_or(b'`', |f| f.marker.ch);
+        let from = self.content.map_or(self.line_start, |c| c.at);
+        let line = &bytes[from.min(self.pos)..self.pos.min(bytes.len())];
+        let indent = line.iter().take_while(|&&b| b == b' ').count();
+        let run = line[indent..].iter().take_while(|&&b| b == marker).count();
+        indent < 4
+            && line[indent + run..]
+                .iter()
+                .all(|&b| matches!(b, b' ' | b'\t' | b'\r'))
+            && (run > 0 || indent == line.len())
     }
 
     /// The opening or closing fence line that byte `x` lies on, if any: (start, end).
@@ -1261,6 +1268,9 @@ impl MarkdownScanner {
     }
 
     /// Ends the open indented code block, if any, after its last code line.
+    // Inlined: it runs at each line start read in full, most often finding no block open
+    // (the compiler kept a call for that test).
+    #[inline(always)]
     fn end_indented(&mut self) {
         if let Some(c) = self.indented.last_mut()
             && c.end.is_none()
@@ -1324,7 +1334,12 @@ impl MarkdownScanner {
                 continue;
             }
             // A backtick run: read at once (as the continuation above would).
-            let len = bytes[at..].iter().take_while(|&&b| b == b'`').count();
+            // Most runs are one backtick (inline code): told without the loop, whose exit
+            // was a branch mispredicted at most runs.
+            let len = match bytes.get(at + 1) {
+                Some(b'`') => bytes[at..].iter().take_while(|&&b| b == b'`').count(),
+                _ => 1,
+            };
             self.pos = at + len;
             if self.pos == bytes.len() {
                 // It may go on in the next text.

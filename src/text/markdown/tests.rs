@@ -736,3 +736,46 @@ fn find_text_stop_finds_the_first_stop() {
         }
     }
 }
+
+/// The scan's inline test for a stop in the last few bytes (a group read back from the
+/// text's end) against a walk byte by byte, from every start in the last sixteen bytes.
+#[test]
+fn tail_has_text_stop_finds_a_stop_after_its_start() {
+    use super::lines::tail_has_text_stop;
+    let stop = |b: &u8| matches!(b, b'`' | b'\n' | b'|');
+    for b in 0..=255u8 {
+        for len in 0..40 {
+            for at in 0..len {
+                let mut text = vec![b'`'; len];
+                text[at..].fill(b'a');
+                text[at] = b;
+                for from in len.saturating_sub(16)..=len {
+                    let expected = text[from..].iter().any(stop);
+                    assert_eq!(
+                        tail_has_text_stop(&text, from),
+                        expected,
+                        "{b} at {at}, {from} of {len}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// The line-end search against a walk byte by byte: a `\n` at each offset of texts of
+/// every length around the group sizes and the vector search's start, or none.
+#[test]
+fn find_newline_finds_the_first_line_end() {
+    use super::lines::find_newline;
+    for len in (0..100).chain([200]) {
+        assert_eq!(find_newline(&vec![b'a'; len]), None, "none in {len}");
+        for at in 0..len {
+            let mut text = vec![b'a'; len];
+            text[at] = b'\n';
+            if at + 1 < len {
+                text[len - 1] = b'\n';
+            }
+            assert_eq!(find_newline(&text), Some(at), "{at} of {len}");
+        }
+    }
+}

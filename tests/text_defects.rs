@@ -388,6 +388,38 @@ fn defect_5d_a_hard_cut_in_whitespace_after_a_prepended_char() {
     assert_eq!(rebuilt(text, &blocks), text);
 }
 
+/// 5d, across a compaction: a CJK sentence end is read back over its marks (`…` after
+/// `！` ends the sentence whatever follows it), so the chunker keeps them when it drops
+/// emitted text from its buffer. It dropped the `！` before the `…` that starts a block, and
+/// fed a byte at a time, found no cut after `…` where the whole text did
+/// (chunker_props, at a random seed).
+#[test]
+fn defect_5d_a_sentence_end_is_read_back_across_a_compaction() {
+    let text = ". \n```\n```\n今日は晴れ。明日は雨！…`\n| row | cell with words |";
+    let config = ChunkerConfig {
+        min: 18,
+        max: 22,
+        metric: LengthMetric::Graphemes,
+        ..ChunkerConfig::default()
+    };
+    let by_char = chunk_with(config, text);
+    let mut whole = Vec::new();
+    let mut c = BlockChunker::new(config).unwrap();
+    c.push(text, &mut whole);
+    c.flush(&mut whole);
+    assert_eq!(
+        texts(&by_char),
+        [
+            ". \n```\n```\n今日は晴れ。明日は雨！",
+            "…",
+            "`",
+            "| row | cell with word",
+            "s |"
+        ]
+    );
+    assert_eq!(by_char, whole);
+}
+
 /// 5e. A CR LF after a closing fence is a cut point, as a LF is.
 #[test]
 fn defect_5e_crlf_after_a_closing_fence_is_a_cut_point() {

@@ -62,6 +62,15 @@ impl BlockChunker {
             .scanner
             .code_at(self.start)
             .map_or(usize::MAX, |c| c.start);
+        // So do the sentence marks and closers right before it: a sentence end in the block
+        // is read back over them (`…` after `！` ends a CJK sentence, whatever follows it;
+        // `…` alone needs whitespace after it).
+        let mut keep_from = keep_from;
+        while let Some(c) = self.buffer[..keep_from].chars().next_back()
+            && is_tail_char(c)
+        {
+            keep_from -= c.len_utf8();
+        }
         let n = self.scanner.drain_limit(
             keep_from
                 .min(self.scanner.line_start())

@@ -728,12 +728,13 @@ fn a_final_after_a_text_end_in_an_items_paragraph_shows_the_items_fence_as_code(
         assert!(sim.errors.is_empty(), "{:?}", sim.errors);
         let mut want = first.clone();
         want.push(rest);
-        assert_eq!(sim.delivered_texts(), want, "{mode:?}");
+        let delivered = sim.delivered_texts();
+        assert_eq!(delivered, want, "{mode:?}");
         // What the item shows from there: the lazy rest of the paragraph, the code block
         // (a blank line and the command), and the paragraph after the list.
         use common::render_judge::{describe, render};
         assert_eq!(
-            describe(&render(rest)),
+            describe(&render(delivered.last().unwrap())),
             describe(&render("er script:\n```\n\n./check.sh --all\n```\n\nDone.")),
             "{mode:?}"
         );

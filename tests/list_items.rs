@@ -609,7 +609,7 @@ fn a_line_after_an_empty_item_that_a_forced_flush_ended_leaves_the_list() {
     // code span over its lines (no code block), then the list.
     use common::render_judge::{describe, render};
     assert_eq!(
-        describe(&render(rest)),
+        describe(&render(&shown[1])),
         describe(&render(
             "`tabSize` sets the tab width: ```     tabSize = 8     ```\n\n* Returns an interface."
         ))

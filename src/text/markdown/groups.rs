@@ -48,18 +48,7 @@ pub(super) fn first_of_from<const N: usize>(
     needles: [u8; N],
     from: usize,
 ) -> Option<usize> {
-    let mut hits = [0u8; 16];
-    for ((h, &b), &keep) in hits.iter_mut().zip(group).zip(&FROM[from]) {
-        let mut hit = 0;
-        for n in needles {
-            hit |= u8::from(b == n);
-        }
-        *h = hit.wrapping_neg() & keep;
-    }
-    if hits.iter().fold(0, |any, &h| any | h) == 0 {
-        return None;
-    }
-    Some(u128::from_le_bytes(hits).trailing_zeros() as usize / 8)
+    first_of_high(group, needles, false, from)
 }
 
 /// The first byte of `bytes[from..to]` that equals one of `needles`, or is not ASCII when
